@@ -1,0 +1,116 @@
+# specgen — build, deps, tests, demo, benchmarks.
+# `make` builds ./specgen. See README.md and `make help`.
+
+CC       ?= cc
+CUDA_HOME ?= /usr/local/cuda
+PREFIX   ?= /usr/local
+BUILD    ?= build
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+CSTD     := -std=c11 -D_GNU_SOURCE
+CFLAGS   ?= -O2 -g
+CPPFLAGS += -I. -MMD -MP
+# CUDA headers only (types and prototypes); the libraries are dlopen'ed at run time.
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+CPPFLAGS += -DSG_HAVE_CUDA_H=1 -isystem $(CUDA_HOME)/include
+endif
+LDLIBS   := -lcurl -ljansson -lsqlite3 -lmicrohttpd -lOpenCL -lpthread -ldl -lm
+
+SAN      :=
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SAN)
+
+# Every module folder contributes its .c files to libspecgen.a; main.c is the only
+# file that is not in the library. Tests and benchmarks link the same library.
+MODULES  := common orchestrator speculate validator profiler kvstore results sim
+LIB_SRC  := $(filter-out orchestrator/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/libspecgen.a
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard tests/bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps test test-asan unit demo bench format format-check install clean help
+
+# The binary: ./specgen for the normal build, build-asan/specgen for test-asan.
+SPECGEN_BIN ?= specgen
+all: $(SPECGEN_BIN)
+
+$(SPECGEN_BIN): $(BUILD)/orchestrator/main.o $(LIB)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+# V=1 shows the full compiler lines.
+Q := $(if $(V),,@)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  BENCH   $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+help:
+	@sed -n 's/^## //p' Makefile
+
+## make               build ./specgen
+## make deps          install what the project needs (Debian packages, PyPI packages)
+deps:
+	scripts/deps.sh
+
+## make test          build and run unit + integration tests; ends with "N passed, N failed"
+test: $(SPECGEN_BIN) $(UNIT_BIN) $(BENCH_BIN)
+	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) tests/run.sh
+
+unit: $(UNIT_BIN)
+
+## make test-asan     the same tests built with AddressSanitizer + UBSan (in build-asan/)
+test-asan:
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 SPECGEN_ASAN=1 \
+	$(MAKE) BUILD=build-asan SPECGEN_BIN=build-asan/specgen \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+## make demo          run specgen optimize on the demo task (replay LLM, OpenCL on the CPU)
+demo: $(SPECGEN_BIN)
+	./specgen optimize suites/demo/vector_scale --out $(BUILD)/demo-out
+
+## make bench         run every benchmark (bench-*) and print the measured ratios
+bench: $(SPECGEN_BIN) $(BENCH_BIN)
+	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+
+## make format        reformat sources with clang-format (.clang-format)
+FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FMT_SRC)
+
+## make format-check  fail if any source is not clang-format clean
+format-check:
+	@clang-format --dry-run --Werror $(FMT_SRC) && echo "format-check: clean"
+
+## make install       install specgen, prompts, suites and docs under PREFIX
+install: $(SPECGEN_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/specgen
+	install -m 755 specgen $(DESTDIR)$(PREFIX)/bin/specgen
+	cp -r prompts suites docs $(DESTDIR)$(PREFIX)/share/specgen/
+
+## make clean         remove build outputs
+clean:
+	rm -rf build build-asan specgen
+
+# Module-specific targets (bench-kv, gpu-check, fuzz, ...) live beside their code.
+-include $(wildcard */module.mk)
+-include $(LIB_OBJ:.o=.d) $(BUILD)/orchestrator/main.d

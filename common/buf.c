@@ -1,0 +1,137 @@
+#include "common/buf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void oom(void) {
+    static const char msg[] = "specgen: out of memory\n";
+    ssize_t n = write(2, msg, sizeof msg - 1);
+    (void)n;
+    abort();
+}
+
+void *sg_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) oom();
+    return p;
+}
+
+void *sg_xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) oom();
+    return p;
+}
+
+void *sg_xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) oom();
+    return p;
+}
+
+char *sg_xstrdup(const char *s) {
+    char *d = strdup(s ? s : "");
+    if (!d) oom();
+    return d;
+}
+
+void sg_buf_reserve(sg_buf *b, size_t extra) {
+    size_t need = b->len + extra + 1; /* +1 keeps room for the terminating NUL */
+    if (need <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need) cap *= 2;
+    b->data = sg_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void sg_buf_append(sg_buf *b, const void *p, size_t n) {
+    sg_buf_reserve(b, n);
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void sg_buf_append_str(sg_buf *b, const char *s) { sg_buf_append(b, s, strlen(s)); }
+
+void sg_buf_printf(sg_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    sg_buf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void sg_buf_append_json_string(sg_buf *b, const char *s) {
+    sg_buf_append(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': sg_buf_append(b, "\\\"", 2); break;
+        case '\\': sg_buf_append(b, "\\\\", 2); break;
+        case '\n': sg_buf_append(b, "\\n", 2); break;
+        case '\r': sg_buf_append(b, "\\r", 2); break;
+        case '\t': sg_buf_append(b, "\\t", 2); break;
+        default:
+            if (*p < 0x20) sg_buf_printf(b, "\\u%04x", *p);
+            else sg_buf_append(b, p, 1);
+        }
+    }
+    sg_buf_append(b, "\"", 1);
+}
+
+void sg_buf_consume(sg_buf *b, size_t n) {
+    if (n >= b->len) {
+        sg_buf_clear(b);
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    b->data[b->len] = '\0';
+}
+
+void sg_buf_clear(sg_buf *b) {
+    b->len = 0;
+    if (b->data) b->data[0] = '\0';
+}
+
+char *sg_buf_steal(sg_buf *b) {
+    char *d = b->data ? b->data : sg_xstrdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return d;
+}
+
+void sg_buf_free(sg_buf *b) {
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+int sg_buf_read_file(sg_buf *b, const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    for (;;) {
+        sg_buf_reserve(b, 65536);
+        ssize_t n = read(fd, b->data + b->len, b->cap - b->len - 1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (n == 0) break;
+        b->len += (size_t)n;
+        b->data[b->len] = '\0';
+    }
+    close(fd);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* buf.h — growable byte buffers.
+ *
+ * Contract: an sg_buf starts zeroed ({0}) and owns `data`, which is always
+ * NUL-terminated after any append (so text can be used as a C string) once it is
+ * non-NULL. Appends grow the buffer geometrically; allocation failure aborts the
+ * process (out of memory is not a recoverable condition for specgen). sg_buf_free
+ * releases the memory and leaves an empty buffer that may be reused. */
+#ifndef SG_BUF_H
+#define SG_BUF_H
+
+#include <stddef.h>
+
+typedef struct sg_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} sg_buf;
+
+void sg_buf_reserve(sg_buf *b, size_t extra);
+void sg_buf_append(sg_buf *b, const void *p, size_t n);
+void sg_buf_append_str(sg_buf *b, const char *s);
+void sg_buf_printf(sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s as a JSON string literal, quotes included. */
+void sg_buf_append_json_string(sg_buf *b, const char *s);
+/* Drop the first n bytes (for parsers that consume from the front). */
+void sg_buf_consume(sg_buf *b, size_t n);
+void sg_buf_clear(sg_buf *b);
+/* Hand over the data (caller frees it) and leave the buffer empty. Never NULL. */
+char *sg_buf_steal(sg_buf *b);
+void sg_buf_free(sg_buf *b);
+
+/* Read a whole file into b (appending). Returns 0, or -1 with errno set. */
+int sg_buf_read_file(sg_buf *b, const char *path);
+
+/* Allocation helpers that abort on out-of-memory. */
+void *sg_xmalloc(size_t n);
+void *sg_xcalloc(size_t n, size_t size);
+void *sg_xrealloc(void *p, size_t n);
+char *sg_xstrdup(const char *s);
+
+#endif

@@ -1,0 +1,130 @@
+#include "common/json.h"
+
+#include "common/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+json_t *sg_json_load_file(const char *path, sg_err *err) {
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        if (je.line <= 0) sg_errf(err, "%s: %s", path, je.text);
+        else sg_errf(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    }
+    return root;
+}
+
+json_t *sg_json_parse(const char *text, size_t len, const char *where, sg_err *err) {
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) sg_errf(err, "%s:%d:%d: %s", where, je.line, je.column, je.text);
+    return root;
+}
+
+const char *sg_json_type_name(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER: return "integer";
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    case JSON_NULL: return "null";
+    }
+    return "unknown";
+}
+
+/* Describe a value briefly for an error message: `string "abc"`, `integer 3`, `object`. */
+static void describe(const json_t *v, char *out, size_t n) {
+    if (json_is_string(v)) snprintf(out, n, "string \"%.60s\"", json_string_value(v));
+    else if (json_is_integer(v)) snprintf(out, n, "integer %lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) snprintf(out, n, "number %g", json_real_value(v));
+    else snprintf(out, n, "%s", sg_json_type_name(v));
+}
+
+static json_t *field(const json_t *obj, const char *key, int required, const char *where,
+                     sg_err *err, int *rc) {
+    *rc = 0;
+    if (!json_is_object(obj)) {
+        *rc = sg_errf(err, "%s: expected an object holding \"%s\", got %s", where, key,
+                      obj ? sg_json_type_name(obj) : "nothing");
+        return NULL;
+    }
+    json_t *v = json_object_get(obj, key);
+    if (!v && required) *rc = sg_errf(err, "%s: missing required field \"%s\"", where, key);
+    return v;
+}
+
+static int wrong_type(const json_t *v, const char *key, const char *want, const char *where,
+                      sg_err *err) {
+    char got[96];
+    describe(v, got, sizeof got);
+    return sg_errf(err, "%s: field \"%s\": expected %s, got %s", where, key, want, got);
+}
+
+int sg_json_get_str(const json_t *obj, const char *key, int required, const char **out,
+                    const char *where, sg_err *err) {
+    int rc;
+    json_t *v = field(obj, key, required, where, err, &rc);
+    if (!v) return rc;
+    if (!json_is_string(v)) return wrong_type(v, key, "a string", where, err);
+    *out = json_string_value(v);
+    return 0;
+}
+
+int sg_json_get_int(const json_t *obj, const char *key, int required, int64_t *out,
+                    const char *where, sg_err *err) {
+    int rc;
+    json_t *v = field(obj, key, required, where, err, &rc);
+    if (!v) return rc;
+    if (!json_is_integer(v)) return wrong_type(v, key, "an integer", where, err);
+    *out = json_integer_value(v);
+    return 0;
+}
+
+int sg_json_get_num(const json_t *obj, const char *key, int required, double *out,
+                    const char *where, sg_err *err) {
+    int rc;
+    json_t *v = field(obj, key, required, where, err, &rc);
+    if (!v) return rc;
+    if (!json_is_number(v)) return wrong_type(v, key, "a number", where, err);
+    *out = json_number_value(v);
+    return 0;
+}
+
+int sg_json_get_bool(const json_t *obj, const char *key, int required, int *out,
+                     const char *where, sg_err *err) {
+    int rc;
+    json_t *v = field(obj, key, required, where, err, &rc);
+    if (!v) return rc;
+    if (!json_is_boolean(v)) return wrong_type(v, key, "true or false", where, err);
+    *out = json_is_true(v);
+    return 0;
+}
+
+int sg_json_get_obj(const json_t *obj, const char *key, int required, json_t **out,
+                    const char *where, sg_err *err) {
+    int rc;
+    json_t *v = field(obj, key, required, where, err, &rc);
+    if (!v) return rc;
+    if (!json_is_object(v)) return wrong_type(v, key, "an object", where, err);
+    *out = v;
+    return 0;
+}
+
+int sg_json_get_arr(const json_t *obj, const char *key, int required, json_t **out,
+                    const char *where, sg_err *err) {
+    int rc;
+    json_t *v = field(obj, key, required, where, err, &rc);
+    if (!v) return rc;
+    if (!json_is_array(v)) return wrong_type(v, key, "an array", where, err);
+    *out = v;
+    return 0;
+}
+
+char *sg_json_dump(const json_t *v) {
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    return s ? s : sg_xstrdup("null");
+}

@@ -1,0 +1,58 @@
+# tests/lib.sh — TAP helpers for integration scripts (sourced).
+#   ok DESC / not_ok DESC / skip DESC REASON
+#   check DESC CMD...          passes when CMD exits 0 (its output goes to the log)
+#   check_fails DESC CODE CMD...  passes when CMD exits with CODE
+#   check_output DESC PATTERN CMD...  passes when CMD's output matches the regex
+# Every script: source this, run checks, end with `finish` (exit 1 if any failed).
+# Servers a script starts must be cleaned up with `on_exit "kill $pid"`.
+set -u
+SPECGEN=${SPECGEN:?SPECGEN must name the binary under test}
+SPECGEN_ROOT=${SPECGEN_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+tap_n=0
+tap_failed=0
+TMPDIR_TEST=$(mktemp -d)
+_cleanups=()
+on_exit() { _cleanups+=("$1"); }
+_run_cleanups() {
+    local c
+    for c in "${_cleanups[@]+"${_cleanups[@]}"}"; do eval "$c" >/dev/null 2>&1 || true; done
+    rm -rf "$TMPDIR_TEST"
+}
+trap _run_cleanups EXIT
+
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1"; }
+not_ok() { tap_n=$((tap_n + 1)); tap_failed=1; echo "not ok $tap_n - $1"; }
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1 # SKIP $2"; }
+
+check() {
+    local desc=$1; shift
+    local out
+    if out=$("$@" 2>&1); then ok "$desc"; else
+        not_ok "$desc"; printf '#   %s\n' "command: $*" "${out//$'\n'/$'\n'#   }"; fi
+}
+check_fails() {
+    local desc=$1 want=$2; shift 2
+    local out rc
+    out=$("$@" 2>&1); rc=$?
+    if [ "$rc" -eq "$want" ]; then ok "$desc"; else
+        not_ok "$desc"; printf '#   %s\n' "command: $* (exit $rc, wanted $want)" "${out//$'\n'/$'\n'#   }"; fi
+}
+check_output() {
+    local desc=$1 pattern=$2; shift 2
+    local out
+    out=$("$@" 2>&1)
+    if printf '%s' "$out" | grep -qE -- "$pattern"; then ok "$desc"; else
+        not_ok "$desc"; printf '#   %s\n' "command: $* (output does not match /$pattern/)" "${out//$'\n'/$'\n'#   }"; fi
+}
+# A free loopback port (the kernel picks it; it is released right away).
+pick_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+# Wait until something listens on 127.0.0.1:PORT (up to $2 seconds, default 10).
+wait_port() {
+    local port=$1 t=${2:-10} i
+    for ((i = 0; i < t * 20; i++)); do
+        (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+finish() { exit "$tap_failed"; }
