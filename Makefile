@@ -31,7 +31,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test test-asan unit demo bench format format-check install clean help
+.PHONY: all deps test test-asan unit demo bench format format-check install clean help fuzz fuzz-bins fuzz-run
 
 # The binary: ./specgen for the normal build, build-asan/specgen for test-asan.
 SPECGEN_BIN ?= specgen
@@ -107,9 +107,30 @@ install: $(SPECGEN_BIN)
 	install -m 755 specgen $(DESTDIR)$(PREFIX)/bin/specgen
 	cp -r prompts suites docs $(DESTDIR)$(PREFIX)/share/specgen/
 
+## make fuzz         build the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang into build-fuzz/
+## make fuzz-run     run each fuzz target for FUZZ_SECONDS (default 20) from its seed corpus
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 20
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined" fuzz-bins
+fuzz-bins: $(FUZZ_BIN)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  FUZZ    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(LDLIBS)
+fuzz-run: fuzz
+	@for f in $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%); do \
+	  n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
+	  seeds=; [ -d tests/fuzz/corpus/$$n ] && seeds=tests/fuzz/corpus/$$n; \
+	  echo "== $$n ($(FUZZ_SECONDS)s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus/$$n $$seeds 2>&1 | tail -n 3 || exit 1; \
+	done
+
 ## make clean         remove build outputs
 clean:
-	rm -rf build build-asan specgen
+	rm -rf build build-asan build-fuzz specgen
 
 # Module-specific targets (bench-kv, gpu-check, fuzz, ...) live beside their code.
 -include $(wildcard */module.mk)
