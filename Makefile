@@ -135,3 +135,8 @@ clean:
 # Module-specific targets (bench-kv, gpu-check, fuzz, ...) live beside their code.
 -include $(wildcard */module.mk)
 -include $(LIB_OBJ:.o=.d) $(BUILD)/orchestrator/main.d
+
+## make bench-loop    100k timers on the virtual and the real loop
+.PHONY: bench-loop
+bench-loop: $(BUILD)/bench/bench_loop
+	$(BUILD)/bench/bench_loop

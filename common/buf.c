@@ -80,8 +80,10 @@ void sg_buf_append_json_string(sg_buf *b, const char *s) {
         case '\r': sg_buf_append(b, "\\r", 2); break;
         case '\t': sg_buf_append(b, "\\t", 2); break;
         default:
-            if (*p < 0x20) sg_buf_printf(b, "\\u%04x", *p);
-            else sg_buf_append(b, p, 1);
+            if (*p < 0x20)
+                sg_buf_printf(b, "\\u%04x", *p);
+            else
+                sg_buf_append(b, p, 1);
         }
     }
     sg_buf_append(b, "\"", 1);

@@ -11,8 +11,10 @@ int sg_dl_load(const char *const *names, const sg_dl_sym *syms, void **handle, s
     const char *found = NULL;
     for (const char *const *n = names; *n && !h; n++) {
         h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
-        if (h) found = *n;
-        else sg_buf_printf(&tried, "%s%s", tried.len ? "; " : "", dlerror());
+        if (h)
+            found = *n;
+        else
+            sg_buf_printf(&tried, "%s%s", tried.len ? "; " : "", dlerror());
     }
     if (!h) {
         sg_errf(err, "could not load %s (%s)", names[0], tried.data ? tried.data : "no names");

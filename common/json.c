@@ -9,8 +9,10 @@ json_t *sg_json_load_file(const char *path, sg_err *err) {
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        if (je.line <= 0) sg_errf(err, "%s: %s", path, je.text);
-        else sg_errf(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        if (je.line <= 0)
+            sg_errf(err, "%s: %s", path, je.text);
+        else
+            sg_errf(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     }
     return root;
 }
@@ -38,10 +40,14 @@ const char *sg_json_type_name(const json_t *v) {
 
 /* Describe a value briefly for an error message: `string "abc"`, `integer 3`, `object`. */
 static void describe(const json_t *v, char *out, size_t n) {
-    if (json_is_string(v)) snprintf(out, n, "string \"%.60s\"", json_string_value(v));
-    else if (json_is_integer(v)) snprintf(out, n, "integer %lld", (long long)json_integer_value(v));
-    else if (json_is_real(v)) snprintf(out, n, "number %g", json_real_value(v));
-    else snprintf(out, n, "%s", sg_json_type_name(v));
+    if (json_is_string(v))
+        snprintf(out, n, "string \"%.60s\"", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, n, "integer %lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(out, n, "number %g", json_real_value(v));
+    else
+        snprintf(out, n, "%s", sg_json_type_name(v));
 }
 
 static json_t *field(const json_t *obj, const char *key, int required, const char *where,
@@ -94,8 +100,8 @@ int sg_json_get_num(const json_t *obj, const char *key, int required, double *ou
     return 0;
 }
 
-int sg_json_get_bool(const json_t *obj, const char *key, int required, int *out,
-                     const char *where, sg_err *err) {
+int sg_json_get_bool(const json_t *obj, const char *key, int required, int *out, const char *where,
+                     sg_err *err) {
     int rc;
     json_t *v = field(obj, key, required, where, err, &rc);
     if (!v) return rc;

@@ -30,8 +30,8 @@ int sg_json_get_int(const json_t *obj, const char *key, int required, int64_t *o
                     const char *where, sg_err *err);
 int sg_json_get_num(const json_t *obj, const char *key, int required, double *out,
                     const char *where, sg_err *err);
-int sg_json_get_bool(const json_t *obj, const char *key, int required, int *out,
-                     const char *where, sg_err *err);
+int sg_json_get_bool(const json_t *obj, const char *key, int required, int *out, const char *where,
+                     sg_err *err);
 int sg_json_get_obj(const json_t *obj, const char *key, int required, json_t **out,
                     const char *where, sg_err *err);
 int sg_json_get_arr(const json_t *obj, const char *key, int required, json_t **out,

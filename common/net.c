@@ -49,7 +49,8 @@ int sg_net_set_nonblock(int fd) {
 }
 
 int sg_net_listen_tcp(const char *host, int port, int backlog, sg_err *err) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *res;
     char portstr[16];
@@ -59,7 +60,10 @@ int sg_net_listen_tcp(const char *host, int port, int backlog, sg_err *err) {
     int fd = -1, saved = 0;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0) { saved = errno; continue; }
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, backlog) == 0) break;

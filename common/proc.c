@@ -46,12 +46,18 @@ static pid_t start_child(sg_proc *p, int flags, int *child_sock, sg_err *err) {
     if (pid == 0) {
         if (flags & SG_PROC_NEW_PGRP) setpgid(0, 0);
         int devnull = (flags & SG_PROC_NULL_IO) ? open("/dev/null", O_RDWR) : -1;
-        if (flags & SG_PROC_PIPE_IN) dup2(in[0], 0);
-        else if (devnull >= 0) dup2(devnull, 0);
-        if (flags & SG_PROC_PIPE_OUT) dup2(out[1], 1);
-        else if (devnull >= 0) dup2(devnull, 1);
-        if (flags & SG_PROC_PIPE_ERR) dup2(er[1], 2);
-        else if (devnull >= 0) dup2(devnull, 2);
+        if (flags & SG_PROC_PIPE_IN)
+            dup2(in[0], 0);
+        else if (devnull >= 0)
+            dup2(devnull, 0);
+        if (flags & SG_PROC_PIPE_OUT)
+            dup2(out[1], 1);
+        else if (devnull >= 0)
+            dup2(devnull, 1);
+        if (flags & SG_PROC_PIPE_ERR)
+            dup2(er[1], 2);
+        else if (devnull >= 0)
+            dup2(devnull, 2);
         if (flags & SG_PROC_ERR_TO_OUT) dup2(1, 2);
         *child_sock = -1;
         if (flags & SG_PROC_SOCKET) {
@@ -62,10 +68,22 @@ static pid_t start_child(sg_proc *p, int flags, int *child_sock, sg_err *err) {
     }
     if (flags & SG_PROC_NEW_PGRP) setpgid(pid, pid); /* also in the parent: no race */
     p->pid = pid;
-    if (flags & SG_PROC_PIPE_IN) { close(in[0]); p->in_fd = in[1]; }
-    if (flags & SG_PROC_PIPE_OUT) { close(out[1]); p->out_fd = out[0]; }
-    if (flags & SG_PROC_PIPE_ERR) { close(er[1]); p->err_fd = er[0]; }
-    if (flags & SG_PROC_SOCKET) { close(sv[1]); p->sock_fd = sv[0]; }
+    if (flags & SG_PROC_PIPE_IN) {
+        close(in[0]);
+        p->in_fd = in[1];
+    }
+    if (flags & SG_PROC_PIPE_OUT) {
+        close(out[1]);
+        p->out_fd = out[0];
+    }
+    if (flags & SG_PROC_PIPE_ERR) {
+        close(er[1]);
+        p->err_fd = er[0];
+    }
+    if (flags & SG_PROC_SOCKET) {
+        close(sv[1]);
+        p->sock_fd = sv[0];
+    }
     return pid;
 fail:
     close_pair(in);
@@ -116,8 +134,7 @@ int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err) {
     return 0;
 }
 
-int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags,
-                 sg_err *err) {
+int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags, sg_err *err) {
     int child_sock;
     pid_t pid = start_child(p, flags, &child_sock, err);
     if (pid < 0) return -1;
@@ -191,10 +208,12 @@ void sg_proc_close_fds(sg_proc *p) {
 }
 
 void sg_proc_describe_status(int status, char *out, size_t n) {
-    if (WIFEXITED(status)) snprintf(out, n, "exited with status %d", WEXITSTATUS(status));
+    if (WIFEXITED(status))
+        snprintf(out, n, "exited with status %d", WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
         snprintf(out, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else snprintf(out, n, "stopped (status 0x%x)", status);
+    else
+        snprintf(out, n, "stopped (status 0x%x)", status);
 }
 
 int sg_proc_run(char *const argv[], int timeout_ms, sg_buf *out, int *status, sg_err *err) {
@@ -220,8 +239,10 @@ int sg_proc_run(char *const argv[], int timeout_ms, sg_buf *out, int *status, sg
         if (out) sg_buf_append(out, chunk, (size_t)n);
     }
     int st;
-    if (timed_out) st = sg_proc_stop(&p, 200);
-    else sg_proc_wait(&p, -1, &st);
+    if (timed_out)
+        st = sg_proc_stop(&p, 200);
+    else
+        sg_proc_wait(&p, -1, &st);
     sg_proc_close_fds(&p);
     if (status) *status = st;
     return timed_out ? 1 : 0;

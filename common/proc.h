@@ -15,12 +15,12 @@
 #include <sys/types.h>
 
 enum {
-    SG_PROC_PIPE_IN = 1,   /* parent writes the child's stdin through in_fd */
-    SG_PROC_PIPE_OUT = 2,  /* parent reads the child's stdout through out_fd */
-    SG_PROC_PIPE_ERR = 4,  /* parent reads the child's stderr through err_fd */
-    SG_PROC_SOCKET = 8,    /* a socketpair: parent's end in sock_fd */
-    SG_PROC_NEW_PGRP = 16, /* the child leads its own process group */
-    SG_PROC_NULL_IO = 32,  /* stdin/stdout/stderr not piped go to /dev/null */
+    SG_PROC_PIPE_IN = 1,     /* parent writes the child's stdin through in_fd */
+    SG_PROC_PIPE_OUT = 2,    /* parent reads the child's stdout through out_fd */
+    SG_PROC_PIPE_ERR = 4,    /* parent reads the child's stderr through err_fd */
+    SG_PROC_SOCKET = 8,      /* a socketpair: parent's end in sock_fd */
+    SG_PROC_NEW_PGRP = 16,   /* the child leads its own process group */
+    SG_PROC_NULL_IO = 32,    /* stdin/stdout/stderr not piped go to /dev/null */
     SG_PROC_ERR_TO_OUT = 64, /* the child's stderr goes where its stdout goes */
 };
 
@@ -31,8 +31,7 @@ typedef struct sg_proc {
 } sg_proc;
 
 int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err);
-int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags,
-                 sg_err *err);
+int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags, sg_err *err);
 
 /* Wait up to timeout_ms (-1: forever). Returns 0 when reaped (status filled, as
  * waitpid's), 1 when still running at the deadline, -1 on error. */

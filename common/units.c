@@ -36,8 +36,12 @@ static int number_and_suffix(const char *s, double *v, const char **suffix) {
 }
 
 int sg_parse_duration_ns(const char *s, int64_t *out, sg_err *err) {
-    static const struct { const char *name; double ns; } units[] = {
-        {"", 1e9}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
+    static const struct {
+        const char *name;
+        double ns;
+    } units[] = {
+        {"", 1e9},  {"ns", 1},   {"us", 1e3},   {"ms", 1e6},
+        {"s", 1e9}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9},
     };
     double v;
     const char *suf;
@@ -86,11 +90,16 @@ int sg_parse_count(const char *s, uint64_t *out, sg_err *err) {
 
 const char *sg_fmt_duration(int64_t ns, char *out, size_t n) {
     double a = fabs((double)ns);
-    if (a >= 60e9) snprintf(out, n, "%.1f min", (double)ns / 60e9);
-    else if (a >= 1e9) snprintf(out, n, "%.2f s", (double)ns / 1e9);
-    else if (a >= 1e6) snprintf(out, n, "%.2f ms", (double)ns / 1e6);
-    else if (a >= 1e3) snprintf(out, n, "%.2f us", (double)ns / 1e3);
-    else snprintf(out, n, "%lld ns", (long long)ns);
+    if (a >= 60e9)
+        snprintf(out, n, "%.1f min", (double)ns / 60e9);
+    else if (a >= 1e9)
+        snprintf(out, n, "%.2f s", (double)ns / 1e9);
+    else if (a >= 1e6)
+        snprintf(out, n, "%.2f ms", (double)ns / 1e6);
+    else if (a >= 1e3)
+        snprintf(out, n, "%.2f us", (double)ns / 1e3);
+    else
+        snprintf(out, n, "%lld ns", (long long)ns);
     return out;
 }
 
@@ -98,8 +107,13 @@ const char *sg_fmt_bytes(uint64_t bytes, char *out, size_t n) {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)bytes;
     int i = 0;
-    while (v >= 1024 && i < 4) { v /= 1024; i++; }
-    if (i == 0) snprintf(out, n, "%llu B", (unsigned long long)bytes);
-    else snprintf(out, n, "%.1f %s", v, u[i]);
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    if (i == 0)
+        snprintf(out, n, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(out, n, "%.1f %s", v, u[i]);
     return out;
 }

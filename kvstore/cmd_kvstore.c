@@ -13,6 +13,7 @@ int sg_cmd_kvstore(int argc, char **argv) {
         {"io-threads", SG_OPT_INT, &n, "N", "I/O threads", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"kvstore", "", "Serve a KV cache store over the Redis protocol.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "kvstore", "", "Serve a KV cache store over the Redis protocol.", NULL, opts, 0, -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in issue #7");
 }

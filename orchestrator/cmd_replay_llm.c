@@ -13,6 +13,13 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         {"fault", SG_OPT_STR, &s, "SPEC", "inject a fault", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"replay-llm", "", "Serve scripted reasoning traces as an OpenAI-compatible streaming LLM.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "replay-llm",
+        "",
+        "Serve scripted reasoning traces as an OpenAI-compatible streaming LLM.",
+        NULL,
+        opts,
+        0,
+        -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in issue #5");
 }

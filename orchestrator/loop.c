@@ -14,12 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Timers live in slots (reused through a free list); the heap orders slot numbers by
+ * (when, seq), and each slot remembers its heap position so cancel is O(log n).
+ * A timer id is (generation << 32 | slot + 1): a stale id never matches a reused slot. */
 typedef struct timer {
     int64_t when;
     uint64_t seq; /* creation order: ties at one deadline run in it */
-    uint64_t id;
     sg_timer_fn fn;
     void *arg;
+    uint32_t gen;
+    uint32_t heap_pos; /* UINT32_MAX: free */
 } timer;
 
 typedef struct deferred {
@@ -41,10 +45,12 @@ struct sg_loop {
     int epfd, tfd, wakefd;
     uint64_t next_seq, next_id, next_order;
 
-    timer *heap; /* min-heap on (when, seq) */
-    size_t nheap, capheap;
-    /* A cancelled timer stays in the heap with fn == NULL until it reaches the top. */
-    size_t ncancelled;
+    timer *slots;
+    uint32_t nslots, capslots;
+    uint32_t *free_list;
+    uint32_t nfree;
+    uint32_t *heap; /* slot numbers, min-heap on (when, seq) */
+    uint32_t nheap;
 
     deferred *dq; /* ring buffer */
     size_t dq_head, dq_len, dq_cap;
@@ -54,6 +60,7 @@ struct sg_loop {
     size_t nwatched;
 
     pthread_mutex_t wake_mu;
+    int wake_pending; /* set by other threads; lets the virtual loop skip epoll */
     deferred *wq;
     size_t wq_len, wq_cap;
 };
@@ -111,6 +118,8 @@ void sg_loop_free(sg_loop *l) {
     if (l->wakefd >= 0) close(l->wakefd);
     pthread_mutex_destroy(&l->wake_mu);
     free(l->heap);
+    free(l->slots);
+    free(l->free_list);
     free(l->dq);
     free(l->fds);
     free(l->wq);
@@ -119,56 +128,76 @@ void sg_loop_free(sg_loop *l) {
 
 /* ---- timers ---- */
 
-static int timer_before(const timer *a, const timer *b) {
-    return a->when < b->when || (a->when == b->when && a->seq < b->seq);
+static int timer_before(const sg_loop *l, uint32_t a, uint32_t b) {
+    const timer *x = &l->slots[a], *y = &l->slots[b];
+    return x->when < y->when || (x->when == y->when && x->seq < y->seq);
 }
 
-static void heap_swap(timer *h, size_t i, size_t j) {
-    timer t = h[i];
-    h[i] = h[j];
-    h[j] = t;
+static void heap_set(sg_loop *l, uint32_t pos, uint32_t slot) {
+    l->heap[pos] = slot;
+    l->slots[slot].heap_pos = pos;
 }
 
-static void heap_push(sg_loop *l, timer t) {
-    if (l->nheap == l->capheap) {
-        l->capheap = l->capheap ? l->capheap * 2 : 64;
-        l->heap = sg_xrealloc(l->heap, l->capheap * sizeof *l->heap);
-    }
-    size_t i = l->nheap++;
-    l->heap[i] = t;
-    while (i > 0 && timer_before(&l->heap[i], &l->heap[(i - 1) / 2])) {
-        heap_swap(l->heap, i, (i - 1) / 2);
+static void sift_up(sg_loop *l, uint32_t i) {
+    uint32_t slot = l->heap[i];
+    while (i > 0 && timer_before(l, slot, l->heap[(i - 1) / 2])) {
+        heap_set(l, i, l->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
+    heap_set(l, i, slot);
 }
 
-static timer heap_pop(sg_loop *l) {
-    timer top = l->heap[0];
-    l->heap[0] = l->heap[--l->nheap];
-    size_t i = 0;
+static void sift_down(sg_loop *l, uint32_t i) {
+    uint32_t slot = l->heap[i];
     for (;;) {
-        size_t a = 2 * i + 1, b = a + 1, m = i;
-        if (a < l->nheap && timer_before(&l->heap[a], &l->heap[m])) m = a;
-        if (b < l->nheap && timer_before(&l->heap[b], &l->heap[m])) m = b;
+        uint32_t a = 2 * i + 1, b = a + 1, m = i;
+        uint32_t ms = slot;
+        if (a < l->nheap && timer_before(l, l->heap[a], ms)) m = a, ms = l->heap[a];
+        if (b < l->nheap && timer_before(l, l->heap[b], ms)) m = b, ms = l->heap[b];
         if (m == i) break;
-        heap_swap(l->heap, i, m);
+        heap_set(l, i, ms);
         i = m;
     }
-    return top;
+    heap_set(l, i, slot);
 }
 
-/* Drop cancelled timers sitting at the top so the top is a live one (or none). */
-static void heap_skip_cancelled(sg_loop *l) {
-    while (l->nheap && !l->heap[0].fn) {
-        heap_pop(l);
-        l->ncancelled--;
+/* Take slot out of the heap and put it on the free list. */
+static void heap_remove(sg_loop *l, uint32_t slot) {
+    uint32_t pos = l->slots[slot].heap_pos;
+    uint32_t last = l->heap[--l->nheap];
+    if (pos != l->nheap) {
+        heap_set(l, pos, last);
+        sift_down(l, pos);
+        sift_up(l, l->slots[last].heap_pos);
     }
+    l->slots[slot].heap_pos = UINT32_MAX;
+    l->slots[slot].gen++;
+    l->free_list[l->nfree++] = slot;
 }
 
 uint64_t sg_loop_timer_at(sg_loop *l, int64_t when, sg_timer_fn fn, void *arg) {
-    timer t = {.when = when, .seq = l->next_seq++, .id = l->next_id++, .fn = fn, .arg = arg};
-    heap_push(l, t);
-    return t.id;
+    uint32_t slot;
+    if (l->nfree) {
+        slot = l->free_list[--l->nfree];
+    } else {
+        if (l->nslots == l->capslots) {
+            l->capslots = l->capslots ? l->capslots * 2 : 64;
+            l->slots = sg_xrealloc(l->slots, l->capslots * sizeof *l->slots);
+            l->heap = sg_xrealloc(l->heap, l->capslots * sizeof *l->heap);
+            l->free_list = sg_xrealloc(l->free_list, l->capslots * sizeof *l->free_list);
+        }
+        slot = l->nslots++;
+        l->slots[slot].gen = 1;
+    }
+    timer *t = &l->slots[slot];
+    t->when = when;
+    t->seq = l->next_seq++;
+    t->fn = fn;
+    t->arg = arg;
+    l->heap[l->nheap] = slot;
+    t->heap_pos = l->nheap++;
+    sift_up(l, t->heap_pos);
+    return ((uint64_t)t->gen << 32) | (slot + 1);
 }
 
 uint64_t sg_loop_timer(sg_loop *l, int64_t delay_ns, sg_timer_fn fn, void *arg) {
@@ -177,17 +206,13 @@ uint64_t sg_loop_timer(sg_loop *l, int64_t delay_ns, sg_timer_fn fn, void *arg) 
 }
 
 void sg_loop_timer_cancel(sg_loop *l, uint64_t id) {
-    /* A linear scan: cancels are rare next to timer runs (curl re-arms one timer). */
-    for (size_t i = 0; id && i < l->nheap; i++) {
-        if (l->heap[i].id == id) {
-            if (l->heap[i].fn) l->ncancelled++;
-            l->heap[i].fn = NULL;
-            return;
-        }
-    }
+    uint32_t slot = (uint32_t)(id & 0xffffffffu) - 1, gen = (uint32_t)(id >> 32);
+    if (id == 0 || slot >= l->nslots) return;
+    if (l->slots[slot].gen != gen || l->slots[slot].heap_pos == UINT32_MAX) return;
+    heap_remove(l, slot);
 }
 
-size_t sg_loop_pending_timers(const sg_loop *l) { return l->nheap - l->ncancelled; }
+size_t sg_loop_pending_timers(const sg_loop *l) { return l->nheap; }
 
 /* ---- deferred callbacks ---- */
 
@@ -220,6 +245,7 @@ int sg_loop_wake(sg_loop *l, sg_timer_fn fn, void *arg) {
         l->wq = sg_xrealloc(l->wq, l->wq_cap * sizeof *l->wq);
     }
     l->wq[l->wq_len++] = (deferred){fn, arg};
+    __atomic_store_n(&l->wake_pending, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&l->wake_mu);
     uint64_t one = 1;
     return write(l->wakefd, &one, sizeof one) == sizeof one ? 0 : -1;
@@ -228,8 +254,10 @@ int sg_loop_wake(sg_loop *l, sg_timer_fn fn, void *arg) {
 /* Move what other threads posted into the deferred queue. */
 static void drain_wakes(sg_loop *l) {
     uint64_t n;
-    if (read(l->wakefd, &n, sizeof n) < 0) { /* EAGAIN: nothing new */ }
+    if (read(l->wakefd, &n, sizeof n) < 0) { /* EAGAIN: nothing new */
+    }
     pthread_mutex_lock(&l->wake_mu);
+    __atomic_store_n(&l->wake_pending, 0, __ATOMIC_RELEASE);
     deferred *q = l->wq;
     size_t len = l->wq_len;
     l->wq = NULL;
@@ -301,7 +329,8 @@ static int poll_fds(sg_loop *l, int timeout_ms, int *timer_fired, sg_err *err) {
         int fd = evs[i].data.fd;
         if (fd == l->tfd) {
             uint64_t expirations;
-            if (read(l->tfd, &expirations, sizeof expirations) < 0) { /* EAGAIN */ }
+            if (read(l->tfd, &expirations, sizeof expirations) < 0) { /* EAGAIN */
+            }
             *timer_fired = 1;
         } else if (fd == l->wakefd) {
             drain_wakes(l);
@@ -329,10 +358,11 @@ static int poll_fds(sg_loop *l, int timeout_ms, int *timer_fired, sg_err *err) {
  * wait for the next one, after the loop has looked at fds again. */
 static void run_timer_batch(sg_loop *l, int64_t now) {
     uint64_t seq_limit = l->next_seq;
-    while (!l->stop) {
-        heap_skip_cancelled(l);
-        if (!l->nheap || l->heap[0].when > now || l->heap[0].seq >= seq_limit) break;
-        timer t = heap_pop(l);
+    while (!l->stop && l->nheap) {
+        uint32_t slot = l->heap[0];
+        timer t = l->slots[slot];
+        if (t.when > now || t.seq >= seq_limit) break;
+        heap_remove(l, slot);
         t.fn(l, t.arg);
         run_deferred(l);
     }
@@ -354,26 +384,28 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
     while (!l->stop) {
         run_deferred(l);
         if (l->stop) break;
-        heap_skip_cancelled(l);
         int have_timers = l->nheap > 0;
         if (!have_timers && !l->nwatched && !l->dq_len) break; /* nothing left */
         int fired = 0;
         if (l->is_virtual) {
             int n = 0;
-            if (l->nwatched) n = poll_fds(l, have_timers ? 0 : -1, &fired, err);
-            else if (have_timers) n = poll_fds(l, 0, &fired, err); /* wakes from threads */
+            if (l->nwatched)
+                n = poll_fds(l, have_timers ? 0 : -1, &fired, err);
+            else if (__atomic_load_n(&l->wake_pending, __ATOMIC_ACQUIRE))
+                drain_wakes(l);
             if (n < 0) return -1;
-            if (n > 0 || l->dq_len || l->stop) continue;
-            heap_skip_cancelled(l);
-            if (!l->nheap) continue;
-            if (l->heap[0].when > l->vnow) l->vnow = l->heap[0].when;
+            if (n > 0 || l->dq_len || l->stop || !l->nheap) continue;
+            int64_t next = l->slots[l->heap[0]].when;
+            if (next > l->vnow) l->vnow = next;
             run_timer_batch(l, l->vnow);
         } else {
             int64_t now = mono_ns();
             int timeout = -1;
             if (have_timers) {
-                if (l->heap[0].when <= now) timeout = 0;
-                else if (arm_timerfd(l, l->heap[0].when) < 0)
+                int64_t next = l->slots[l->heap[0]].when;
+                if (next <= now)
+                    timeout = 0;
+                else if (arm_timerfd(l, next) < 0)
                     return sg_errf(err, "timerfd_settime: %s", strerror(errno));
             }
             if (poll_fds(l, timeout, &fired, err) < 0) return -1;

@@ -10,6 +10,12 @@ int sg_cmd_profile(int argc, char **argv) {
         {"json", SG_OPT_FLAG, &f, NULL, "print JSON", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"profile", "TASK_DIR CANDIDATE", "Time a kernel against the baseline and explain the result.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {"profile",
+                                     "TASK_DIR CANDIDATE",
+                                     "Time a kernel against the baseline and explain the result.",
+                                     NULL,
+                                     opts,
+                                     0,
+                                     -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in issue #4");
 }

@@ -9,6 +9,7 @@ int sg_cmd_report(int argc, char **argv) {
         {"out", SG_OPT_STR, &s, "FILE", "HTML file to write", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"report", "", "Write an HTML report of a campaign.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "report", "", "Write an HTML report of a campaign.", NULL, opts, 0, -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
 }

@@ -8,6 +8,7 @@ int sg_cmd_results(int argc, char **argv) {
         {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"results", "QUERY", "Query the results database.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {"results", "QUERY", "Query the results database.", NULL, opts,
+                                     0,         -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
 }

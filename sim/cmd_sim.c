@@ -8,6 +8,7 @@ int sg_cmd_sim(int argc, char **argv) {
         {"policy", SG_OPT_STR, &s, "P", "policy to simulate", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"sim", "WORKLOAD", "Compare policies in a virtual-time simulation.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "sim", "WORKLOAD", "Compare policies in a virtual-time simulation.", NULL, opts, 0, -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
 }

@@ -12,6 +12,12 @@ int sg_cmd_validate(int argc, char **argv) {
         {"json", SG_OPT_FLAG, &f, NULL, "print JSON", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"validate", "TASK_DIR [CANDIDATE]", "Compile a kernel and check it against the task reference.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {"validate",
+                                     "TASK_DIR [CANDIDATE]",
+                                     "Compile a kernel and check it against the task reference.",
+                                     NULL,
+                                     opts,
+                                     0,
+                                     -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in issue #3");
 }

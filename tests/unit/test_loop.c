@@ -140,6 +140,21 @@ static void test_stop_and_cancel(void **state) {
     sg_loop_free(l);
 }
 
+static void test_stale_id_does_not_cancel_a_reused_slot(void **state) {
+    sg_err err;
+    sg_loop *l = sg_loop_new_virtual(0, &err);
+    order_n = 0;
+    uint64_t old = sg_loop_timer(l, 1, cb_record, (void *)1);
+    assert_int_equal(sg_loop_run(l, &err), 0); /* old has run; its slot is free */
+    uint64_t fresh = sg_loop_timer(l, 1, cb_record, (void *)2);
+    assert_true(fresh != old);
+    sg_loop_timer_cancel(l, old);
+    assert_int_equal(sg_loop_pending_timers(l), 1);
+    assert_int_equal(sg_loop_run(l, &err), 0);
+    assert_int_equal(order_n, 2);
+    sg_loop_free(l);
+}
+
 static void cb_chain(sg_loop *l, void *a) {
     intptr_t n = (intptr_t)a;
     order_log[order_n++] = n;
@@ -217,6 +232,7 @@ int main(void) {
         cmocka_unit_test(test_virtual_orders_by_deadline_then_creation),
         cmocka_unit_test(test_stop_and_cancel),
         cmocka_unit_test(test_zero_delay_timers_do_not_starve),
+        cmocka_unit_test(test_stale_id_does_not_cancel_a_reused_slot),
         cmocka_unit_test(test_wake_from_another_thread),
         cmocka_unit_test(test_hangup_is_reported),
         cmocka_unit_test(test_watch_bad_fd_fails_with_message),

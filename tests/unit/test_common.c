@@ -1,0 +1,236 @@
+/* common/: buffers, units, JSON getters, dlopen helper, processes, networking. */
+#include "common/buf.h"
+#include "common/dl.h"
+#include "common/json.h"
+#include "common/net.h"
+#include "common/proc.h"
+#include "common/units.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static void test_buf(void **state) {
+    sg_buf b = {0};
+    for (int i = 0; i < 1000; i++) sg_buf_printf(&b, "%d,", i);
+    assert_int_equal(strncmp(b.data, "0,1,2,", 6), 0);
+    assert_int_equal(b.data[b.len], '\0');
+    size_t len = b.len;
+    sg_buf_consume(&b, 2);
+    assert_int_equal(b.len, len - 2);
+    assert_int_equal(strncmp(b.data, "1,2,", 4), 0);
+    sg_buf_clear(&b);
+    sg_buf_append_json_string(&b, "a\"b\\c\n\x01");
+    assert_string_equal(b.data, "\"a\\\"b\\\\c\\n\\u0001\"");
+    char *s = sg_buf_steal(&b);
+    assert_null(b.data);
+    free(s);
+    sg_buf_free(&b);
+}
+
+static void test_units(void **state) {
+    sg_err err;
+    int64_t ns;
+    uint64_t u;
+    assert_int_equal(sg_parse_duration_ns("30m", &ns, &err), 0);
+    assert_int_equal(ns, 1800LL * 1000000000LL);
+    assert_int_equal(sg_parse_duration_ns("250ms", &ns, &err), 0);
+    assert_int_equal(ns, 250000000LL);
+    assert_int_equal(sg_parse_duration_ns("90", &ns, &err), 0);
+    assert_int_equal(ns, 90LL * 1000000000LL);
+    assert_int_equal(sg_parse_duration_ns("1.5h", &ns, &err), 0);
+    assert_int_equal(ns, 5400LL * 1000000000LL);
+    assert_int_equal(sg_parse_duration_ns("5 parsecs", &ns, &err), -1);
+    assert_non_null(strstr(err.msg, "'5 parsecs' is not a duration"));
+    assert_int_equal(sg_parse_duration_ns("-3s", &ns, &err), -1);
+    assert_int_equal(sg_parse_size_bytes("4G", &u, &err), 0);
+    assert_int_equal(u, 4ULL << 30);
+    assert_int_equal(sg_parse_size_bytes("64KiB", &u, &err), 0);
+    assert_int_equal(u, 65536);
+    assert_int_equal(sg_parse_size_bytes("4Q", &u, &err), -1);
+    assert_int_equal(sg_parse_count("500k", &u, &err), 0);
+    assert_int_equal(u, 500000);
+    double d;
+    assert_int_equal(sg_parse_double("nan", &d, &err), -1);
+    assert_int_equal(sg_parse_double("2.5", &d, &err), 0);
+    char out[32];
+    assert_string_equal(sg_fmt_duration(1500000, out, sizeof out), "1.50 ms");
+    assert_string_equal(sg_fmt_bytes(3 << 20, out, sizeof out), "3.0 MiB");
+}
+
+static void test_json_errors_name_field_and_value(void **state) {
+    sg_err err;
+    const char *text = "{\"name\": \"x\", \"n\": \"abc\", \"sub\": {\"k\": 2}}";
+    json_t *j = sg_json_parse(text, strlen(text), "task.json", &err);
+    assert_non_null(j);
+    const char *name = NULL;
+    int64_t n = 0;
+    assert_int_equal(sg_json_get_str(j, "name", 1, &name, "task.json", &err), 0);
+    assert_string_equal(name, "x");
+    assert_int_equal(sg_json_get_int(j, "n", 1, &n, "task.json", &err), -1);
+    assert_string_equal(err.msg, "task.json: field \"n\": expected an integer, got string \"abc\"");
+    assert_int_equal(sg_json_get_int(j, "missing", 1, &n, "task.json", &err), -1);
+    assert_string_equal(err.msg, "task.json: missing required field \"missing\"");
+    n = 7;
+    assert_int_equal(sg_json_get_int(j, "missing", 0, &n, "task.json", &err), 0);
+    assert_int_equal(n, 7);
+    json_decref(j);
+    assert_null(sg_json_parse("{\"a\": }", 7, "bad.json", &err));
+    assert_non_null(strstr(err.msg, "bad.json:1:"));
+    assert_null(sg_json_parse("{\"a\":1,\"a\":2}", 13, "dup.json", &err));
+    assert_non_null(strstr(err.msg, "duplicate"));
+}
+
+static void test_dl_reports_library_and_symbol(void **state) {
+    sg_err err;
+    void *h = NULL, *fn = NULL;
+    const char *none[] = {"libdoes-not-exist.so.9", NULL};
+    sg_dl_sym syms[] = {{"cos", &fn, 0}, {NULL, NULL, 0}};
+    assert_int_equal(sg_dl_load(none, syms, &h, &err), -1);
+    assert_non_null(strstr(err.msg, "libdoes-not-exist.so.9"));
+    const char *libm[] = {"libm.so.6", NULL};
+    assert_int_equal(sg_dl_load(libm, syms, &h, &err), 0);
+    assert_non_null(fn);
+    sg_dl_close(h);
+    void *missing = NULL;
+    sg_dl_sym bad[] = {{"cos", &fn, 0}, {"no_such_symbol_xyz", &missing, 0}, {NULL, NULL, 0}};
+    assert_int_equal(sg_dl_load(libm, bad, &h, &err), -1);
+    assert_non_null(strstr(err.msg, "no_such_symbol_xyz"));
+    sg_dl_sym opt[] = {{"no_such_symbol_xyz", &missing, 1}, {NULL, NULL, 0}};
+    assert_int_equal(sg_dl_load(libm, opt, &h, &err), 0);
+    assert_null(missing);
+    sg_dl_close(h);
+}
+
+static int echo_child(int sock, void *arg) {
+    char buf[64];
+    ssize_t n = read(sock, buf, sizeof buf);
+    if (n > 0 && write(sock, buf, (size_t)n) != n) return 3;
+    return 7;
+}
+
+static void test_proc_fork_socketpair_and_status(void **state) {
+    sg_err err;
+    sg_proc p;
+    assert_int_equal(sg_proc_fork(&p, echo_child, NULL, SG_PROC_SOCKET, &err), 0);
+    assert_int_equal(write(p.sock_fd, "ping", 4), 4);
+    char buf[8] = {0};
+    assert_int_equal(read(p.sock_fd, buf, sizeof buf), 4);
+    assert_string_equal(buf, "ping");
+    int st;
+    assert_int_equal(sg_proc_wait(&p, 5000, &st), 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 7);
+    char desc[64];
+    sg_proc_describe_status(st, desc, sizeof desc);
+    assert_string_equal(desc, "exited with status 7");
+    sg_proc_close_fds(&p);
+}
+
+/* Live (non-zombie) processes in group pgid: killed ones may linger as zombies when
+ * PID 1 of a container does not reap orphans, so kill(-pgid, 0) would mislead. */
+static int live_in_group(pid_t pgid) {
+    int live = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(buf, sizeof buf, f)) {
+            char *rp = strrchr(buf, ')');
+            char st;
+            int ppid, pg;
+            if (rp && sscanf(rp + 2, "%c %d %d", &st, &ppid, &pg) == 3 && pg == pgid && st != 'Z') live++;
+        }
+        fclose(f);
+    }
+    if (d) closedir(d);
+    return live;
+}
+
+static void test_proc_deadline_kills_group(void **state) {
+    sg_err err;
+    sg_proc p;
+    char *argv[] = {"sh", "-c", "sleep 30 & sleep 30", NULL};
+    assert_int_equal(sg_proc_spawn(&p, argv, SG_PROC_NEW_PGRP | SG_PROC_NULL_IO, &err), 0);
+    int st;
+    assert_int_equal(sg_proc_wait(&p, 50, &st), 1); /* still running at the deadline */
+    pid_t pgid = p.pid;
+    st = sg_proc_stop(&p, 100);
+    assert_true(WIFSIGNALED(st));
+    for (int i = 0; i < 100 && live_in_group(pgid); i++) usleep(10000);
+    assert_int_equal(live_in_group(pgid), 0); /* the background sleep went too */
+    sg_proc_close_fds(&p);
+}
+
+static void test_proc_run_captures_and_reports_missing(void **state) {
+    sg_err err;
+    sg_buf out = {0};
+    int st;
+    char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    assert_int_equal(sg_proc_run(argv, 5000, &out, &st, &err), 0);
+    assert_int_equal(WEXITSTATUS(st), 3);
+    assert_non_null(strstr(out.data, "out"));
+    assert_non_null(strstr(out.data, "err"));
+    sg_buf_free(&out);
+    char *missing[] = {"/nonexistent/tool", NULL};
+    assert_int_equal(sg_proc_run(missing, 5000, &out, &st, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent/tool"));
+    char *slow[] = {"sleep", "10", NULL};
+    assert_int_equal(sg_proc_run(slow, 100, NULL, &st, &err), 1);
+}
+
+static void test_net(void **state) {
+    sg_err err;
+    char host[64];
+    int port;
+    assert_int_equal(sg_net_parse_hostport("127.0.0.1:6380", host, sizeof host, &port, &err), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 6380);
+    assert_int_equal(sg_net_parse_hostport("[::1]:80", host, sizeof host, &port, &err), 0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(sg_net_parse_hostport(":9", host, sizeof host, &port, &err), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(sg_net_parse_hostport("localhost:99999", host, sizeof host, &port, &err), -1);
+    assert_non_null(strstr(err.msg, "99999"));
+    assert_int_equal(sg_net_parse_hostport("nocolon", host, sizeof host, &port, &err), -1);
+    assert_true(sg_net_is_loopback("127.0.0.2"));
+    assert_true(sg_net_is_loopback("localhost"));
+    assert_false(sg_net_is_loopback("0.0.0.0"));
+    assert_false(sg_net_is_loopback("10.0.0.1"));
+    int p = sg_net_pick_port(&err);
+    assert_true(p > 0);
+    int fd = sg_net_listen_tcp("127.0.0.1", p, 4, &err);
+    assert_true(fd >= 0);
+    assert_int_equal(sg_net_local_port(fd), p);
+    assert_int_equal(sg_net_listen_tcp("127.0.0.1", p, 4, &err), -1);
+    assert_non_null(strstr(err.msg, "cannot listen"));
+    close(fd);
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_json_errors_name_field_and_value),
+        cmocka_unit_test(test_dl_reports_library_and_symbol),
+        cmocka_unit_test(test_proc_fork_socketpair_and_status),
+        cmocka_unit_test(test_proc_deadline_kills_group),
+        cmocka_unit_test(test_proc_run_captures_and_reports_missing),
+        cmocka_unit_test(test_net),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
