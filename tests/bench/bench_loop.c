@@ -43,11 +43,12 @@ int main(void) {
     double tv = run(v, n, 3600LL * SG_SEC, &fv);
     double tr = run(r, n, 0, &fr);
     printf("bench-loop: %d timers scheduled, 10%% cancelled\n", n);
-    printf("  virtual clock, deadlines over 1 h: %8.1f ms  (%ld fired, %.0f ns/timer)\n", tv * 1e3, fv,
-           tv * 1e9 / n);
-    printf("  real clock, zero delays:           %8.1f ms  (%ld fired, %.0f ns/timer)\n", tr * 1e3, fr,
-           tr * 1e9 / n);
-    printf("  ratio virtual/real: %.2f; goal virtual < 1000 ms: %s\n", tv / tr, tv < 1.0 ? "met" : "NOT met");
+    printf("  virtual clock, deadlines over 1 h: %8.1f ms  (%ld fired, %.0f ns/timer)\n", tv * 1e3,
+           fv, tv * 1e9 / n);
+    printf("  real clock, zero delays:           %8.1f ms  (%ld fired, %.0f ns/timer)\n", tr * 1e3,
+           fr, tr * 1e9 / n);
+    printf("  ratio virtual/real: %.2f; goal virtual < 1000 ms: %s\n", tv / tr,
+           tv < 1.0 ? "met" : "NOT met");
     sg_loop_free(v);
     sg_loop_free(r);
     return (fv == n - n / 10 && fr == n - n / 10) ? 0 : 1;

@@ -152,7 +152,8 @@ static int live_in_group(pid_t pgid) {
             char *rp = strrchr(buf, ')');
             char st;
             int ppid, pg;
-            if (rp && sscanf(rp + 2, "%c %d %d", &st, &ppid, &pg) == 3 && pg == pgid && st != 'Z') live++;
+            if (rp && sscanf(rp + 2, "%c %d %d", &st, &ppid, &pg) == 3 && pg == pgid && st != 'Z')
+                live++;
         }
         fclose(f);
     }

@@ -82,8 +82,9 @@ static void test_transfers_complete_and_abort(void **state) {
     sg_err err;
     int port = sg_net_pick_port(&err);
     assert_true(port > 0);
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
-                                            (uint16_t)port, NULL, NULL, handler, NULL, MHD_OPTION_END);
+    struct MHD_Daemon *d =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+                         (uint16_t)port, NULL, NULL, handler, NULL, MHD_OPTION_END);
     assert_non_null(d);
     sg_loop *loop = sg_loop_new_real(&err);
     CL = sg_curl_loop_new(loop, &err);
@@ -91,7 +92,8 @@ static void test_transfers_complete_and_abort(void **state) {
     char url[128];
     for (int i = 0; i < 3; i++) {
         snprintf(url, sizeof url, "http://127.0.0.1:%d/fast", port);
-        assert_int_equal(sg_curl_loop_add(CL, make_easy(url, &fast[i]), on_done, &fast[i], &err), 0);
+        assert_int_equal(sg_curl_loop_add(CL, make_easy(url, &fast[i]), on_done, &fast[i], &err),
+                         0);
     }
     snprintf(url, sizeof url, "http://127.0.0.1:%d/slow", port);
     assert_int_equal(sg_curl_loop_add(CL, make_easy(url, &slow), on_done, &slow, &err), 0);

@@ -1,0 +1,326 @@
+/* speculate/: extraction, trigger rules, chat templates and fork prompts, criterion. */
+#include "common/srcnorm.h"
+#include "speculate/criterion.h"
+#include "speculate/extract.h"
+#include "speculate/fork.h"
+#include "speculate/trigger.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static const char *prompts_dir(void) {
+    const char *root = getenv("SPECGEN_ROOT");
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s/prompts", root ? root : ".");
+    return buf;
+}
+
+/* ---- extraction ---- */
+
+static int extract(const char *text, const char *lang, sg_buf *out, sg_extract_info *info) {
+    sg_err err;
+    return sg_extract_kernel(text, strlen(text), lang, out, info, &err);
+}
+
+static void test_extract_last_exact_block_wins(void **state) {
+    sg_buf out = {0};
+    sg_extract_info info;
+    const char *t = "First try:\n```cuda\n__global__ void a(){}\n```\nBetter:\n```cuda\n//@launch b grid=N block=256\n"
+                    "__global__ void b(){}\n```\nAnd the host code:\n```cpp\nint main(){}\n```\nDone.";
+    assert_int_equal(extract(t, "cuda", &out, &info), 0);
+    assert_string_equal(out.data, "//@launch b grid=N block=256\n__global__ void b(){}\n");
+    assert_false(info.unterminated);
+    assert_false(info.generic_tag);
+    sg_buf_free(&out);
+}
+
+static void test_extract_generic_and_untagged(void **state) {
+    sg_buf out = {0};
+    sg_extract_info info;
+    assert_int_equal(extract("```c\n__kernel void k(){}\n```", "opencl", &out, &info), 0);
+    assert_true(info.generic_tag);
+    assert_int_equal(extract("text\n```\n__kernel void k(){}\n```\n", "opencl", &out, &info), 0);
+    assert_string_equal(out.data, "__kernel void k(){}\n");
+    sg_err err;
+    const char *py = "```python\nprint(1)\n```\n```\nplain text\n```";
+    assert_int_equal(sg_extract_kernel(py, strlen(py), "cuda", &out, &info, &err), -1);
+    assert_non_null(strstr(err.msg, "python"));
+    assert_int_equal(sg_extract_kernel("no code here", 12, "cuda", &out, &info, &err), -1);
+    assert_non_null(strstr(err.msg, "no code block"));
+    sg_buf_free(&out);
+}
+
+static void test_extract_unterminated_block(void **state) {
+    sg_buf out = {0};
+    sg_extract_info info;
+    const char *cut = "```opencl\n__kernel void k(__global float *y) {\n  y[0] = 1;";
+    assert_int_equal(extract(cut, "opencl", &out, &info), 0);
+    assert_true(info.unterminated);
+    assert_non_null(strstr(out.data, "y[0] = 1;"));
+    /* A complete block beats a later unterminated one. */
+    const char *both = "```opencl\n__kernel void good(){}\n```\n```opencl\n__kernel void cut(";
+    assert_int_equal(extract(both, "opencl", &out, &info), 0);
+    assert_non_null(strstr(out.data, "good"));
+    /* An unterminated block that is not a kernel is not taken. */
+    sg_err err;
+    const char *junk = "```opencl\nI think we should";
+    assert_int_equal(sg_extract_kernel(junk, strlen(junk), "opencl", &out, &info, &err), -1);
+    sg_buf_free(&out);
+}
+
+static void test_extract_fences_need_line_start_and_match(void **state) {
+    sg_buf out = {0};
+    sg_extract_info info;
+    /* Inline ``` in prose is not a fence; a ~~~ block closes only with ~~~; a longer
+     * closing fence is fine. */
+    const char *t = "Use ```cuda``` blocks.\n~~~cuda\n__global__ void k(){ /* ``` */ }\n```\n~~~~\n";
+    assert_int_equal(extract(t, "cuda", &out, &info), 0);
+    assert_string_equal(out.data, "__global__ void k(){ /* ``` */ }\n```\n");
+    sg_buf_free(&out);
+}
+
+static void test_duplicates_hash_equal(void **state) {
+    const char *a = "__global__ void k(float *x) {\n  x[0] = 1; // set\n}\n//@launch k grid=1 block=1\n";
+    const char *b = "/* v2 */ __global__   void k(float *x)\n{\n\tx[0] = 1;\n\n}\n//@launch k grid=1 block=1   \n";
+    const char *c = "__global__ void k(float *x) {\n  x[0] = 2;\n}\n//@launch k grid=1 block=1\n";
+    const char *d = "__global__ void k(float *x) {\n  x[0] = 1;\n}\n//@launch k grid=2 block=1\n";
+    sg_buf na = {0}, nb = {0};
+    sg_srcnorm(a, strlen(a), &na);
+    sg_srcnorm(b, strlen(b), &nb);
+    assert_true(sg_srcnorm_hash(a, strlen(a)) == sg_srcnorm_hash(b, strlen(b)) || (printf("%s---\n%s", na.data, nb.data), 0));
+    assert_true(sg_srcnorm_hash(a, strlen(a)) != sg_srcnorm_hash(c, strlen(c)));
+    assert_true(sg_srcnorm_hash(a, strlen(a)) != sg_srcnorm_hash(d, strlen(d))); /* launch lines count */
+    const char *s1 = "printf(\"a  b\");", *s2 = "printf(\"a b\");";
+    assert_true(sg_srcnorm_hash(s1, strlen(s1)) != sg_srcnorm_hash(s2, strlen(s2))); /* literals kept */
+    sg_buf_free(&na);
+    sg_buf_free(&nb);
+}
+
+/* ---- trigger ---- */
+
+static sg_trigger_config quiet_config(void) {
+    sg_trigger_config c;
+    sg_trigger_config_default(&c);
+    c.min_spacing_tokens = 10;
+    c.transition_min_new_tokens = 50;
+    c.interval_tokens = 0;
+    return c;
+}
+
+/* Feed text one byte at a time (every split point), one token per 4 bytes. */
+static int feed_bytes(sg_trigger *t, const char *s, size_t *bytes_total, sg_trigger_fire *fires, int max) {
+    int n = 0;
+    for (const char *p = s; *p; p++) {
+        (*bytes_total)++;
+        sg_trigger_fire f;
+        if (sg_trigger_feed(t, p, 1, *bytes_total / 4, &f)) {
+            if (n < max) fires[n] = f;
+            n++;
+            sg_trigger_fork_started(t, &f);
+        }
+    }
+    return n;
+}
+
+static void test_trigger_code_block_close(void **state) {
+    sg_trigger_config c = quiet_config();
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f[8];
+    size_t total = 0;
+    const char *r = "Let me think about memory coalescing and the launch configuration first.\n"
+                    "```cuda\n__global__ void k(){}\n```\nthat is a start";
+    int n = feed_bytes(t, r, &total, f, 8);
+    assert_int_equal(n, 1);
+    assert_int_equal(f[0].rule, SG_RULE_CODE_BLOCK);
+    /* It fired right at the newline after the closing fence. */
+    assert_int_equal(f[0].offset, strstr(r, "```\nthat") - r + 4);
+    sg_trigger_free(t);
+}
+
+static void test_trigger_transition_needs_boundary_and_new_tokens(void **state) {
+    sg_trigger_config c = quiet_config();
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f[8];
+    size_t total = 0;
+    /* Too early (under 50 tokens = 200 bytes): no fork. */
+    assert_int_equal(feed_bytes(t, "Start. Wait, no.", &total, f, 8), 0);
+    char filler[400];
+    memset(filler, 'x', sizeof filler - 1);
+    filler[sizeof filler - 1] = '\0';
+    assert_int_equal(feed_bytes(t, filler, &total, f, 8), 0);
+    /* Mid-word "Wait" does not count; at a sentence start it does. */
+    assert_int_equal(feed_bytes(t, " AwaitWait", &total, f, 8), 0);
+    assert_int_equal(feed_bytes(t, ". Alternatively we could tile.", &total, f, 8), 1);
+    assert_int_equal(f[0].rule, SG_RULE_TRANSITION);
+    assert_string_equal(f[0].cue, "Alternatively");
+    /* Right after a fork, the next cue is too close. */
+    assert_int_equal(feed_bytes(t, "\nWait, tile by 32.", &total, f, 8), 0);
+    sg_trigger_free(t);
+}
+
+static void test_trigger_interval_spacing_and_cap(void **state) {
+    sg_trigger_config c = quiet_config();
+    c.interval_tokens = 100;
+    c.max_in_flight = 2;
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f;
+    int fires = 0;
+    for (uint64_t tok = 1; tok <= 1000; tok++) {
+        if (sg_trigger_feed(t, "x", 1, tok, &f)) {
+            fires++;
+            assert_int_equal(f.rule, SG_RULE_INTERVAL);
+            assert_int_equal(f.tokens % 100, 0);
+            sg_trigger_fork_started(t, &f);
+        }
+    }
+    assert_int_equal(fires, 2); /* the cap: two in flight, none finished */
+    sg_trigger_fork_finished(t, SG_RULE_INTERVAL, 0);
+    assert_int_equal(sg_trigger_in_flight(t), 1);
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 1001, &f), 1);
+    sg_trigger_free(t);
+}
+
+static void test_trigger_skips_after_duplicates(void **state) {
+    sg_trigger_config c = quiet_config();
+    c.dup_skip_after = 2;
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f[8];
+    size_t total = 0;
+    const char *block = "some words to pass the spacing rule of ten tokens\n```\ncode\n```\n";
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(feed_bytes(t, block, &total, f, 8), 1);
+        sg_trigger_fork_finished(t, SG_RULE_CODE_BLOCK, 1);
+    }
+    assert_int_equal(feed_bytes(t, block, &total, f, 8), 0); /* skipped once */
+    assert_int_equal(feed_bytes(t, block, &total, f, 8), 1); /* then tried again */
+    sg_trigger_free(t);
+}
+
+static void test_trigger_config_errors(void **state) {
+    sg_trigger_config c;
+    sg_trigger_config_default(&c);
+    sg_err err;
+    json_t *j = json_pack("{s:i}", "max_in_flight", 0);
+    assert_int_equal(sg_trigger_config_from_json(j, &c, "trigger.json", &err), -1);
+    assert_string_equal(err.msg, "trigger.json: field \"max_in_flight\": must be 1..1024, got 0");
+    json_decref(j);
+    j = json_pack("{s:i}", "intervall_tokens", 5);
+    assert_int_equal(sg_trigger_config_from_json(j, &c, "trigger.json", &err), -1);
+    assert_string_equal(err.msg, "trigger.json: unknown field \"intervall_tokens\"");
+    json_decref(j);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/trigger.json", prompts_dir());
+    assert_int_equal(sg_trigger_config_load(path, &c, &err), 0);
+}
+
+/* ---- templates and fork prompts (expected strings: published renderings) ---- */
+
+static void render_check(const char *name, const sg_msg *m, size_t n, const char *reasoning,
+                         const char *prefix, const char *want) {
+    sg_chat_template t;
+    sg_err err;
+    assert_int_equal(sg_template_load(prompts_dir(), name, &t, &err), 0);
+    sg_buf out = {0};
+    if (reasoning) assert_int_equal(sg_fork_prompt(&t, m, n, reasoning, strlen(reasoning), prefix, &out, &err), 0);
+    else assert_int_equal(sg_template_render(&t, m, n, 1, &out, &err), 0);
+    assert_string_equal(out.data, want);
+    sg_buf_free(&out);
+    sg_template_free(&t);
+}
+
+static void test_templates_byte_exact(void **state) {
+    sg_msg hi[] = {{"user", "Hi"}};
+    /* Qwen3's chat template, add_generation_prompt=True. */
+    render_check("qwen3", hi, 1, NULL, NULL, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    /* Qwen3 renders an (empty-reasoning) assistant turn as <think>\n\n</think>\n\nHello. */
+    render_check("qwen3", hi, 1, "", "Hello",
+                 "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello");
+    /* The newline after <think> is not doubled when the server streams it. */
+    render_check("qwen3", hi, 1, "\nplan", "A", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\nplan\n</think>\n\nA");
+    /* GLM-4.5: the rendering in vLLM's GLM-4.5 reasoning-parser tests. */
+    sg_msg glm[] = {{"system", "You are a helpful assistant."}, {"user", "What is the capital of France?"}};
+    render_check("glm", glm, 2, "The user is asking for the capital of France.", "The capital of France is Paris.",
+                 "[gMASK]<sop><|system|>\nYou are a helpful assistant.<|user|>\nWhat is the capital of France?"
+                 "<|assistant|>\n<think>The user is asking for the capital of France.</think>\n"
+                 "The capital of France is Paris.");
+    /* DeepSeek-R1: system text right after BOS, generation prompt ends with <think>\n. */
+    sg_msg ds[] = {{"system", "You are a helpful assistant."}, {"user", "Hello"}};
+    render_check("deepseek-r1", ds, 2, NULL, NULL,
+                 "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello<｜Assistant｜><think>\n");
+    render_check("deepseek-r1", ds, 2, "Okay, the user greets me.", "Hi!",
+                 "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello<｜Assistant｜><think>\n"
+                 "Okay, the user greets me.\n</think>\n\nHi!");
+    render_check("generic", hi, 1, "think", "ans", "User: Hi\n\nAssistant: <think>\nthink\n</think>\n\nans");
+}
+
+static void test_template_errors(void **state) {
+    sg_chat_template t;
+    sg_err err;
+    assert_int_equal(sg_template_load(prompts_dir(), "llama9", &t, &err), -1);
+    assert_non_null(strstr(err.msg, "chat template 'llama9'"));
+    assert_int_equal(sg_template_load(prompts_dir(), "../etc", &t, &err), -1);
+    assert_int_equal(sg_template_load(prompts_dir(), "qwen3", &t, &err), 0);
+    sg_msg bad[] = {{"tool", "x"}};
+    sg_buf out = {0};
+    assert_int_equal(sg_template_render(&t, bad, 1, 1, &out, &err), -1);
+    assert_non_null(strstr(err.msg, "role 'tool'"));
+    sg_buf_free(&out);
+    sg_template_free(&t);
+}
+
+/* ---- criterion ---- */
+
+static void test_criterion(void **state) {
+    sg_criterion c;
+    sg_criterion_default(&c);
+    c.target_speedup = 2.0;
+    c.delta = 0.05;
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 0, 9.0, 0.01), SG_CRIT_CONTINUE); /* wrong */
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 2.1, 0.01), SG_CRIT_TARGET);
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 1.04, 0.01), SG_CRIT_CONTINUE);
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 1.06, 0.01), SG_CRIT_END_ITERATION);
+    /* Inside a wide noise band, 6% is no change. */
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 1.06, 0.10), SG_CRIT_CONTINUE);
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.5, 1, 1.6, 0.01), SG_CRIT_END_ITERATION);
+    c.early_stop = 0;
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 1.5, 0.01), SG_CRIT_CONTINUE);
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 2.5, 0.01), SG_CRIT_TARGET);
+    c.budget_ns = 100;
+    c.budget_tokens = 1000;
+    c.max_iterations = 3;
+    assert_int_equal(sg_criterion_on_budget(&c, 99, 999, 2), SG_CRIT_CONTINUE);
+    assert_int_equal(sg_criterion_on_budget(&c, 100, 0, 0), SG_CRIT_BUDGET_TIME);
+    assert_int_equal(sg_criterion_on_budget(&c, 0, 1000, 0), SG_CRIT_BUDGET_TOKENS);
+    assert_int_equal(sg_criterion_on_budget(&c, 0, 0, 3), SG_CRIT_BUDGET_ITERATIONS);
+    c.budget_ns = 0;
+    c.budget_tokens = 0;
+    c.max_iterations = 0;
+    assert_int_equal(sg_criterion_on_budget(&c, 1LL << 60, 1ULL << 60, 1 << 30), SG_CRIT_CONTINUE);
+    assert_string_equal(sg_crit_name(SG_CRIT_BUDGET_TOKENS), "budget_tokens");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_extract_last_exact_block_wins),
+        cmocka_unit_test(test_extract_generic_and_untagged),
+        cmocka_unit_test(test_extract_unterminated_block),
+        cmocka_unit_test(test_extract_fences_need_line_start_and_match),
+        cmocka_unit_test(test_duplicates_hash_equal),
+        cmocka_unit_test(test_trigger_code_block_close),
+        cmocka_unit_test(test_trigger_transition_needs_boundary_and_new_tokens),
+        cmocka_unit_test(test_trigger_interval_spacing_and_cap),
+        cmocka_unit_test(test_trigger_skips_after_duplicates),
+        cmocka_unit_test(test_trigger_config_errors),
+        cmocka_unit_test(test_templates_byte_exact),
+        cmocka_unit_test(test_template_errors),
+        cmocka_unit_test(test_criterion),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
