@@ -6,7 +6,7 @@ CUDA_HOME ?= /usr/local/cuda
 PREFIX   ?= /usr/local
 BUILD    ?= build
 
-WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-unknown-warning-option -Wno-format-truncation
 CSTD     := -std=c11 -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -I. -MMD -MP
