@@ -89,6 +89,29 @@ void sg_buf_append_json_string(sg_buf *b, const char *s) {
     sg_buf_append(b, "\"", 1);
 }
 
+void sg_buf_fill(sg_buf *b, const char *tmpl, const char *const *keys, const char *const *values,
+                 size_t n) {
+    const char *p = tmpl;
+    while (*p) {
+        const char *open = strchr(p, '{');
+        if (!open) break;
+        const char *close = strchr(open + 1, '}');
+        if (!close) break;
+        size_t kl = (size_t)(close - open - 1);
+        size_t i = 0;
+        while (i < n && !(strlen(keys[i]) == kl && strncmp(keys[i], open + 1, kl) == 0)) i++;
+        if (i == n) { /* not a placeholder: keep the brace, look further */
+            sg_buf_append(b, p, (size_t)(open - p) + 1);
+            p = open + 1;
+            continue;
+        }
+        sg_buf_append(b, p, (size_t)(open - p));
+        sg_buf_append_str(b, values[i] ? values[i] : "");
+        p = close + 1;
+    }
+    sg_buf_append_str(b, p);
+}
+
 void sg_buf_consume(sg_buf *b, size_t n) {
     if (n >= b->len) {
         sg_buf_clear(b);

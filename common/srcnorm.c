@@ -82,13 +82,16 @@ void sg_srcnorm(const char *s, size_t n, sg_buf *out) {
                 emit_char(&e, s[i++]);
             }
             if (i < n && s[i] == q) emit_char(&e, s[i++]);
-        } else if (c == '\\' && i + 1 < n && (s[i + 1] == '\n' || (s[i + 1] == '\r' && i + 2 < n && s[i + 2] == '\n'))) {
+        } else if (c == '\\' && i + 1 < n &&
+                   (s[i + 1] == '\n' || (s[i + 1] == '\r' && i + 2 < n && s[i + 2] == '\n'))) {
             /* Line splice: removed before anything else, as the C preprocessor does. */
             i += s[i + 1] == '\n' ? 2 : 3;
             e.pending_space = 1;
         } else if (c == '\n') {
-            if (e.directive) end_line(&e);
-            else e.pending_space = 1;
+            if (e.directive)
+                end_line(&e);
+            else
+                e.pending_space = 1;
             i++;
         } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
             e.pending_space = 1;
@@ -110,4 +113,6 @@ uint64_t sg_srcnorm_hash(const char *src, size_t len) {
     return h;
 }
 
-void sg_srcnorm_hex(uint64_t h, char out[17]) { snprintf(out, 17, "%016llx", (unsigned long long)h); }
+void sg_srcnorm_hex(uint64_t h, char out[17]) {
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}

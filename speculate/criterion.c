@@ -1,9 +1,11 @@
 #include "speculate/criterion.h"
 
-static const char *const names[] = {"continue", "end_iteration", "target", "budget_time",
-                                    "budget_tokens", "budget_iterations"};
+static const char *const names[] = {"continue",    "end_iteration", "target",
+                                    "budget_time", "budget_tokens", "budget_iterations"};
 
-const char *sg_crit_name(sg_crit c) { return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "unknown"; }
+const char *sg_crit_name(sg_crit c) {
+    return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "unknown";
+}
 
 void sg_criterion_default(sg_criterion *c) {
     c->target_speedup = 2.0;
@@ -14,8 +16,8 @@ void sg_criterion_default(sg_criterion *c) {
     c->max_iterations = 10;
 }
 
-sg_crit sg_criterion_on_candidate(const sg_criterion *c, double best_at_start, int correct, double speedup,
-                                  double noise) {
+sg_crit sg_criterion_on_candidate(const sg_criterion *c, double best_at_start, int correct,
+                                  double speedup, double noise) {
     if (!correct || !(speedup > 0)) return SG_CRIT_CONTINUE;
     /* The target is met at the measured median; the noise band decides only whether a
      * gain over the best so far is real. */
@@ -26,9 +28,11 @@ sg_crit sg_criterion_on_candidate(const sg_criterion *c, double best_at_start, i
     return SG_CRIT_CONTINUE;
 }
 
-sg_crit sg_criterion_on_budget(const sg_criterion *c, int64_t elapsed_ns, uint64_t tokens, int iterations_done) {
+sg_crit sg_criterion_on_budget(const sg_criterion *c, int64_t elapsed_ns, uint64_t tokens,
+                               int iterations_done) {
     if (c->budget_ns > 0 && elapsed_ns >= c->budget_ns) return SG_CRIT_BUDGET_TIME;
     if (c->budget_tokens > 0 && tokens >= c->budget_tokens) return SG_CRIT_BUDGET_TOKENS;
-    if (c->max_iterations > 0 && iterations_done >= c->max_iterations) return SG_CRIT_BUDGET_ITERATIONS;
+    if (c->max_iterations > 0 && iterations_done >= c->max_iterations)
+        return SG_CRIT_BUDGET_ITERATIONS;
     return SG_CRIT_CONTINUE;
 }

@@ -36,10 +36,11 @@ void sg_criterion_default(sg_criterion *c);
 /* A validated and profiled candidate: correct, its speedup over the baseline, and the
  * relative half-width of its noise band (0.03 = ±3%). best_at_start: the best speedup
  * known when the iteration began (1.0 = the baseline). */
-sg_crit sg_criterion_on_candidate(const sg_criterion *c, double best_at_start, int correct, double speedup,
-                                  double noise);
+sg_crit sg_criterion_on_candidate(const sg_criterion *c, double best_at_start, int correct,
+                                  double speedup, double noise);
 
 /* Budgets, checked whenever time or tokens advance and between iterations. */
-sg_crit sg_criterion_on_budget(const sg_criterion *c, int64_t elapsed_ns, uint64_t tokens, int iterations_done);
+sg_crit sg_criterion_on_budget(const sg_criterion *c, int64_t elapsed_ns, uint64_t tokens,
+                               int iterations_done);
 
 #endif

@@ -63,7 +63,8 @@ static size_t scan_blocks(const char *s, size_t n, block *blocks, size_t max) {
             size_t t = p + flen;
             while (t < eol && s[t] == ' ') t++;
             size_t tl = 0;
-            while (t + tl < eol && !isspace((unsigned char)s[t + tl]) && s[t + tl] != '{' && tl < sizeof b.tag - 1)
+            while (t + tl < eol && !isspace((unsigned char)s[t + tl]) && s[t + tl] != '{' &&
+                   tl < sizeof b.tag - 1)
                 tl++;
             memcpy(b.tag, s + t, tl);
             b.tag[tl] = '\0';
@@ -88,8 +89,12 @@ static size_t scan_blocks(const char *s, size_t n, block *blocks, size_t max) {
                 }
                 q = qe < n ? qe + 1 : n;
             }
-            if (nb < max) blocks[nb++] = b;
-            else { memmove(blocks, blocks + 1, (max - 1) * sizeof *blocks); blocks[max - 1] = b; }
+            if (nb < max)
+                blocks[nb++] = b;
+            else {
+                memmove(blocks, blocks + 1, (max - 1) * sizeof *blocks);
+                blocks[max - 1] = b;
+            }
             if (!b.closed) break;
             continue;
         }
@@ -123,7 +128,8 @@ int sg_extract_kernel(const char *text, size_t len, const char *lang, sg_buf *ou
         char tags[256] = "";
         for (size_t i = 0; i < nb; i++) {
             size_t tl = strlen(tags);
-            snprintf(tags + tl, sizeof tags - tl, "%s%s", tl ? ", " : "", blocks[i].tag[0] ? blocks[i].tag : "(untagged)");
+            snprintf(tags + tl, sizeof tags - tl, "%s%s", tl ? ", " : "",
+                     blocks[i].tag[0] ? blocks[i].tag : "(untagged)");
         }
         return sg_errf(err, "no %s code block in the answer (found blocks tagged: %s)", lang, tags);
     }

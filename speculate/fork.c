@@ -6,21 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sg_fill(const char *tmpl, const char *key, const char *value, sg_buf *out) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "{%s}", key);
-    size_t pl = strlen(pat);
-    const char *p = tmpl, *hit;
-    while ((hit = strstr(p, pat))) {
-        sg_buf_append(out, p, (size_t)(hit - p));
-        sg_buf_append_str(out, value);
-        p = hit + pl;
-    }
-    sg_buf_append_str(out, p);
-}
-
 void sg_template_free(sg_chat_template *t) {
-    char **fields[] = {&t->bos, &t->system, &t->user, &t->assistant, &t->generation, &t->think_open, &t->think_close};
+    char **fields[] = {&t->bos,        &t->system,     &t->user,       &t->assistant,
+                       &t->generation, &t->think_open, &t->think_close};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         free(*fields[i]);
         *fields[i] = NULL;
@@ -37,11 +25,21 @@ int sg_template_load(const char *prompts_dir, const char *name, sg_chat_template
     char path[1024];
     snprintf(path, sizeof path, "%s/templates/%s.json", prompts_dir, name);
     json_t *j = sg_json_load_file(path, err);
-    if (!j) return sg_err_prefix(err, "chat template '%s' (known: qwen3, deepseek-r1, glm, generic)", name);
+    if (!j)
+        return sg_err_prefix(err, "chat template '%s' (known: qwen3, deepseek-r1, glm, generic)",
+                             name);
     snprintf(t->name, sizeof t->name, "%s", name);
-    struct { const char *key; char **out; } f[] = {
-        {"bos", &t->bos}, {"system", &t->system}, {"user", &t->user}, {"assistant", &t->assistant},
-        {"generation", &t->generation}, {"think_open", &t->think_open}, {"think_close", &t->think_close},
+    struct {
+        const char *key;
+        char **out;
+    } f[] = {
+        {"bos", &t->bos},
+        {"system", &t->system},
+        {"user", &t->user},
+        {"assistant", &t->assistant},
+        {"generation", &t->generation},
+        {"think_open", &t->think_open},
+        {"think_close", &t->think_close},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof f / sizeof f[0] && rc == 0; i++) {
@@ -56,7 +54,8 @@ int sg_template_load(const char *prompts_dir, const char *name, sg_chat_template
     if (rc == 0 && stop) {
         json_array_foreach(stop, i, s) {
             if (!json_is_string(s) || t->nstop == SG_TEMPLATE_MAX_STOP) {
-                rc = sg_errf(err, "%s: field \"stop\"[%zu]: expected at most %d strings", path, i, SG_TEMPLATE_MAX_STOP);
+                rc = sg_errf(err, "%s: field \"stop\"[%zu]: expected at most %d strings", path, i,
+                             SG_TEMPLATE_MAX_STOP);
                 break;
             }
             t->stop[t->nstop++] = strdup(json_string_value(s));
@@ -75,8 +74,11 @@ int sg_template_render(const sg_chat_template *t, const sg_msg *msgs, size_t n, 
                            : !strcmp(msgs[i].role, "user")      ? t->user
                            : !strcmp(msgs[i].role, "assistant") ? t->assistant
                                                                 : NULL;
-        if (!tmpl) return sg_errf(err, "message %zu: role '%s' is not system, user or assistant", i, msgs[i].role);
-        sg_fill(tmpl, "content", msgs[i].content, out);
+        if (!tmpl)
+            return sg_errf(err, "message %zu: role '%s' is not system, user or assistant", i,
+                           msgs[i].role);
+        const char *key = "content";
+        sg_buf_fill(out, tmpl, &key, &msgs[i].content, 1);
     }
     if (add_generation) sg_buf_append_str(out, t->generation);
     return 0;

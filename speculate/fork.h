@@ -43,7 +43,4 @@ int sg_template_render(const sg_chat_template *t, const sg_msg *msgs, size_t n, 
 int sg_fork_prompt(const sg_chat_template *t, const sg_msg *msgs, size_t n, const char *reasoning,
                    size_t reasoning_len, const char *answer_prefix, sg_buf *out, sg_err *err);
 
-/* Replace every "{key}" in tmpl with value (for prompt files: {lang}, {content}, ...). */
-void sg_fill(const char *tmpl, const char *key, const char *value, sg_buf *out);
-
 #endif

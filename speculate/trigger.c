@@ -12,9 +12,10 @@ static const char *const rule_names[] = {"none", "code_block", "transition", "in
 const char *sg_rule_name(sg_rule r) { return r < SG_RULE_COUNT ? rule_names[r] : "unknown"; }
 
 void sg_trigger_config_default(sg_trigger_config *c) {
-    static const char *const cues[] = {"Wait", "Alternatively", "Let me write", "So the kernel",
-                                       "Let me try", "Putting it together", "Here's the",
-                                       "Final kernel", "Let me rewrite", "Another idea", "Hmm", "Now,"};
+    static const char *const cues[] = {"Wait",          "Alternatively", "Let me write",
+                                       "So the kernel", "Let me try",    "Putting it together",
+                                       "Here's the",    "Final kernel",  "Let me rewrite",
+                                       "Another idea",  "Hmm",           "Now,"};
     memset(c, 0, sizeof *c);
     c->code_block = 1;
     c->transition = 1;
@@ -27,10 +28,18 @@ void sg_trigger_config_default(sg_trigger_config *c) {
         snprintf(c->cues[c->ncues++], sizeof c->cues[0], "%s", cues[i]);
 }
 
-int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const char *where, sg_err *err) {
-    static const char *const known[] = {"code_block", "transition", "interval_tokens", "min_spacing_tokens",
-                                        "transition_min_new_tokens", "max_in_flight", "dup_skip_after",
-                                        "cues", "comment", NULL};
+int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const char *where,
+                                sg_err *err) {
+    static const char *const known[] = {"code_block",
+                                        "transition",
+                                        "interval_tokens",
+                                        "min_spacing_tokens",
+                                        "transition_min_new_tokens",
+                                        "max_in_flight",
+                                        "dup_skip_after",
+                                        "cues",
+                                        "comment",
+                                        NULL};
     if (!json_is_object(obj)) return sg_errf(err, "%s: expected a JSON object", where);
     const char *key;
     json_t *v;
@@ -42,7 +51,10 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
     int64_t n;
     if (sg_json_get_bool(obj, "code_block", 0, &c->code_block, where, err) < 0) return -1;
     if (sg_json_get_bool(obj, "transition", 0, &c->transition, where, err) < 0) return -1;
-    struct { const char *k; uint64_t *out; } u64s[] = {
+    struct {
+        const char *k;
+        uint64_t *out;
+    } u64s[] = {
         {"interval_tokens", &c->interval_tokens},
         {"min_spacing_tokens", &c->min_spacing_tokens},
         {"transition_min_new_tokens", &c->transition_min_new_tokens},
@@ -51,30 +63,39 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
         n = -1;
         if (sg_json_get_int(obj, u64s[i].k, 0, &n, where, err) < 0) return -1;
         if (json_object_get(obj, u64s[i].k)) {
-            if (n < 0) return sg_errf(err, "%s: field \"%s\": must be >= 0, got %lld", where, u64s[i].k, (long long)n);
+            if (n < 0)
+                return sg_errf(err, "%s: field \"%s\": must be >= 0, got %lld", where, u64s[i].k,
+                               (long long)n);
             *u64s[i].out = (uint64_t)n;
         }
     }
     n = c->max_in_flight;
     if (sg_json_get_int(obj, "max_in_flight", 0, &n, where, err) < 0) return -1;
-    if (n < 1 || n > 1024) return sg_errf(err, "%s: field \"max_in_flight\": must be 1..1024, got %lld", where, (long long)n);
+    if (n < 1 || n > 1024)
+        return sg_errf(err, "%s: field \"max_in_flight\": must be 1..1024, got %lld", where,
+                       (long long)n);
     c->max_in_flight = (int)n;
     n = c->dup_skip_after;
     if (sg_json_get_int(obj, "dup_skip_after", 0, &n, where, err) < 0) return -1;
-    if (n < 0 || n > 100) return sg_errf(err, "%s: field \"dup_skip_after\": must be 0..100, got %lld", where, (long long)n);
+    if (n < 0 || n > 100)
+        return sg_errf(err, "%s: field \"dup_skip_after\": must be 0..100, got %lld", where,
+                       (long long)n);
     c->dup_skip_after = (int)n;
     json_t *cues = NULL;
     if (sg_json_get_arr(obj, "cues", 0, &cues, where, err) < 0) return -1;
     if (cues) {
         if (json_array_size(cues) > SG_TRIGGER_MAX_CUES)
-            return sg_errf(err, "%s: field \"cues\": at most %d phrases", where, SG_TRIGGER_MAX_CUES);
+            return sg_errf(err, "%s: field \"cues\": at most %d phrases", where,
+                           SG_TRIGGER_MAX_CUES);
         c->ncues = 0;
         size_t i;
         json_t *s;
         json_array_foreach(cues, i, s) {
             const char *p = json_string_value(s);
             if (!p || !*p || strlen(p) >= sizeof c->cues[0])
-                return sg_errf(err, "%s: field \"cues\"[%zu]: expected a phrase of 1..47 characters", where, i);
+                return sg_errf(err,
+                               "%s: field \"cues\"[%zu]: expected a phrase of 1..47 characters",
+                               where, i);
             snprintf(c->cues[c->ncues++], sizeof c->cues[0], "%s", p);
         }
     }
@@ -140,10 +161,14 @@ static void track_fences(sg_trigger *t, char c) {
         return;
     }
     if (t->line_ticks < 0) return;
-    if (c == '`') t->line_ticks++;
-    else if (t->line_ticks == 0 && (c == ' ' || c == '\t')) return; /* indentation */
-    else if (t->line_ticks >= 3) t->line_ticks = 99; /* info string after the fence */
-    else t->line_ticks = -1;
+    if (c == '`')
+        t->line_ticks++;
+    else if (t->line_ticks == 0 && (c == ' ' || c == '\t'))
+        return; /* indentation */
+    else if (t->line_ticks >= 3)
+        t->line_ticks = 99; /* info string after the fence */
+    else
+        t->line_ticks = -1;
 }
 
 static void window_append(sg_trigger *t, const char *s, size_t n) {
@@ -194,7 +219,8 @@ static int skip_for_duplicates(sg_trigger *t, sg_rule r) {
     return 0;
 }
 
-int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t tokens, sg_trigger_fire *fire) {
+int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t tokens,
+                    sg_trigger_fire *fire) {
     for (size_t i = 0; i < len; i++) track_fences(t, delta[i]);
     window_append(t, delta, len);
     t->total += len;

@@ -22,34 +22,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { SG_RULE_NONE = 0, SG_RULE_CODE_BLOCK, SG_RULE_TRANSITION, SG_RULE_INTERVAL, SG_RULE_COUNT } sg_rule;
+typedef enum {
+    SG_RULE_NONE = 0,
+    SG_RULE_CODE_BLOCK,
+    SG_RULE_TRANSITION,
+    SG_RULE_INTERVAL,
+    SG_RULE_COUNT
+} sg_rule;
 
 const char *sg_rule_name(sg_rule r);
 
 #define SG_TRIGGER_MAX_CUES 32
 
 typedef struct sg_trigger_config {
-    int code_block;                     /* rule on/off */
-    int transition;                     /* rule on/off */
-    uint64_t interval_tokens;           /* 0: interval rule off */
+    int code_block;           /* rule on/off */
+    int transition;           /* rule on/off */
+    uint64_t interval_tokens; /* 0: interval rule off */
     uint64_t min_spacing_tokens;
     uint64_t transition_min_new_tokens;
     int max_in_flight;
-    int dup_skip_after;                 /* 0: never skip */
+    int dup_skip_after; /* 0: never skip */
     size_t ncues;
     char cues[SG_TRIGGER_MAX_CUES][48];
 } sg_trigger_config;
 
 void sg_trigger_config_default(sg_trigger_config *cfg);
 /* Overlay the fields present in obj on cfg. `where` names the file in errors. */
-int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *cfg, const char *where, sg_err *err);
+int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *cfg, const char *where,
+                                sg_err *err);
 int sg_trigger_config_load(const char *path, sg_trigger_config *cfg, sg_err *err);
 
 typedef struct sg_trigger_fire {
     sg_rule rule;
-    uint64_t tokens;  /* reasoning tokens when it fired */
-    size_t offset;    /* reasoning bytes when it fired (the fork's prefix length) */
-    char cue[48];     /* the phrase, for transition */
+    uint64_t tokens; /* reasoning tokens when it fired */
+    size_t offset;   /* reasoning bytes when it fired (the fork's prefix length) */
+    char cue[48];    /* the phrase, for transition */
 } sg_trigger_fire;
 
 typedef struct sg_trigger sg_trigger;
@@ -63,7 +70,8 @@ void sg_trigger_reset(sg_trigger *t);
 /* Feed a delta; tokens_total is the reasoning token count after it. Returns 1 and
  * fills *fire when a fork should start now (the caller then calls fork_started), else 0.
  * At most one fire per call: the rest of a long delta is looked at on the next call. */
-int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t tokens_total, sg_trigger_fire *fire);
+int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t tokens_total,
+                    sg_trigger_fire *fire);
 void sg_trigger_fork_started(sg_trigger *t, const sg_trigger_fire *fire);
 /* A fork ended; duplicate: its kernel was one seen before (or no kernel at all). */
 void sg_trigger_fork_finished(sg_trigger *t, sg_rule rule, int duplicate);

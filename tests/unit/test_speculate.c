@@ -32,8 +32,10 @@ static int extract(const char *text, const char *lang, sg_buf *out, sg_extract_i
 static void test_extract_last_exact_block_wins(void **state) {
     sg_buf out = {0};
     sg_extract_info info;
-    const char *t = "First try:\n```cuda\n__global__ void a(){}\n```\nBetter:\n```cuda\n//@launch b grid=N block=256\n"
-                    "__global__ void b(){}\n```\nAnd the host code:\n```cpp\nint main(){}\n```\nDone.";
+    const char *t =
+        "First try:\n```cuda\n__global__ void a(){}\n```\nBetter:\n```cuda\n//@launch b grid=N "
+        "block=256\n"
+        "__global__ void b(){}\n```\nAnd the host code:\n```cpp\nint main(){}\n```\nDone.";
     assert_int_equal(extract(t, "cuda", &out, &info), 0);
     assert_string_equal(out.data, "//@launch b grid=N block=256\n__global__ void b(){}\n");
     assert_false(info.unterminated);
@@ -80,25 +82,31 @@ static void test_extract_fences_need_line_start_and_match(void **state) {
     sg_extract_info info;
     /* Inline ``` in prose is not a fence; a ~~~ block closes only with ~~~; a longer
      * closing fence is fine. */
-    const char *t = "Use ```cuda``` blocks.\n~~~cuda\n__global__ void k(){ /* ``` */ }\n```\n~~~~\n";
+    const char *t =
+        "Use ```cuda``` blocks.\n~~~cuda\n__global__ void k(){ /* ``` */ }\n```\n~~~~\n";
     assert_int_equal(extract(t, "cuda", &out, &info), 0);
     assert_string_equal(out.data, "__global__ void k(){ /* ``` */ }\n```\n");
     sg_buf_free(&out);
 }
 
 static void test_duplicates_hash_equal(void **state) {
-    const char *a = "__global__ void k(float *x) {\n  x[0] = 1; // set\n}\n//@launch k grid=1 block=1\n";
-    const char *b = "/* v2 */ __global__   void k(float *x)\n{\n\tx[0] = 1;\n\n}\n//@launch k grid=1 block=1   \n";
+    const char *a =
+        "__global__ void k(float *x) {\n  x[0] = 1; // set\n}\n//@launch k grid=1 block=1\n";
+    const char *b = "/* v2 */ __global__   void k(float *x)\n{\n\tx[0] = 1;\n\n}\n//@launch k "
+                    "grid=1 block=1   \n";
     const char *c = "__global__ void k(float *x) {\n  x[0] = 2;\n}\n//@launch k grid=1 block=1\n";
     const char *d = "__global__ void k(float *x) {\n  x[0] = 1;\n}\n//@launch k grid=2 block=1\n";
     sg_buf na = {0}, nb = {0};
     sg_srcnorm(a, strlen(a), &na);
     sg_srcnorm(b, strlen(b), &nb);
-    assert_true(sg_srcnorm_hash(a, strlen(a)) == sg_srcnorm_hash(b, strlen(b)) || (printf("%s---\n%s", na.data, nb.data), 0));
+    assert_true(sg_srcnorm_hash(a, strlen(a)) == sg_srcnorm_hash(b, strlen(b)) ||
+                (printf("%s---\n%s", na.data, nb.data), 0));
     assert_true(sg_srcnorm_hash(a, strlen(a)) != sg_srcnorm_hash(c, strlen(c)));
-    assert_true(sg_srcnorm_hash(a, strlen(a)) != sg_srcnorm_hash(d, strlen(d))); /* launch lines count */
+    assert_true(sg_srcnorm_hash(a, strlen(a)) !=
+                sg_srcnorm_hash(d, strlen(d))); /* launch lines count */
     const char *s1 = "printf(\"a  b\");", *s2 = "printf(\"a b\");";
-    assert_true(sg_srcnorm_hash(s1, strlen(s1)) != sg_srcnorm_hash(s2, strlen(s2))); /* literals kept */
+    assert_true(sg_srcnorm_hash(s1, strlen(s1)) !=
+                sg_srcnorm_hash(s2, strlen(s2))); /* literals kept */
     sg_buf_free(&na);
     sg_buf_free(&nb);
 }
@@ -115,7 +123,8 @@ static sg_trigger_config quiet_config(void) {
 }
 
 /* Feed text one byte at a time (every split point), one token per 4 bytes. */
-static int feed_bytes(sg_trigger *t, const char *s, size_t *bytes_total, sg_trigger_fire *fires, int max) {
+static int feed_bytes(sg_trigger *t, const char *s, size_t *bytes_total, sg_trigger_fire *fires,
+                      int max) {
     int n = 0;
     for (const char *p = s; *p; p++) {
         (*bytes_total)++;
@@ -228,8 +237,11 @@ static void render_check(const char *name, const sg_msg *m, size_t n, const char
     sg_err err;
     assert_int_equal(sg_template_load(prompts_dir(), name, &t, &err), 0);
     sg_buf out = {0};
-    if (reasoning) assert_int_equal(sg_fork_prompt(&t, m, n, reasoning, strlen(reasoning), prefix, &out, &err), 0);
-    else assert_int_equal(sg_template_render(&t, m, n, 1, &out, &err), 0);
+    if (reasoning)
+        assert_int_equal(sg_fork_prompt(&t, m, n, reasoning, strlen(reasoning), prefix, &out, &err),
+                         0);
+    else
+        assert_int_equal(sg_template_render(&t, m, n, 1, &out, &err), 0);
     assert_string_equal(out.data, want);
     sg_buf_free(&out);
     sg_template_free(&t);
@@ -238,26 +250,36 @@ static void render_check(const char *name, const sg_msg *m, size_t n, const char
 static void test_templates_byte_exact(void **state) {
     sg_msg hi[] = {{"user", "Hi"}};
     /* Qwen3's chat template, add_generation_prompt=True. */
-    render_check("qwen3", hi, 1, NULL, NULL, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    render_check("qwen3", hi, 1, NULL, NULL,
+                 "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
     /* Qwen3 renders an (empty-reasoning) assistant turn as <think>\n\n</think>\n\nHello. */
-    render_check("qwen3", hi, 1, "", "Hello",
-                 "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello");
+    render_check(
+        "qwen3", hi, 1, "", "Hello",
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello");
     /* The newline after <think> is not doubled when the server streams it. */
-    render_check("qwen3", hi, 1, "\nplan", "A", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\nplan\n</think>\n\nA");
+    render_check(
+        "qwen3", hi, 1, "\nplan", "A",
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\nplan\n</think>\n\nA");
     /* GLM-4.5: the rendering in vLLM's GLM-4.5 reasoning-parser tests. */
-    sg_msg glm[] = {{"system", "You are a helpful assistant."}, {"user", "What is the capital of France?"}};
-    render_check("glm", glm, 2, "The user is asking for the capital of France.", "The capital of France is Paris.",
-                 "[gMASK]<sop><|system|>\nYou are a helpful assistant.<|user|>\nWhat is the capital of France?"
+    sg_msg glm[] = {{"system", "You are a helpful assistant."},
+                    {"user", "What is the capital of France?"}};
+    render_check("glm", glm, 2, "The user is asking for the capital of France.",
+                 "The capital of France is Paris.",
+                 "[gMASK]<sop><|system|>\nYou are a helpful assistant.<|user|>\nWhat is the "
+                 "capital of France?"
                  "<|assistant|>\n<think>The user is asking for the capital of France.</think>\n"
                  "The capital of France is Paris.");
     /* DeepSeek-R1: system text right after BOS, generation prompt ends with <think>\n. */
     sg_msg ds[] = {{"system", "You are a helpful assistant."}, {"user", "Hello"}};
     render_check("deepseek-r1", ds, 2, NULL, NULL,
-                 "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello<｜Assistant｜><think>\n");
-    render_check("deepseek-r1", ds, 2, "Okay, the user greets me.", "Hi!",
-                 "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello<｜Assistant｜><think>\n"
-                 "Okay, the user greets me.\n</think>\n\nHi!");
-    render_check("generic", hi, 1, "think", "ans", "User: Hi\n\nAssistant: <think>\nthink\n</think>\n\nans");
+                 "<｜begin▁of▁sentence｜>You are a helpful "
+                 "assistant.<｜User｜>Hello<｜Assistant｜><think>\n");
+    render_check(
+        "deepseek-r1", ds, 2, "Okay, the user greets me.", "Hi!",
+        "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello<｜Assistant｜><think>\n"
+        "Okay, the user greets me.\n</think>\n\nHi!");
+    render_check("generic", hi, 1, "think", "ans",
+                 "User: Hi\n\nAssistant: <think>\nthink\n</think>\n\nans");
 }
 
 static void test_template_errors(void **state) {
@@ -282,7 +304,8 @@ static void test_criterion(void **state) {
     sg_criterion_default(&c);
     c.target_speedup = 2.0;
     c.delta = 0.05;
-    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 0, 9.0, 0.01), SG_CRIT_CONTINUE); /* wrong */
+    assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 0, 9.0, 0.01),
+                     SG_CRIT_CONTINUE); /* wrong */
     assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 2.1, 0.01), SG_CRIT_TARGET);
     assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 1.04, 0.01), SG_CRIT_CONTINUE);
     assert_int_equal(sg_criterion_on_candidate(&c, 1.0, 1, 1.06, 0.01), SG_CRIT_END_ITERATION);

@@ -1,0 +1,71 @@
+#include "profiler/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sg_stability_default(sg_stability *s) {
+    s->min_runs = 10;
+    s->max_runs = 200;
+    s->window = 5;
+    s->tol = 0.01;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted values, linear between neighbours. */
+static double quantile(const double *v, int n, double q) {
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos);
+    int hi = lo + 1 < n ? lo + 1 : lo;
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+static double median_of(const double *samples, int n, double *scratch) {
+    memcpy(scratch, samples, (size_t)n * sizeof *scratch);
+    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
+    return quantile(scratch, n, 0.5);
+}
+
+void sg_timing_summarize(const double *samples, int n, sg_timing *t) {
+    memset(t, 0, sizeof *t);
+    if (n <= 0) return;
+    double *v = malloc((size_t)n * sizeof *v);
+    memcpy(v, samples, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    t->runs = n;
+    t->min_ns = v[0];
+    t->max_ns = v[n - 1];
+    t->median_ns = quantile(v, n, 0.5);
+    t->p25_ns = quantile(v, n, 0.25);
+    t->p75_ns = quantile(v, n, 0.75);
+    t->noise = t->median_ns > 0 ? (t->p75_ns - t->p25_ns) / (2 * t->median_ns) : 0;
+    free(v);
+}
+
+int sg_timing_stable(const double *samples, int n, const sg_stability *s) {
+    if (n >= s->max_runs) return 1;
+    if (n < s->min_runs || n <= s->window) return 0;
+    double *scratch = malloc((size_t)n * sizeof *scratch);
+    double all = median_of(samples, n, scratch);
+    double before = median_of(samples, n - s->window, scratch);
+    free(scratch);
+    return all > 0 && fabs(all - before) / all <= s->tol;
+}
+
+sg_speedup sg_speedup_compare(const sg_timing *b, const sg_timing *c) {
+    sg_speedup r = {0, 0, SG_CMP_SAME};
+    if (!(b->median_ns > 0) || !(c->median_ns > 0)) return r;
+    r.speedup = b->median_ns / c->median_ns;
+    r.band = b->noise + c->noise;
+    if (r.speedup > 1 + r.band) r.verdict = SG_CMP_FASTER;
+    else if (r.speedup < 1 - r.band) r.verdict = SG_CMP_SLOWER;
+    return r;
+}
+
+const char *sg_cmp_name(sg_cmp c) {
+    return c == SG_CMP_FASTER ? "faster" : c == SG_CMP_SLOWER ? "slower" : "no change";
+}
