@@ -14,8 +14,13 @@ int sg_feedback_load(const char *prompts_dir, sg_feedback_templates *t, sg_err *
     snprintf(path, sizeof path, "%s/feedback.json", prompts_dir);
     json_t *j = sg_json_load_file(path, err);
     if (!j) return -1;
-    struct { const char *key; char **out; } f[] = {
-        {"compile_error", &t->compile_error}, {"mismatch", &t->mismatch}, {"timing", &t->timing}, {"diagnosis", &t->diagnosis}};
+    struct {
+        const char *key;
+        char **out;
+    } f[] = {{"compile_error", &t->compile_error},
+             {"mismatch", &t->mismatch},
+             {"timing", &t->timing},
+             {"diagnosis", &t->diagnosis}};
     int rc = 0;
     for (size_t i = 0; i < 4 && rc == 0; i++) {
         const char *v;
@@ -39,10 +44,12 @@ void sg_feedback_free(sg_feedback_templates *t) {
  * "name:12:5: error". Returns the byte range of the number, or 0. */
 static int find_line_number(const char *line, size_t len, size_t *num_start, size_t *num_end) {
     for (size_t i = 0; i < len; i++) {
-        if ((line[i] == '(' || line[i] == ':') && i + 1 < len && isdigit((unsigned char)line[i + 1])) {
+        if ((line[i] == '(' || line[i] == ':') && i + 1 < len &&
+            isdigit((unsigned char)line[i + 1])) {
             size_t j = i + 1;
             while (j < len && isdigit((unsigned char)line[j])) j++;
-            if (j < len && ((line[i] == '(' && line[j] == ')') || (line[i] == ':' && line[j] == ':'))) {
+            if (j < len &&
+                ((line[i] == '(' && line[j] == ')') || (line[i] == ':' && line[j] == ':'))) {
                 *num_start = i + 1;
                 *num_end = j;
                 return 1;
@@ -53,7 +60,9 @@ static int find_line_number(const char *line, size_t len, size_t *num_start, siz
     return 0;
 }
 
-static int contains(const char *s, size_t n, const char *word) { return memmem(s, n, word, strlen(word)) != NULL; }
+static int contains(const char *s, size_t n, const char *word) {
+    return memmem(s, n, word, strlen(word)) != NULL;
+}
 
 /* Copy one log line with its line number mapped to the candidate's numbering. */
 static void map_line(const char *line, size_t len, int offset, sg_buf *out) {
@@ -61,8 +70,10 @@ static void map_line(const char *line, size_t len, int offset, sg_buf *out) {
     if (offset && find_line_number(line, len, &a, &b)) {
         long n = strtol(line + a, NULL, 10) - offset;
         sg_buf_append(out, line, a);
-        if (n >= 1) sg_buf_printf(out, "%ld", n);
-        else sg_buf_append_str(out, "harness");
+        if (n >= 1)
+            sg_buf_printf(out, "%ld", n);
+        else
+            sg_buf_append_str(out, "harness");
         sg_buf_append(out, line + b, len - b);
     } else {
         sg_buf_append(out, line, len);
@@ -111,7 +122,8 @@ void sg_feedback_compile(const sg_feedback_templates *t, const sg_fb_compile *c,
     char nerr[32];
     snprintf(nerr, sizeof nerr, errors == 1 ? "%d error" : "%d errors", errors);
     const char *keys[] = {"candidate", "errors", "log"};
-    const char *vals[] = {c->candidate, nerr, body.data ? body.data : "(the compiler printed nothing)\n"};
+    const char *vals[] = {c->candidate, nerr,
+                          body.data ? body.data : "(the compiler printed nothing)\n"};
     sg_buf_fill(out, t->compile_error, keys, vals, 3);
     sg_buf_free(&body);
 }
@@ -124,7 +136,8 @@ void sg_feedback_mismatch(const sg_feedback_templates *t, const sg_fb_mismatch *
     snprintf(mabs, sizeof mabs, "%.3g", m->max_abs);
     snprintf(mrel, sizeof mrel, "%.3g", m->max_rel);
     if (m->reason && *m->reason) snprintf(reason, sizeof reason, " Also: %s.", m->reason);
-    const char *keys[] = {"candidate", "output", "shape", "index", "got", "expected", "max_abs", "max_rel", "reason"};
+    const char *keys[] = {"candidate", "output",  "shape",   "index", "got",
+                          "expected",  "max_abs", "max_rel", "reason"};
     const char *vals[] = {m->candidate, m->output, m->shape, idx, got, exp, mabs, mrel, reason};
     sg_buf_fill(out, t->mismatch, keys, vals, 9);
     sg_buf_append(out, "\n", 1);
@@ -139,21 +152,32 @@ void sg_feedback_diagnose(const sg_fb_timing *tm, sg_buf *out) {
         double intensity = tm->roof.bytes > 0 ? tm->roof.flops / tm->roof.bytes : 0;
         double ridge = tm->roof.peak_gflops / tm->roof.peak_gbs;
         if (intensity < ridge && bw_pct >= 50)
-            sg_buf_printf(out, "memory-bound at %.0f%% of peak bandwidth (%.0f GB/s): move fewer bytes (fuse, reuse in "
-                               "shared/local memory, narrower types). ", bw_pct, gbs);
+            sg_buf_printf(out,
+                          "memory-bound at %.0f%% of peak bandwidth (%.0f GB/s): move fewer bytes "
+                          "(fuse, reuse in "
+                          "shared/local memory, narrower types). ",
+                          bw_pct, gbs);
         else if (intensity >= ridge && fl_pct >= 50)
-            sg_buf_printf(out, "compute-bound at %.0f%% of peak arithmetic (%.0f GFLOP/s): use fewer or cheaper "
-                               "operations (vector types, tensor cores where they apply). ", fl_pct, gflops);
+            sg_buf_printf(
+                out,
+                "compute-bound at %.0f%% of peak arithmetic (%.0f GFLOP/s): use fewer or cheaper "
+                "operations (vector types, tensor cores where they apply). ",
+                fl_pct, gflops);
         else
-            sg_buf_printf(out, "latency-bound: only %.0f%% of peak bandwidth and %.0f%% of peak arithmetic; "
-                               "expose more parallelism (more blocks or work per thread, fewer barriers). ",
-                          bw_pct, fl_pct);
+            sg_buf_printf(
+                out,
+                "latency-bound: only %.0f%% of peak bandwidth and %.0f%% of peak arithmetic; "
+                "expose more parallelism (more blocks or work per thread, fewer barriers). ",
+                bw_pct, fl_pct);
     }
     if (tm->facts.have) {
         if (tm->facts.local_bytes > 0)
-            sg_buf_printf(out, "Registers spill %d bytes to local memory: reduce register pressure. ", tm->facts.local_bytes);
+            sg_buf_printf(out,
+                          "Registers spill %d bytes to local memory: reduce register pressure. ",
+                          tm->facts.local_bytes);
         if (tm->facts.occupancy > 0 && tm->facts.occupancy < 0.5)
-            sg_buf_printf(out, "Theoretical occupancy is %.0f%%, limited by %s. ", 100 * tm->facts.occupancy,
+            sg_buf_printf(out, "Theoretical occupancy is %.0f%%, limited by %s. ",
+                          100 * tm->facts.occupancy,
                           tm->facts.occupancy_limiter ? tm->facts.occupancy_limiter : "resources");
     }
     if (out->len == start) sg_buf_append_str(out, "no hardware facts available for this device. ");
@@ -169,9 +193,9 @@ void sg_feedback_timing(const sg_feedback_templates *t, const sg_fb_timing *tm, 
     snprintf(runs, sizeof runs, "%d", tm->cand.runs);
     snprintf(band, sizeof band, "%.1f%%", 100 * s.band);
     snprintf(speed, sizeof speed, "%.2f", s.speedup);
-    const char *verdict = s.verdict == SG_CMP_FASTER ? "faster than the baseline"
+    const char *verdict = s.verdict == SG_CMP_FASTER   ? "faster than the baseline"
                           : s.verdict == SG_CMP_SLOWER ? "slower than the baseline"
-                                                        : "no change beyond the noise";
+                                                       : "no change beyond the noise";
     const char *keys[] = {"candidate", "cand", "base", "runs", "band", "speedup", "verdict"};
     const char *vals[] = {tm->candidate, cand, base, runs, band, speed, verdict};
     sg_buf_fill(out, t->timing, keys, vals, 7);

@@ -61,8 +61,10 @@ sg_speedup sg_speedup_compare(const sg_timing *b, const sg_timing *c) {
     if (!(b->median_ns > 0) || !(c->median_ns > 0)) return r;
     r.speedup = b->median_ns / c->median_ns;
     r.band = b->noise + c->noise;
-    if (r.speedup > 1 + r.band) r.verdict = SG_CMP_FASTER;
-    else if (r.speedup < 1 - r.band) r.verdict = SG_CMP_SLOWER;
+    if (r.speedup > 1 + r.band)
+        r.verdict = SG_CMP_FASTER;
+    else if (r.speedup < 1 - r.band)
+        r.verdict = SG_CMP_SLOWER;
     return r;
 }
 

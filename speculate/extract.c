@@ -116,6 +116,9 @@ int sg_extract_kernel(const char *text, size_t len, const char *lang, sg_buf *ou
         int rank = tag_rank(b->tag, lang);
         if (b->tag[0] == '\0' && looks_like_kernel(body, blen, lang)) rank = 1;
         if (!b->closed && !looks_like_kernel(body, blen, lang)) rank = 0;
+        size_t k = 0;
+        while (k < blen && isspace((unsigned char)body[k])) k++;
+        if (k == blen) rank = 0; /* an empty block is no kernel */
         if (rank == 0) continue;
         /* Prefer complete blocks; among those, exact tags; among equals, the last. */
         int score = rank + (b->closed ? 10 : 0);

@@ -7,10 +7,10 @@
  * language (cuda / opencl) wins over a generic one. An untagged block counts only if
  * its body looks like a kernel (__global__ / __kernel / kernel void). A block left open
  * at the end of the text (a generation cut by max_tokens) is taken when no complete one
- * exists and its body looks like a kernel; info->unterminated says so. Prose around the
- * blocks is ignored. Returns 0 when a kernel was found, -1 otherwise with a reason in
- * err ("no code block", "only blocks in other languages: python", ...). Never reads
- * beyond len; the text need not be NUL-terminated. */
+ * exists and its body looks like a kernel; info->unterminated says so. Empty blocks never count.
+ * Prose around the blocks is ignored. Returns 0 when a kernel was found, -1 otherwise with a reason
+ * in err ("no code block", "only blocks in other languages: python", ...). Never reads beyond len;
+ * the text need not be NUL-terminated. */
 #ifndef SG_EXTRACT_H
 #define SG_EXTRACT_H
 

@@ -69,12 +69,13 @@ static void test_speedup_verdicts(void **state) {
 }
 
 static void test_compile_feedback_maps_lines_and_trims(void **state) {
-    const char *nvrtc = "candidate.cu(14): warning: variable \"z\" was declared but never referenced\n"
-                        "candidate.cu(17): error: identifier \"tid\" is undefined\n"
-                        "      y[tid] = a * x[tid];\n"
-                        "        ^\n"
-                        "\n"
-                        "1 error detected in the compilation of \"candidate.cu\".\n";
+    const char *nvrtc =
+        "candidate.cu(14): warning: variable \"z\" was declared but never referenced\n"
+        "candidate.cu(17): error: identifier \"tid\" is undefined\n"
+        "      y[tid] = a * x[tid];\n"
+        "        ^\n"
+        "\n"
+        "1 error detected in the compilation of \"candidate.cu\".\n";
     sg_fb_compile c = {.candidate = "Candidate 3", .log = nvrtc, .line_offset = 4};
     sg_buf out = {0};
     sg_feedback_compile(&T, &c, &out);
@@ -86,8 +87,10 @@ static void test_compile_feedback_maps_lines_and_trims(void **state) {
     sg_buf_free(&out);
     /* clang/PoCL style, many errors: trimmed with a count of the rest. */
     sg_buf log = {0};
-    for (int i = 1; i <= 12; i++) sg_buf_printf(&log, "<source>:%d:5: error: use of undeclared identifier 'v%d'\n", i + 2, i);
-    sg_fb_compile many = {.candidate = "Candidate 4", .log = log.data, .line_offset = 2, .max_errors = 3};
+    for (int i = 1; i <= 12; i++)
+        sg_buf_printf(&log, "<source>:%d:5: error: use of undeclared identifier 'v%d'\n", i + 2, i);
+    sg_fb_compile many = {
+        .candidate = "Candidate 4", .log = log.data, .line_offset = 2, .max_errors = 3};
     sg_feedback_compile(&T, &many, &out);
     assert_non_null(strstr(out.data, "(12 errors)"));
     assert_non_null(strstr(out.data, "<source>:1:5: error"));
@@ -96,21 +99,30 @@ static void test_compile_feedback_maps_lines_and_trims(void **state) {
     sg_buf_free(&out);
     sg_buf_free(&log);
     /* An error on a harness line says so instead of a negative number. */
-    sg_fb_compile h = {.candidate = "Candidate 5", .log = "x.cl:1:1: error: bad\n", .line_offset = 2};
+    sg_fb_compile h = {
+        .candidate = "Candidate 5", .log = "x.cl:1:1: error: bad\n", .line_offset = 2};
     sg_feedback_compile(&T, &h, &out);
     assert_non_null(strstr(out.data, "x.cl:harness:1: error"));
     sg_buf_free(&out);
 }
 
 static void test_mismatch_feedback(void **state) {
-    sg_fb_mismatch m = {.candidate = "Candidate 2", .output = "y", .shape = "B=3 N=1001", .index = 1000,
-                        .got = 0, .expected = 0.731, .max_abs = 0.9, .max_rel = 1, .reason = "wrote outside its buffer"};
+    sg_fb_mismatch m = {.candidate = "Candidate 2",
+                        .output = "y",
+                        .shape = "B=3 N=1001",
+                        .index = 1000,
+                        .got = 0,
+                        .expected = 0.731,
+                        .max_abs = 0.9,
+                        .max_rel = 1,
+                        .reason = "wrote outside its buffer"};
     sg_buf out = {0};
     sg_feedback_mismatch(&T, &m, &out);
-    assert_string_equal(out.data,
-                        "Candidate 2 compiled but gives WRONG results for output `y` at sizes B=3 N=1001: at index 1000 "
-                        "it wrote 0, the reference is 0.731 (max abs error 0.9, max rel error 1). Also: wrote outside "
-                        "its buffer.\n");
+    assert_string_equal(out.data, "Candidate 2 compiled but gives WRONG results for output `y` at "
+                                  "sizes B=3 N=1001: at index 1000 "
+                                  "it wrote 0, the reference is 0.731 (max abs error 0.9, max rel "
+                                  "error 1). Also: wrote outside "
+                                  "its buffer.\n");
     sg_buf_free(&out);
 }
 
@@ -119,11 +131,18 @@ static void test_timing_feedback_and_diagnosis(void **state) {
     tm.baseline = (sg_timing){.median_ns = 2.0e6, .noise = 0.01, .runs = 40};
     tm.cand = (sg_timing){.median_ns = 1.0e6, .noise = 0.01, .runs = 40};
     /* 1.6 GB moved in 1 ms = 1600 GB/s of a 2000 GB/s device: memory-bound. */
-    tm.roof = (sg_fb_roofline){.have = 1, .bytes = 1.6e9, .flops = 1e6, .peak_gbs = 2000, .peak_gflops = 50000};
-    tm.facts = (sg_fb_static){.have = 1, .registers = 64, .local_bytes = 48, .occupancy = 0.25, .occupancy_limiter = "registers"};
+    tm.roof = (sg_fb_roofline){
+        .have = 1, .bytes = 1.6e9, .flops = 1e6, .peak_gbs = 2000, .peak_gflops = 50000};
+    tm.facts = (sg_fb_static){.have = 1,
+                              .registers = 64,
+                              .local_bytes = 48,
+                              .occupancy = 0.25,
+                              .occupancy_limiter = "registers"};
     sg_buf out = {0};
     sg_feedback_timing(&T, &tm, &out);
-    assert_non_null(strstr(out.data, "Candidate 7 is correct. Time 1.00 ms vs baseline 2.00 ms (medians of 40 runs, noise ±2.0%): speedup 2.00x, faster than the baseline."));
+    assert_non_null(
+        strstr(out.data, "Candidate 7 is correct. Time 1.00 ms vs baseline 2.00 ms (medians of 40 "
+                         "runs, noise ±2.0%): speedup 2.00x, faster than the baseline."));
     assert_non_null(strstr(out.data, "memory-bound at 80% of peak bandwidth"));
     assert_non_null(strstr(out.data, "spill 48 bytes"));
     assert_non_null(strstr(out.data, "occupancy is 25%, limited by registers"));

@@ -72,6 +72,8 @@ static void test_extract_unterminated_block(void **state) {
     assert_non_null(strstr(out.data, "good"));
     /* An unterminated block that is not a kernel is not taken. */
     sg_err err;
+    const char *empty = "```opencl\n  \n```\n";
+    assert_int_equal(sg_extract_kernel(empty, strlen(empty), "opencl", &out, &info, &err), -1);
     const char *junk = "```opencl\nI think we should";
     assert_int_equal(sg_extract_kernel(junk, strlen(junk), "opencl", &out, &info, &err), -1);
     sg_buf_free(&out);

@@ -1,0 +1,86 @@
+/* ports.h — the two narrow interfaces the task state machine talks through.
+ *
+ * Contract: the task never touches a socket, a device or a clock except through these
+ * and the loop. Each port has a real implementation (an OpenAI-compatible server through
+ * orchestrator/llm.h; validation + profiling workers) and a simulated one (virtual-time
+ * models in sim/), so the same policy runs live and in the simulation.
+ *
+ * LLM port: start_reasoning streams a chat request; start_fork a raw completions request
+ * (the fork prompt). Events run on the loop thread. Exactly one `done` ends a generation
+ * that was not aborted; after abort (which fills *out) no event of it runs again. Texts
+ * passed to events are borrowed for the call only. reasoning events carry the reasoning
+ * token count so far (from the server, or estimated one chunk = one token).
+ *
+ * Device port: submit runs a job (validate the baseline and time it, or validate a
+ * candidate and, when correct, time it against the baseline in the same worker) and calls
+ * done on the loop thread exactly once, even when the job failed to run (ok = 0). Jobs
+ * cannot be cancelled: whoever submits must outlive its jobs. */
+#ifndef SG_PORTS_H
+#define SG_PORTS_H
+
+#include "common/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- LLM ---- */
+
+typedef struct sg_gen sg_gen; /* a running generation, owned by the port */
+
+typedef struct sg_gen_summary {
+    uint64_t prompt_tokens, reasoning_tokens, content_tokens;
+    int estimated;          /* token counts estimated, not reported by the server */
+    char finish[32];        /* "stop", "length", "abort", "client-abort", "error" */
+    char error[512];        /* non-empty when the generation failed */
+} sg_gen_summary;
+
+typedef struct sg_gen_events {
+    void (*reasoning)(void *arg, const char *text, size_t len, uint64_t reasoning_tokens);
+    void (*content)(void *arg, const char *text, size_t len);
+    void (*done)(void *arg, const sg_gen_summary *s);
+    void *arg;
+} sg_gen_events;
+
+typedef struct sg_llm_port {
+    void *impl;
+    sg_gen *(*start_reasoning)(void *impl, const char *system, const char *user, const sg_gen_events *ev,
+                               sg_err *err);
+    sg_gen *(*start_fork)(void *impl, const char *prompt, int64_t max_tokens, double temperature,
+                          const sg_gen_events *ev, sg_err *err);
+    void (*abort)(void *impl, sg_gen *g, sg_gen_summary *out);
+} sg_llm_port;
+
+/* ---- device (validation + profiling) ---- */
+
+typedef enum { SG_DEV_BASELINE = 0, SG_DEV_CANDIDATE = 1 } sg_dev_kind;
+
+typedef struct sg_dev_request {
+    sg_dev_kind kind;
+    const char *source; /* candidate text (copied by the port); NULL for the baseline */
+    size_t len;
+    const char *name; /* "candidate 3" — used in messages and feedback */
+    int priority;     /* higher first when slots are busy */
+} sg_dev_request;
+
+typedef struct sg_dev_outcome {
+    int ok;            /* the job ran; 0: message says why not */
+    int correct;       /* validated against the reference */
+    char verdict[32];  /* "pass", "compile_error", "mismatch", ... */
+    double base_ns;    /* baseline median (both kinds) */
+    double cand_ns;    /* candidate median (candidate, when correct) */
+    double speedup;    /* base_ns / cand_ns; 0 when not timed */
+    double noise;      /* relative half-width of the speedup's band */
+    int runs;
+    double compile_ms, validate_ms, profile_ms;
+    char message[1024];  /* one sentence for a person */
+    char feedback[4096]; /* the paragraph for the model */
+} sg_dev_outcome;
+
+typedef void (*sg_dev_done_fn)(void *arg, const sg_dev_outcome *o);
+
+typedef struct sg_dev_port {
+    void *impl;
+    int (*submit)(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg, sg_err *err);
+} sg_dev_port;
+
+#endif

@@ -1,0 +1,616 @@
+/* task.c — one optimization task: baseline, iterations, reasoning streams, forks,
+ * candidates, jobs, early stop, budgets. See task.h for the contract. */
+#include "orchestrator/task.h"
+
+#include "common/json.h"
+#include "common/srcnorm.h"
+#include "speculate/extract.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PHASE_NEW, PHASE_BASELINE, PHASE_RUNNING, PHASE_STOPPING, PHASE_DONE };
+enum { GEN_REASONING, GEN_FORK };
+
+typedef struct gen_ctx {
+    sg_task *task;
+    int kind, iteration, index;
+    sg_gen *gen; /* NULL once done or aborted */
+    sg_buf reasoning, content;
+    uint64_t reasoning_tokens, content_chunks;
+    sg_trigger_fire fire; /* forks: what started it */
+    struct gen_ctx *prev, *next;
+} gen_ctx;
+
+typedef struct job_ctx {
+    sg_task *task;
+    int candidate, iteration;
+    char *source;
+} job_ctx;
+
+struct sg_task {
+    sg_loop *loop;
+    sg_task_config cfg;
+    sg_task_spec spec;
+    sg_llm_port llm;
+    sg_dev_port dev;
+    sg_task_hooks hooks;
+    sg_trigger *trigger;
+    sg_task_stats st;
+    int phase;
+    gen_ctx *gens; /* every generation still running */
+    int iter_gens; /* running generations of the current iteration */
+    int jobs_pending;
+    char *best_kernel;
+    double best_at_iter_start;
+    char **feedback; /* ring of the last cfg.feedback_last paragraphs */
+    int nfeedback;
+    uint64_t *hashes;
+    size_t nhashes, caphashes;
+    char *system, *user; /* the current iteration's messages */
+    char *answer_prefix; /* with {lang} filled */
+    uint64_t budget_timer;
+    uint64_t tokens_done; /* tokens of finished generations */
+    int finish_scheduled;
+    int iter_cut;           /* this iteration was ended early */
+    int reasoning_failures; /* consecutive reasoning streams that failed */
+};
+
+/* ---- small helpers ---- */
+
+int sg_policy_parse(const char *s, sg_policy *p, sg_err *err) {
+    p->fork = 1;
+    p->streams = 1;
+    if (!strcmp(s, "specgen")) p->kind = SG_POLICY_SPECGEN;
+    else if (!strcmp(s, "sequential")) p->kind = SG_POLICY_SEQUENTIAL, p->fork = 0;
+    else if (!strncmp(s, "parallel:", 9)) {
+        char *end;
+        long n = strtol(s + 9, &end, 10);
+        if (*end || n < 1 || n > 64) return sg_errf(err, "'%s': parallel:N needs N from 1 to 64", s);
+        p->kind = SG_POLICY_PARALLEL;
+        p->streams = (int)n;
+        p->fork = 0;
+    } else
+        return sg_errf(err, "'%s' is not a policy (specgen, sequential, parallel:N)", s);
+    return 0;
+}
+
+const char *sg_policy_name(const sg_policy *p, char *buf, size_t n) {
+    if (p->kind == SG_POLICY_PARALLEL) snprintf(buf, n, "parallel:%d", p->streams);
+    else snprintf(buf, n, "%s%s", p->kind == SG_POLICY_SPECGEN ? "specgen" : "sequential",
+                  p->kind == SG_POLICY_SPECGEN && !p->fork ? " (no forks)" : "");
+    return buf;
+}
+
+int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
+    memset(p, 0, sizeof *p);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/optimize.json", dir);
+    json_t *o = sg_json_load_file(path, err);
+    if (!o) return -1;
+    const char *sys = NULL, *user = NULL, *fh = "";
+    int rc = sg_json_get_str(o, "system", 1, &sys, path, err);
+    if (!rc) rc = sg_json_get_str(o, "user", 1, &user, path, err);
+    if (!rc) rc = sg_json_get_str(o, "feedback_header", 0, &fh, path, err);
+    if (!rc) {
+        p->system = strdup(sys);
+        p->user = strdup(user);
+        p->feedback_header = strdup(fh);
+    }
+    json_decref(o);
+    if (rc) return rc;
+    snprintf(path, sizeof path, "%s/fork.json", dir);
+    json_t *f = sg_json_load_file(path, err);
+    if (!f) return sg_task_prompts_free(p), -1;
+    const char *prefix = NULL;
+    int64_t mt = 2048;
+    double temp = 0.2;
+    rc = sg_json_get_str(f, "answer_prefix", 1, &prefix, path, err);
+    if (!rc) rc = sg_json_get_int(f, "max_tokens", 0, &mt, path, err);
+    if (!rc) rc = sg_json_get_num(f, "temperature", 0, &temp, path, err);
+    if (!rc && (mt < 16 || mt > 65536)) rc = sg_errf(err, "%s: field \"max_tokens\": must be 16..65536, got %lld", path, (long long)mt);
+    if (!rc) {
+        p->answer_prefix = strdup(prefix);
+        p->fork_max_tokens = mt;
+        p->fork_temperature = temp;
+    }
+    json_decref(f);
+    if (rc) sg_task_prompts_free(p);
+    return rc;
+}
+
+void sg_task_prompts_free(sg_task_prompts *p) {
+    free(p->system);
+    free(p->user);
+    free(p->feedback_header);
+    free(p->answer_prefix);
+    memset(p, 0, sizeof *p);
+}
+
+static int64_t since_start(const sg_task *t) { return sg_loop_now(t->loop) - t->st.started_ns; }
+
+/* Hand an event to the recorder: {"ev": name, "t_ms": ..., "iteration": ..., fields...}. */
+static void record(sg_task *t, const char *ev, json_t *fields) {
+    if (t->hooks.record) {
+        json_t *o = json_object();
+        json_object_set_new(o, "ev", json_string(ev));
+        json_object_set_new(o, "t_ms", json_real((double)since_start(t) / 1e6));
+        json_object_set_new(o, "iteration", json_integer(t->st.iteration));
+        if (fields) json_object_update(o, fields);
+        t->hooks.record(t->hooks.arg, o);
+        json_decref(o);
+    }
+    json_decref(fields);
+}
+
+static void progress(sg_task *t) {
+    t->st.tokens_total = t->tokens_done;
+    for (gen_ctx *g = t->gens; g; g = g->next) t->st.tokens_total += g->reasoning_tokens + g->content_chunks;
+    if (t->hooks.progress) t->hooks.progress(t->hooks.arg, &t->st);
+}
+
+static void add_feedback(sg_task *t, const char *text) {
+    int max = t->cfg.feedback_last > 0 ? t->cfg.feedback_last : 4;
+    if (t->nfeedback == max) {
+        free(t->feedback[0]);
+        memmove(t->feedback, t->feedback + 1, (size_t)(max - 1) * sizeof *t->feedback);
+        t->nfeedback--;
+    }
+    t->feedback[t->nfeedback++] = strdup(text);
+}
+
+static void stop_task(sg_task *t, sg_crit reason, const char *error);
+static void start_iteration(sg_task *t);
+
+/* ---- generations ---- */
+
+static void gen_unlink(sg_task *t, gen_ctx *g) {
+    if (g->prev) g->prev->next = g->next;
+    else t->gens = g->next;
+    if (g->next) g->next->prev = g->prev;
+    if (g->iteration == t->st.iteration) t->iter_gens--;
+}
+
+static void gen_free(gen_ctx *g) {
+    sg_buf_free(&g->reasoning);
+    sg_buf_free(&g->content);
+    free(g);
+}
+
+static void abort_gens(sg_task *t, int only_iteration) {
+    gen_ctx *g = t->gens;
+    while (g) {
+        gen_ctx *next = g->next;
+        if (!only_iteration || g->iteration == only_iteration) {
+            sg_gen_summary s;
+            memset(&s, 0, sizeof s);
+            t->llm.abort(t->llm.impl, g->gen, &s);
+            g->gen = NULL;
+            t->tokens_done += s.reasoning_tokens + s.content_tokens;
+            if (g->kind == GEN_FORK) {
+                t->st.fork_tokens += s.content_tokens;
+                sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+            }
+            record(t, "generation_aborted",
+                   json_pack("{s:s,s:i,s:I,s:I}", "kind", g->kind == GEN_FORK ? "fork" : "reasoning", "index",
+                             g->index, "reasoning_tokens", (json_int_t)s.reasoning_tokens, "content_tokens",
+                             (json_int_t)s.content_tokens));
+            gen_unlink(t, g);
+            gen_free(g);
+        }
+        g = next;
+    }
+}
+
+/* ---- candidates and jobs ---- */
+
+static int seen_before(sg_task *t, uint64_t h) {
+    for (size_t i = 0; i < t->nhashes; i++)
+        if (t->hashes[i] == h) return 1;
+    if (t->nhashes == t->caphashes) {
+        t->caphashes = t->caphashes ? 2 * t->caphashes : 32;
+        t->hashes = realloc(t->hashes, t->caphashes * sizeof *t->hashes);
+    }
+    t->hashes[t->nhashes++] = h;
+    return 0;
+}
+
+static void maybe_advance(sg_task *t);
+
+static void on_job_done(void *arg, const sg_dev_outcome *o) {
+    job_ctx *j = arg;
+    sg_task *t = j->task;
+    t->jobs_pending--;
+    if (o->ok) {
+        t->st.compiled += strcmp(o->verdict, "compile_error") && strcmp(o->verdict, "rejected");
+        t->st.correct += o->correct;
+        t->st.profiled += o->correct && o->speedup > 0;
+    }
+    record(t, "job_done",
+           json_pack("{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s}", "candidate", j->candidate, "of_iteration", j->iteration,
+                     "correct", o->correct, "verdict", o->ok ? o->verdict : "not_run", "speedup", o->speedup,
+                     "noise", o->noise, "compile_ms", o->compile_ms, "message", o->message));
+    add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
+    if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
+        t->st.best_speedup = o->speedup;
+        t->st.best_candidate = j->candidate;
+        t->st.best_ns = since_start(t);
+        free(t->best_kernel);
+        t->best_kernel = j->source;
+        j->source = NULL;
+        record(t, "new_best", json_pack("{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup));
+    }
+    if (t->phase == PHASE_RUNNING && o->ok) {
+        sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct, o->speedup, o->noise);
+        if (c == SG_CRIT_TARGET) {
+            stop_task(t, SG_CRIT_TARGET, NULL);
+        } else if (c == SG_CRIT_END_ITERATION && j->iteration == t->st.iteration && t->iter_gens > 0) {
+            uint64_t tokens = 0;
+            for (gen_ctx *g = t->gens; g; g = g->next)
+                if (g->kind == GEN_REASONING && g->iteration == t->st.iteration) tokens += g->reasoning_tokens;
+            t->st.early_stops++;
+            t->iter_cut = 1;
+            t->st.tokens_at_early_stop += tokens;
+            record(t, "early_stop", json_pack("{s:i,s:I,s:f}", "candidate", j->candidate, "reasoning_tokens",
+                                              (json_int_t)tokens, "speedup", o->speedup));
+            abort_gens(t, t->st.iteration);
+        }
+    }
+    free(j->source);
+    free(j);
+    progress(t);
+    maybe_advance(t);
+}
+
+static void submit_candidate(sg_task *t, const char *text, size_t len, const char *origin, const gen_ctx *g) {
+    sg_buf src = {0};
+    sg_extract_info info;
+    sg_err err;
+    int id = ++t->st.candidates;
+    if (!t->st.first_candidate_ns) t->st.first_candidate_ns = since_start(t);
+    if (sg_extract_kernel(text, len, t->spec.lang, &src, &info, &err) < 0) {
+        t->st.no_kernel++;
+        char fb[700];
+        snprintf(fb, sizeof fb, "Candidate %d: %s.", id, err.msg);
+        add_feedback(t, fb);
+        record(t, "candidate", json_pack("{s:i,s:s,s:s,s:s}", "candidate", id, "origin", origin, "status", "no_kernel",
+                                         "reason", err.msg));
+        if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+        sg_buf_free(&src);
+        return;
+    }
+    char hex[17];
+    sg_srcnorm_hex(info.hash, hex);
+    int dup = seen_before(t, info.hash);
+    if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, dup);
+    json_t *ev = json_pack("{s:i,s:s,s:s,s:s,s:b}", "candidate", id, "origin", origin, "status",
+                           dup ? "duplicate" : "submitted", "hash", hex, "unterminated", info.unterminated);
+    if (g->kind == GEN_FORK) {
+        json_object_set_new(ev, "rule", json_string(sg_rule_name(g->fire.rule)));
+        json_object_set_new(ev, "at_tokens", json_integer((json_int_t)g->fire.tokens));
+    }
+    record(t, "candidate", ev);
+    if (dup) {
+        t->st.duplicates++;
+        sg_buf_free(&src);
+        return;
+    }
+    job_ctx *j = calloc(1, sizeof *j);
+    j->task = t;
+    j->candidate = id;
+    j->iteration = t->st.iteration;
+    j->source = sg_buf_steal(&src);
+    char name[32];
+    snprintf(name, sizeof name, "Candidate %d", id);
+    sg_dev_request req = {SG_DEV_CANDIDATE, j->source, strlen(j->source), name, g->kind == GEN_FORK ? 1 : 2};
+    if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
+        record(t, "job_error", json_pack("{s:i,s:s}", "candidate", id, "error", err.msg));
+        free(j->source);
+        free(j);
+        return;
+    }
+    t->jobs_pending++;
+}
+
+/* ---- generation events ---- */
+
+static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire);
+
+static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens) {
+    gen_ctx *g = arg;
+    sg_task *t = g->task;
+    sg_buf_append(&g->reasoning, text, len);
+    t->st.reasoning_tokens += tokens > g->reasoning_tokens ? tokens - g->reasoning_tokens : 0;
+    g->reasoning_tokens = tokens;
+    if (t->phase != PHASE_RUNNING) return;
+    if (t->cfg.policy.kind == SG_POLICY_SPECGEN && t->cfg.policy.fork) {
+        sg_trigger_fire fire;
+        if (sg_trigger_feed(t->trigger, text, len, tokens, &fire)) start_fork(t, g, &fire);
+    }
+    progress(t);
+    sg_crit b = sg_criterion_on_budget(&t->cfg.crit, since_start(t), t->st.tokens_total, 0);
+    if (b == SG_CRIT_BUDGET_TOKENS) stop_task(t, b, NULL);
+}
+
+static void on_content(void *arg, const char *text, size_t len) {
+    gen_ctx *g = arg;
+    sg_buf_append(&g->content, text, len);
+    g->content_chunks++;
+}
+
+static void on_gen_done(void *arg, const sg_gen_summary *s) {
+    gen_ctx *g = arg;
+    sg_task *t = g->task;
+    g->gen = NULL;
+    gen_unlink(t, g);
+    t->tokens_done += s->reasoning_tokens + s->content_tokens;
+    const char *kind = g->kind == GEN_FORK ? "fork" : "reasoning";
+    record(t, "generation_done",
+           json_pack("{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish", s->finish,
+                     "reasoning_tokens", (json_int_t)s->reasoning_tokens, "content_tokens",
+                     (json_int_t)s->content_tokens, "estimated", s->estimated, "error", s->error));
+    if (g->kind == GEN_FORK) {
+        t->st.forks_done++;
+        t->st.fork_tokens += s->content_tokens;
+    }
+    if (g->kind == GEN_REASONING) t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
+    if (s->error[0]) {
+        if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+        else if (t->reasoning_failures >= 2 && t->phase == PHASE_RUNNING) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "the reasoning stream failed twice in a row: %s", s->error);
+            gen_free(g);
+            stop_task(t, SG_CRIT_CONTINUE, msg);
+            return;
+        }
+    } else if (t->phase == PHASE_RUNNING || t->phase == PHASE_STOPPING) {
+        if (g->kind == GEN_FORK) {
+            /* The answer prefix opened the code block: extraction reads it too. */
+            sg_buf text = {0};
+            sg_buf_append_str(&text, t->answer_prefix);
+            sg_buf_append(&text, g->content.data ? g->content.data : "", g->content.len);
+            if (t->phase == PHASE_RUNNING) submit_candidate(t, text.data, text.len, "fork", g);
+            sg_buf_free(&text);
+        } else if (t->phase == PHASE_RUNNING) {
+            submit_candidate(t, g->content.data ? g->content.data : "", g->content.len, "final", g);
+        }
+    }
+    gen_free(g);
+    progress(t);
+    maybe_advance(t);
+}
+
+static gen_ctx *gen_new(sg_task *t, int kind, int index) {
+    gen_ctx *g = calloc(1, sizeof *g);
+    g->task = t;
+    g->kind = kind;
+    g->iteration = t->st.iteration;
+    g->index = index;
+    g->next = t->gens;
+    if (t->gens) t->gens->prev = g;
+    t->gens = g;
+    t->iter_gens++;
+    return g;
+}
+
+static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire) {
+    sg_msg msgs[2] = {{"system", t->system}, {"user", t->user}};
+    sg_buf prompt = {0};
+    sg_err err;
+    if (sg_fork_prompt(t->cfg.tmpl, msgs, 2, parent->reasoning.data ? parent->reasoning.data : "", parent->reasoning.len,
+                       t->answer_prefix, &prompt, &err) < 0) {
+        record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
+        sg_buf_free(&prompt);
+        return;
+    }
+    gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
+    g->fire = *fire;
+    sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
+    g->gen = t->llm.start_fork(t->llm.impl, prompt.data, t->cfg.prompts->fork_max_tokens,
+                               t->cfg.prompts->fork_temperature, &ev, &err);
+    if (!g->gen) {
+        record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
+        gen_unlink(t, g);
+        gen_free(g);
+        sg_buf_free(&prompt);
+        return;
+    }
+    sg_trigger_fork_started(t->trigger, fire);
+    record(t, "fork", json_pack("{s:i,s:s,s:s,s:I,s:I}", "fork", g->index, "rule", sg_rule_name(fire->rule), "cue",
+                                fire->cue, "at_tokens", (json_int_t)fire->tokens, "at_bytes", (json_int_t)fire->offset));
+    sg_buf_free(&prompt);
+}
+
+/* ---- iterations ---- */
+
+static void build_messages(sg_task *t) {
+    sg_buf fb = {0};
+    if (t->nfeedback) {
+        sg_buf_append_str(&fb, t->cfg.prompts->feedback_header);
+        for (int i = 0; i < t->nfeedback; i++) {
+            sg_buf_append_str(&fb, "- ");
+            sg_buf_append_str(&fb, t->feedback[i]);
+            if (fb.len && fb.data[fb.len - 1] != '\n') sg_buf_append_str(&fb, "\n");
+        }
+        sg_buf_append_str(&fb, "\n");
+    }
+    char iter[16], best[32], target[32];
+    snprintf(iter, sizeof iter, "%d", t->st.iteration);
+    snprintf(best, sizeof best, "%.2f", t->st.best_speedup);
+    snprintf(target, sizeof target, "%.2f", t->cfg.crit.target_speedup);
+    sg_buf kernel = {0};
+    sg_buf_append_str(&kernel, t->best_kernel);
+    if (kernel.len && kernel.data[kernel.len - 1] != '\n') sg_buf_append_str(&kernel, "\n");
+    const char *keys[] = {"name", "lang", "description", "target", "iteration", "best_kernel", "best_speedup", "feedback"};
+    const char *vals[] = {t->spec.name, t->spec.lang, t->spec.description, target, iter, kernel.data, best, fb.data ? fb.data : ""};
+    sg_buf sys = {0}, user = {0};
+    sg_buf_fill(&sys, t->cfg.prompts->system, keys, vals, 8);
+    sg_buf_fill(&user, t->cfg.prompts->user, keys, vals, 8);
+    free(t->system);
+    free(t->user);
+    t->system = sg_buf_steal(&sys);
+    t->user = sg_buf_steal(&user);
+    sg_buf_free(&fb);
+    sg_buf_free(&kernel);
+}
+
+static void start_iteration(sg_task *t) {
+    t->st.iteration++;
+    t->iter_gens = 0;
+    t->iter_cut = 0;
+    t->best_at_iter_start = t->st.best_speedup;
+    sg_trigger_reset(t->trigger);
+    build_messages(t);
+    record(t, "iteration_start", json_pack("{s:f,s:i}", "best_speedup", t->st.best_speedup, "feedback_items", t->nfeedback));
+    for (int i = 0; i < t->cfg.policy.streams; i++) {
+        gen_ctx *g = gen_new(t, GEN_REASONING, i + 1);
+        sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
+        sg_err err;
+        g->gen = t->llm.start_reasoning(t->llm.impl, t->system, t->user, &ev, &err);
+        if (!g->gen) {
+            gen_unlink(t, g);
+            gen_free(g);
+            stop_task(t, SG_CRIT_CONTINUE, err.msg);
+            return;
+        }
+    }
+    progress(t);
+}
+
+static void finish_now(sg_loop *loop, void *arg) {
+    sg_task *t = arg;
+    t->finish_scheduled = 0;
+    if (t->phase != PHASE_STOPPING || t->jobs_pending || t->gens) return;
+    t->phase = PHASE_DONE;
+    t->st.ended_ns = since_start(t);
+    record(t, "task_end", json_pack("{s:s,s:f,s:i,s:s}", "reason", t->st.error[0] ? "error" : sg_crit_name(t->st.end_reason),
+                                    "best_speedup", t->st.best_speedup, "best_candidate", t->st.best_candidate,
+                                    "error", t->st.error));
+    if (t->hooks.finished) t->hooks.finished(t->hooks.arg, &t->st);
+}
+
+/* Called after anything finishes: next iteration, or the end of the task. */
+static void maybe_advance(sg_task *t) {
+    if (t->phase == PHASE_STOPPING) {
+        if (!t->jobs_pending && !t->gens && !t->finish_scheduled) {
+            t->finish_scheduled = 1;
+            sg_loop_defer(t->loop, finish_now, t); /* not from inside a port's callback */
+        }
+        return;
+    }
+    if (t->phase != PHASE_RUNNING || t->iter_gens > 0) return;
+    /* The iteration's generations are over. Wait for its candidates only when nothing
+     * else could make progress: an early-stopped iteration moves on at once. */
+    if (t->jobs_pending && !t->iter_cut) return;
+    sg_crit b = sg_criterion_on_budget(&t->cfg.crit, since_start(t), t->st.tokens_total, t->st.iteration);
+    if (b != SG_CRIT_CONTINUE) {
+        stop_task(t, b, NULL);
+        return;
+    }
+    start_iteration(t);
+}
+
+static void stop_task(sg_task *t, sg_crit reason, const char *error) {
+    if (t->phase >= PHASE_STOPPING) return;
+    t->phase = PHASE_STOPPING;
+    t->st.end_reason = reason;
+    if (error) snprintf(t->st.error, sizeof t->st.error, "%s", error);
+    sg_loop_timer_cancel(t->loop, t->budget_timer);
+    abort_gens(t, 0);
+    record(t, "stopping", json_pack("{s:s,s:s}", "reason", error ? "error" : sg_crit_name(reason), "error", error ? error : ""));
+    maybe_advance(t);
+}
+
+static void on_budget_timer(sg_loop *loop, void *arg) {
+    sg_task *t = arg;
+    t->budget_timer = 0;
+    stop_task(t, SG_CRIT_BUDGET_TIME, NULL);
+}
+
+static void on_baseline(void *arg, const sg_dev_outcome *o) {
+    sg_task *t = arg;
+    t->jobs_pending--;
+    record(t, "baseline", json_pack("{s:b,s:b,s:s,s:f,s:s}", "ok", o->ok, "correct", o->correct, "verdict", o->verdict,
+                                    "median_ns", o->base_ns, "message", o->message));
+    if (t->phase != PHASE_BASELINE) {
+        maybe_advance(t);
+        return;
+    }
+    if (!o->ok || !o->correct || !(o->base_ns > 0)) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "the baseline did not validate: %s", o->message);
+        t->phase = PHASE_RUNNING;
+        stop_task(t, SG_CRIT_CONTINUE, msg);
+        return;
+    }
+    t->st.baseline_ns_median = (int64_t)o->base_ns;
+    t->phase = PHASE_RUNNING;
+    start_iteration(t);
+}
+
+/* ---- life cycle ---- */
+
+sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spec *spec, const sg_llm_port *llm,
+                     const sg_dev_port *dev, const sg_task_hooks *hooks, sg_err *err) {
+    if (!spec->lang || (strcmp(spec->lang, "cuda") && strcmp(spec->lang, "opencl"))) {
+        sg_errf(err, "task language '%s' is not cuda or opencl", spec->lang ? spec->lang : "");
+        return NULL;
+    }
+    sg_task *t = calloc(1, sizeof *t);
+    t->loop = loop;
+    t->cfg = *cfg;
+    t->spec = *spec;
+    t->llm = *llm;
+    t->dev = *dev;
+    if (hooks) t->hooks = *hooks;
+    t->trigger = sg_trigger_new(&cfg->trigger);
+    int max = cfg->feedback_last > 0 ? cfg->feedback_last : 4;
+    t->feedback = calloc((size_t)max, sizeof *t->feedback);
+    t->best_kernel = strdup(spec->baseline ? spec->baseline : "");
+    t->st.best_speedup = 1.0;
+    sg_buf prefix = {0};
+    const char *k = "lang";
+    sg_buf_fill(&prefix, cfg->prompts->answer_prefix, &k, &spec->lang, 1);
+    t->answer_prefix = sg_buf_steal(&prefix);
+    seen_before(t, sg_srcnorm_hash(t->best_kernel, strlen(t->best_kernel))); /* the baseline is no candidate */
+    return t;
+}
+
+int sg_task_start(sg_task *t, sg_err *err) {
+    if (t->phase != PHASE_NEW) return sg_errf(err, "task already started");
+    t->st.started_ns = sg_loop_now(t->loop);
+    t->phase = PHASE_BASELINE;
+    char pol[32];
+    record(t, "task_start", json_pack("{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang, "policy",
+                                      sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
+                                      t->cfg.crit.target_speedup));
+    if (t->cfg.crit.budget_ns > 0) t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
+    sg_dev_request req = {SG_DEV_BASELINE, NULL, 0, "baseline", 3};
+    if (t->dev.submit(t->dev.impl, &req, on_baseline, t, err) < 0) return -1;
+    t->jobs_pending++;
+    return 0;
+}
+
+void sg_task_cancel(sg_task *t) {
+    if (t->phase == PHASE_BASELINE) t->phase = PHASE_RUNNING;
+    stop_task(t, SG_CRIT_CONTINUE, "cancelled");
+}
+
+const sg_task_stats *sg_task_stats_get(const sg_task *t) { return &t->st; }
+const char *sg_task_best_kernel(const sg_task *t) { return t->best_kernel; }
+
+void sg_task_free(sg_task *t) {
+    if (!t) return;
+    abort_gens(t, 0);
+    sg_loop_timer_cancel(t->loop, t->budget_timer);
+    sg_trigger_free(t->trigger);
+    for (int i = 0; i < t->nfeedback; i++) free(t->feedback[i]);
+    free(t->feedback);
+    free(t->hashes);
+    free(t->best_kernel);
+    free(t->system);
+    free(t->user);
+    free(t->answer_prefix);
+    free(t);
+}

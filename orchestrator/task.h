@@ -1,0 +1,99 @@
+/* task.h — the state machine of one optimization task.
+ *
+ * Contract: sg_task runs on one loop and talks to the world only through an LLM port and
+ * a device port (ports.h), so it runs the same live and in the simulation. Steps:
+ * baseline job -> iterations: build the prompt (best kernel so far + feedback from the
+ * last candidates), start the reasoning stream(s), fork at trigger points (policy
+ * specgen), extract candidates from every finished generation, drop duplicates by
+ * normalized hash, validate + profile the rest, and end the iteration early when the
+ * criterion says so (aborting the reasoning and forks still running). The task ends at
+ * its target, on a budget, or on an error; `finished` is then called once, after every
+ * job it submitted has reported. Every event is handed to `record` as a JSON object (the
+ * caller writes it: JSON lines, later the results database); the task keeps no file.
+ * Strings in the config and spec are borrowed and must outlive the task. */
+#ifndef SG_TASK_H
+#define SG_TASK_H
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "orchestrator/loop.h"
+#include "orchestrator/ports.h"
+#include "speculate/criterion.h"
+#include "speculate/fork.h"
+#include "speculate/trigger.h"
+
+#include <jansson.h>
+
+typedef enum { SG_POLICY_SPECGEN = 0, SG_POLICY_SEQUENTIAL, SG_POLICY_PARALLEL } sg_policy_kind;
+
+typedef struct sg_policy {
+    sg_policy_kind kind;
+    int streams; /* reasoning streams per iteration (parallel:N), else 1 */
+    int fork;    /* 0: --no-fork (specgen without forks) */
+} sg_policy;
+
+/* "specgen", "sequential", "parallel:4". */
+int sg_policy_parse(const char *s, sg_policy *out, sg_err *err);
+const char *sg_policy_name(const sg_policy *p, char *buf, size_t n);
+
+typedef struct sg_task_spec {
+    const char *name, *lang, *description; /* lang: "cuda" or "opencl" */
+    const char *baseline;                  /* baseline kernel source */
+} sg_task_spec;
+
+typedef struct sg_task_prompts {
+    char *system, *user, *feedback_header; /* from prompts/optimize.json */
+    char *answer_prefix;                   /* from prompts/fork.json, {lang} unfilled */
+    int64_t fork_max_tokens;
+    double fork_temperature;
+} sg_task_prompts;
+
+int sg_task_prompts_load(const char *prompts_dir, sg_task_prompts *p, sg_err *err);
+void sg_task_prompts_free(sg_task_prompts *p);
+
+typedef struct sg_task_stats {
+    int iteration;
+    uint64_t reasoning_tokens, fork_tokens, tokens_total;
+    int forks_started, forks_done;
+    int candidates, duplicates, no_kernel, compiled, correct, profiled;
+    double best_speedup;
+    int best_candidate; /* 0: the baseline */
+    int early_stops;
+    uint64_t tokens_at_early_stop; /* reasoning tokens when the reasoning was cut */
+    int64_t started_ns, first_candidate_ns, best_ns, ended_ns; /* loop times */
+    int64_t baseline_ns_median;
+    sg_crit end_reason;
+    char error[512];
+} sg_task_stats;
+
+typedef struct sg_task_hooks {
+    void (*record)(void *arg, json_t *event);           /* borrowed: copy what you keep */
+    void (*progress)(void *arg, const sg_task_stats *s); /* after each change */
+    void (*finished)(void *arg, const sg_task_stats *s);
+    void *arg;
+} sg_task_hooks;
+
+typedef struct sg_task_config {
+    sg_policy policy;
+    sg_criterion crit;
+    sg_trigger_config trigger;
+    const sg_chat_template *tmpl;
+    const sg_task_prompts *prompts;
+    int feedback_last; /* feedback of how many recent candidates goes into the prompt */
+} sg_task_config;
+
+typedef struct sg_task sg_task;
+
+sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spec *spec,
+                     const sg_llm_port *llm, const sg_dev_port *dev, const sg_task_hooks *hooks,
+                     sg_err *err);
+/* Start: submits the baseline job; everything else follows from the loop. */
+int sg_task_start(sg_task *t, sg_err *err);
+/* Stop early (Ctrl-C): aborts generations; `finished` follows once jobs reported. */
+void sg_task_cancel(sg_task *t);
+const sg_task_stats *sg_task_stats_get(const sg_task *t);
+/* The best kernel so far (the baseline when nothing beat it). Borrowed. */
+const char *sg_task_best_kernel(const sg_task *t);
+void sg_task_free(sg_task *t);
+
+#endif

@@ -1,0 +1,341 @@
+/* The task state machine on the virtual clock, with scripted ports: a reasoning model
+ * that writes one word every 10 ms, forks answered by how far the reasoning had got, and
+ * a device whose verdict and speed are written in the kernel text ("SPEED=2.5",
+ * "WRONG"). This tests the policy (forks, duplicates, early stop, iterations, budgets),
+ * not interop: the real ports are tested against real servers and PoCL elsewhere. */
+#include "common/buf.h"
+#include "orchestrator/task.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* ---- scripted LLM ---- */
+
+typedef struct script {
+    const char *reasoning; /* words, one token each */
+    const char *final;     /* the answer after the reasoning */
+    struct { uint64_t at; const char *answer; } forks[8];
+    int nforks;
+    int64_t word_ns, fork_ns;
+} script;
+
+struct sg_gen {
+    sg_loop *loop;
+    sg_gen_events ev;
+    const script *sc;
+    int fork;
+    const char *pos;
+    uint64_t tokens;
+    const char *answer;
+    uint64_t timer;
+};
+
+typedef struct fake_llm {
+    sg_loop *loop;
+    const script *sc;
+    uint64_t reasoning_tokens_now; /* of the running reasoning stream */
+    int reasoning_started, forks_started;
+    char last_user[8192];
+} fake_llm;
+
+static fake_llm *LLM;
+
+static void gen_step(sg_loop *loop, void *arg) {
+    sg_gen *g = arg;
+    g->timer = 0;
+    if (!g->fork && *g->pos) {
+        const char *end = g->pos;
+        while (*end == ' ') end++;
+        while (*end && *end != ' ') end++;
+        g->tokens++;
+        LLM->reasoning_tokens_now = g->tokens;
+        size_t n = (size_t)(end - g->pos);
+        const char *p = g->pos;
+        g->pos = end;
+        g->timer = sg_loop_timer(loop, g->sc->word_ns, gen_step, g);
+        g->ev.reasoning(g->ev.arg, p, n, g->tokens);
+        return;
+    }
+    /* The answer, then done. */
+    sg_gen_summary s = {.reasoning_tokens = g->fork ? 0 : g->tokens, .content_tokens = 10};
+    snprintf(s.finish, sizeof s.finish, "stop");
+    if (g->answer) g->ev.content(g->ev.arg, g->answer, strlen(g->answer));
+    sg_gen_events ev = g->ev;
+    free(g);
+    ev.done(ev.arg, &s);
+}
+
+static sg_gen *fake_start_reasoning(void *impl, const char *system, const char *user, const sg_gen_events *ev,
+                                    sg_err *err) {
+    fake_llm *f = impl;
+    snprintf(f->last_user, sizeof f->last_user, "%s", user);
+    sg_gen *g = calloc(1, sizeof *g);
+    g->loop = f->loop;
+    g->ev = *ev;
+    g->sc = f->sc;
+    g->pos = f->sc->reasoning;
+    g->answer = f->sc->final;
+    f->reasoning_started++;
+    g->timer = sg_loop_timer(f->loop, f->sc->word_ns, gen_step, g);
+    return g;
+}
+
+static sg_gen *fake_start_fork(void *impl, const char *prompt, int64_t max_tokens, double temp,
+                               const sg_gen_events *ev, sg_err *err) {
+    fake_llm *f = impl;
+    sg_gen *g = calloc(1, sizeof *g);
+    g->loop = f->loop;
+    g->ev = *ev;
+    g->sc = f->sc;
+    g->fork = 1;
+    g->answer = "nothing useful";
+    for (int i = 0; i < f->sc->nforks; i++)
+        if (f->sc->forks[i].at <= f->reasoning_tokens_now) g->answer = f->sc->forks[i].answer;
+    f->forks_started++;
+    g->timer = sg_loop_timer(f->loop, f->sc->fork_ns, gen_step, g);
+    return g;
+}
+
+static void fake_abort(void *impl, sg_gen *g, sg_gen_summary *out) {
+    memset(out, 0, sizeof *out);
+    out->reasoning_tokens = g->fork ? 0 : g->tokens;
+    snprintf(out->finish, sizeof out->finish, "client-abort");
+    sg_loop_timer_cancel(g->loop, g->timer);
+    free(g);
+}
+
+/* ---- scripted device ---- */
+
+typedef struct fake_job {
+    sg_dev_done_fn done;
+    void *arg;
+    sg_dev_outcome o;
+} fake_job;
+
+typedef struct fake_dev {
+    sg_loop *loop;
+    int baseline_broken;
+    int jobs;
+} fake_dev;
+
+static void job_finish(sg_loop *loop, void *arg) {
+    fake_job *j = arg;
+    j->done(j->arg, &j->o);
+    free(j);
+}
+
+static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg, sg_err *err) {
+    fake_dev *d = impl;
+    fake_job *j = calloc(1, sizeof *j);
+    j->done = done;
+    j->arg = arg;
+    j->o.ok = 1;
+    j->o.base_ns = 1e6;
+    d->jobs++;
+    if (req->kind == SG_DEV_BASELINE) {
+        j->o.correct = !d->baseline_broken;
+        snprintf(j->o.verdict, sizeof j->o.verdict, d->baseline_broken ? "mismatch" : "pass");
+        snprintf(j->o.message, sizeof j->o.message, d->baseline_broken ? "wrong at index 3" : "ok");
+    } else if (strstr(req->source, "WRONG")) {
+        snprintf(j->o.verdict, sizeof j->o.verdict, "mismatch");
+        snprintf(j->o.feedback, sizeof j->o.feedback, "%s gives WRONG results.", req->name);
+    } else {
+        const char *sp = strstr(req->source, "SPEED=");
+        j->o.correct = 1;
+        j->o.speedup = sp ? atof(sp + 6) : 1.0;
+        j->o.cand_ns = 1e6 / j->o.speedup;
+        j->o.noise = 0.01;
+        snprintf(j->o.verdict, sizeof j->o.verdict, "pass");
+        snprintf(j->o.feedback, sizeof j->o.feedback, "%s is correct: speedup %.2fx.", req->name, j->o.speedup);
+    }
+    sg_loop_timer(d->loop, 20 * SG_MS, job_finish, j);
+    return 0;
+}
+
+/* ---- harness ---- */
+
+typedef struct run {
+    sg_task_stats st;
+    int finished;
+    int events_fork, events_early_stop;
+    sg_buf log;
+    char best[256];
+} run;
+
+static void on_record(void *arg, json_t *ev) {
+    run *r = arg;
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    r->events_fork += !strcmp(name, "fork");
+    r->events_early_stop += !strcmp(name, "early_stop");
+    char *s = json_dumps(ev, JSON_COMPACT);
+    sg_buf_printf(&r->log, "%s\n", s);
+    free(s);
+}
+
+static void on_finished(void *arg, const sg_task_stats *s) {
+    run *r = arg;
+    r->st = *s;
+    r->finished = 1;
+}
+
+static const char *prompts_dir(void) {
+    static char buf[1024];
+    const char *root = getenv("SPECGEN_ROOT");
+    snprintf(buf, sizeof buf, "%s/prompts", root ? root : ".");
+    return buf;
+}
+
+#define K(speed) "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SPEED=" speed "\n```\n"
+
+static void run_task(const script *sc, const char *policy, int baseline_broken, int max_iterations, run *r) {
+    sg_err err;
+    sg_loop *loop = sg_loop_new_virtual(0, &err);
+    fake_llm f = {.loop = loop, .sc = sc};
+    LLM = &f;
+    fake_dev d = {.loop = loop, .baseline_broken = baseline_broken};
+    sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort};
+    sg_dev_port dp = {&d, fake_submit};
+    sg_chat_template tmpl;
+    assert_int_equal(sg_template_load(prompts_dir(), "generic", &tmpl, &err), 0);
+    sg_task_prompts prompts;
+    assert_int_equal(sg_task_prompts_load(prompts_dir(), &prompts, &err), 0);
+    sg_task_config cfg = {.tmpl = &tmpl, .prompts = &prompts, .feedback_last = 4};
+    assert_int_equal(sg_policy_parse(policy, &cfg.policy, &err), 0);
+    sg_criterion_default(&cfg.crit);
+    cfg.crit.target_speedup = 2.0;
+    cfg.crit.max_iterations = max_iterations;
+    sg_trigger_config_default(&cfg.trigger);
+    cfg.trigger.min_spacing_tokens = 20;
+    cfg.trigger.transition_min_new_tokens = 30;
+    cfg.trigger.interval_tokens = 0;
+    sg_task_spec spec = {"demo", "opencl", "y = 2x", K("1.0")};
+    memset(r, 0, sizeof *r);
+    sg_task_hooks hooks = {on_record, NULL, on_finished, r};
+    sg_task *t = sg_task_new(loop, &cfg, &spec, &lp, &dp, &hooks, &err);
+    assert_non_null(t);
+    assert_int_equal(sg_task_start(t, &err), 0);
+    assert_int_equal(sg_loop_run(loop, &err), 0);
+    assert_true(r->finished);
+    snprintf(r->best, sizeof r->best, "%s", sg_task_best_kernel(t));
+    sg_task_free(t);
+    sg_task_prompts_free(&prompts);
+    sg_template_free(&tmpl);
+    sg_loop_free(loop);
+}
+
+/* 300 words of reasoning: a code block closes near word 60, "Wait" starts a sentence at
+ * word ~150, and the final answer holds the best kernel. */
+static char reasoning_text[8192];
+static script demo_script(void) {
+    sg_buf b = {0};
+    for (int i = 0; i < 55; i++) sg_buf_printf(&b, "w%d ", i);
+    sg_buf_append_str(&b, "first:\n```\ncode\n```\n");
+    for (int i = 0; i < 90; i++) sg_buf_printf(&b, "v%d ", i);
+    sg_buf_append_str(&b, "done. Wait, tile it.");
+    for (int i = 0; i < 150; i++) sg_buf_printf(&b, " u%d", i);
+    snprintf(reasoning_text, sizeof reasoning_text, "%s", b.data);
+    sg_buf_free(&b);
+    script sc = {.reasoning = reasoning_text, .final = "Final:\n" K("2.5"), .word_ns = 10 * SG_MS, .fork_ns = 50 * SG_MS};
+    sc.forks[0].at = 50;
+    sc.forks[0].answer = "__kernel void k(__global float *y) { y[0] = 1; } // SPEED=1.02\n```\n";
+    sc.forks[1].at = 140;
+    sc.forks[1].answer = "__kernel void k(__global float *y) { y[0] = 2; } // SPEED=2.4\n```\n";
+    sc.nforks = 2;
+    return sc;
+}
+
+static void test_specgen_reaches_target_before_reasoning_ends(void **state) {
+    script sc = demo_script();
+    run spec, seq;
+    run_task(&sc, "specgen", 0, 3, &spec);
+    run_task(&sc, "sequential", 0, 3, &seq);
+    assert_int_equal(spec.st.end_reason, SG_CRIT_TARGET);
+    assert_int_equal(seq.st.end_reason, SG_CRIT_TARGET);
+    assert_true(spec.st.forks_started >= 2);
+    assert_int_equal(seq.st.forks_started, 0);
+    assert_true(spec.st.best_speedup > 2.3 && spec.st.best_speedup < 2.5); /* the fork's kernel */
+    assert_true(seq.st.best_speedup == 2.5);                               /* the final answer */
+    assert_true(spec.st.reasoning_tokens < 250);                           /* the reasoning was cut */
+    assert_true(seq.st.reasoning_tokens > spec.st.reasoning_tokens + 50);
+    assert_non_null(strstr(spec.best, "SPEED=2.4"));
+    double ratio = (double)seq.st.ended_ns / (double)spec.st.ended_ns;
+    print_message("# virtual time to target: specgen %.2f s, sequential %.2f s, ratio %.2f\n", spec.st.ended_ns / 1e9,
+                  seq.st.ended_ns / 1e9, ratio);
+    assert_true(ratio > 1.5);
+    sg_buf_free(&spec.log);
+    sg_buf_free(&seq.log);
+}
+
+static void test_early_stop_then_next_iteration_with_feedback(void **state) {
+    /* Forks give 1.3x (beats 1.0 by more than 5%) but never the target. */
+    script sc = demo_script();
+    sc.forks[0].answer = "__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.3\n```\n";
+    sc.forks[1].answer = sc.forks[0].answer;
+    sc.final = "no kernel here";
+    run r;
+    run_task(&sc, "specgen", 0, 2, &r);
+    assert_int_equal(r.st.end_reason, SG_CRIT_BUDGET_ITERATIONS);
+    assert_int_equal(r.st.iteration, 2);
+    assert_true(r.st.early_stops >= 1);
+    assert_true(r.events_early_stop >= 1);
+    assert_true(r.st.best_speedup == 1.3);
+    /* The second iteration's prompt carries the best kernel and the feedback. */
+    assert_non_null(strstr(LLM->last_user, "SPEED=1.3"));
+    assert_non_null(strstr(LLM->last_user, "What happened to the last candidates"));
+    assert_non_null(strstr(LLM->last_user, "is correct: speedup 1.30x"));
+    /* In iteration 2 the same kernel comes back: a duplicate, not compiled again. */
+    assert_true(r.st.duplicates >= 1);
+    sg_buf_free(&r.log);
+}
+
+static void test_wrong_and_missing_kernels_are_recorded(void **state) {
+    script sc = demo_script();
+    sc.forks[0].answer = "__kernel void k(__global float *y) { y[0] = 4; } // WRONG\n```\n";
+    sc.forks[1].answer = "```\n"; /* closes the prefix's block at once: an empty kernel */
+    sc.final = "I could not finish.";
+    run r;
+    run_task(&sc, "specgen", 0, 1, &r);
+    assert_int_equal(r.st.correct, 0);
+    assert_true(r.st.no_kernel >= 1);
+    assert_true(r.st.best_speedup == 1.0);
+    assert_non_null(strstr(r.log.data, "\"verdict\":\"mismatch\""));
+    assert_non_null(strstr(r.log.data, "\"status\":\"no_kernel\""));
+    sg_buf_free(&r.log);
+}
+
+static void test_broken_baseline_stops_with_a_message(void **state) {
+    script sc = demo_script();
+    run r;
+    run_task(&sc, "specgen", 1, 3, &r);
+    assert_non_null(strstr(r.st.error, "the baseline did not validate: wrong at index 3"));
+    assert_int_equal(r.st.iteration, 0);
+    sg_buf_free(&r.log);
+}
+
+static void test_policy_parse(void **state) {
+    sg_policy p;
+    sg_err err;
+    assert_int_equal(sg_policy_parse("parallel:4", &p, &err), 0);
+    assert_int_equal(p.streams, 4);
+    assert_int_equal(sg_policy_parse("parallel:0", &p, &err), -1);
+    assert_int_equal(sg_policy_parse("greedy", &p, &err), -1);
+    assert_non_null(strstr(err.msg, "'greedy' is not a policy"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_specgen_reaches_target_before_reasoning_ends),
+        cmocka_unit_test(test_early_stop_then_next_iteration_with_feedback),
+        cmocka_unit_test(test_wrong_and_missing_kernels_are_recorded),
+        cmocka_unit_test(test_broken_baseline_stops_with_a_message),
+        cmocka_unit_test(test_policy_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
