@@ -8,6 +8,12 @@ int sg_cmd_task(int argc, char **argv) {
         {"out", SG_OPT_STR, &s, "DIR", "output folder", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"task", "init KERNEL.cu|KERNEL.cl", "Make a task folder from a kernel file, or inspect tasks.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {"task",
+                                     "init KERNEL.cu|KERNEL.cl",
+                                     "Make a task folder from a kernel file, or inspect tasks.",
+                                     NULL,
+                                     opts,
+                                     0,
+                                     -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in issue #3");
 }
