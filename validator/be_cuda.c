@@ -51,6 +51,7 @@ typedef struct cu_api {
                        unsigned, CUstream, void **, void **);
     CUresult (*sync)(void);
     CUresult (*errstr)(CUresult, const char **);
+    CUresult (*param_info)(CUfunction, size_t, size_t *, size_t *); /* CUDA 12.4+, optional */
 } cu_api;
 
 struct sg_be {
@@ -303,6 +304,27 @@ static int cu_read(sg_be *be, sg_be_mem *m, size_t off, void *dst, size_t n, sg_
     return r ? cufail(be, err, "cuMemcpyDtoH", r) : 0;
 }
 
+/* The driver reads as many parameters as the kernel declares: a launch passing fewer
+ * would hand it garbage, so count and size them first (when the driver can tell). */
+static int check_params(sg_be *be, CUfunction f, const sg_be_arg *args, int nargs, sg_err *err) {
+    if (!be->cu.param_info) return 0;
+    size_t off, size;
+    int n = 0;
+    while (n < 256 && be->cu.param_info(f, (size_t)n, &off, &size) == 0) {
+        if (n < nargs) {
+            size_t want = args[n].mem ? sizeof(CUdeviceptr) : args[n].bytes;
+            if (size != want)
+                return sg_errf(err,
+                               "parameter %d of the kernel is %zu bytes but the launch passes %zu",
+                               n, size, want);
+        }
+        n++;
+    }
+    if (n != nargs)
+        return sg_errf(err, "the kernel takes %d parameters but the launch passes %d", n, nargs);
+    return 0;
+}
+
 static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, int nargs,
                      const uint64_t grid[3], const uint64_t block[3], uint64_t smem, sg_err *err) {
     CUdeviceptr ptrs[64];
@@ -316,6 +338,7 @@ static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, in
             params[i] = (void *)args[i].scalar;
         }
     }
+    if (check_params(be, p->k[ki], args, nargs, err) < 0) return -1;
     if (smem > 48 * 1024) be->cu.func_set_attr(p->k[ki], 8, (int)smem);
     CUresult r = be->cu.launch(p->k[ki], (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
                                (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],

@@ -349,7 +349,7 @@ static int check_shape(sg_val_dev *d, const sg_val_task *t, const sg_val_sizes *
         (rc = run_plan(&c, &cand->plan, cand->prog, &cs, cand->where, &e)) == 0)
         rc = read_back(&c, &cs, &e);
     if (rc < 0) {
-        sg_val_result_set(r, SG_VAL_LAUNCH_ERROR, "%s", e.msg);
+        sg_val_result_set(r, rc == SG_BE_STICKY ? SG_VAL_CRASH : SG_VAL_LAUNCH_ERROR, "%s", e.msg);
         goto out;
     }
     rc = verify(&c, &cs, &rs, r);

@@ -10,7 +10,9 @@
 #include <string.h>
 
 static const char details[] =
-    "Without CANDIDATE the task's baseline is validated against its reference. CANDIDATE is a\n"
+    "Without CANDIDATE the task's baseline is validated against its reference. Several\n"
+    "candidates are validated one after another by the same sandboxed worker (a worker that\n"
+    "dies or hangs is replaced before the next one). CANDIDATE is a\n"
     "kernel file (.cu or .cl, '-' for stdin) that may carry its own //@launch and //@scratch\n"
     "lines; without them it keeps the baseline's launch plan.\n"
     "\n"
@@ -56,12 +58,12 @@ int sg_cmd_validate(int argc, char **argv) {
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
     const sg_cmd_spec spec = {"validate",
-                              "TASK_DIR [CANDIDATE]",
+                              "TASK_DIR [CANDIDATE...]",
                               "Compile a kernel and check it against the task reference.",
                               details,
                               opts,
                               1,
-                              2};
+                              -1};
     char **pos;
     int npos;
     int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
@@ -86,28 +88,48 @@ int sg_cmd_validate(int argc, char **argv) {
     o.compile_only = compile_only;
     o.run_timeout_ms = timeout / 1000000;
     o.compile_timeout_ms = ctimeout / 1000000;
-    sg_buf cand = {0};
-    if (cand_path && read_candidate(cand_path, &cand) < 0) {
-        sg_buf_free(&cand);
-        return sg_cli_fail(&spec, 1, "cannot read candidate %s", cand_path);
-    }
     sg_val_pool *pool;
-    if (sg_val_pool_new(&o, &pool, &err) < 0) {
+    if (sg_val_pool_new(&o, &pool, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    int failed = 0, n = npos > 1 ? npos - 1 : 1;
+    for (int i = 0; i < n; i++) {
+        const char *path = npos > 1 ? pos[1 + i] : NULL;
+        sg_buf cand = {0};
+        if (path && read_candidate(path, &cand) < 0) {
+            sg_buf_free(&cand);
+            sg_val_pool_free(pool);
+            return sg_cli_fail(&spec, 1, "cannot read candidate %s", path);
+        }
+        sg_val_job job = {pos[0], path ? cand.data : NULL, cand.len, path, (uint64_t)seed};
+        sg_val_result r;
+        rc = sg_val_pool_validate(pool, 0, &job, &r, &err);
         sg_buf_free(&cand);
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+        if (rc < 0) {
+            sg_val_pool_free(pool);
+            return sg_cli_fail(&spec, 1, "%s", err.msg);
+        }
+        if (json) {
+            char *s = sg_val_result_json(&r);
+            sg_buf line = {0};
+            if (path) {
+                sg_buf_append_str(&line, "{\"candidate\":");
+                sg_buf_append_json_string(&line, path);
+                sg_buf_printf(&line, ",%s", s + 1);
+            } else {
+                sg_buf_append_str(&line, s);
+            }
+            printf("%s\n", line.data);
+            sg_buf_free(&line);
+            free(s);
+        } else {
+            if (n > 1) printf("== %s\n", path);
+            sg_val_result_print(&r, stdout);
+        }
+        fflush(stdout);
+        failed += r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED;
     }
-    sg_val_job job = {pos[0], cand_path ? cand.data : NULL, cand.len, cand_path, (uint64_t)seed};
-    sg_val_result r;
-    rc = sg_val_pool_validate(pool, 0, &job, &r, &err);
+    if (n > 1 && !json)
+        printf("%d of %d candidates passed (or compiled); worker started %d time(s)\n", n - failed,
+               n, sg_val_pool_spawns(pool, 0));
     sg_val_pool_free(pool);
-    sg_buf_free(&cand);
-    if (rc < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    if (json) {
-        char *s = sg_val_result_json(&r);
-        printf("%s\n", s);
-        free(s);
-    } else {
-        sg_val_result_print(&r, stdout);
-    }
-    return r.verdict == SG_VAL_PASS || r.verdict == SG_VAL_COMPILED ? 0 : 1;
+    return failed ? 1 : 0;
 }

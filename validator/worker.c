@@ -4,6 +4,7 @@
  * pool replaces it when that runs out), and it dies with its parent. */
 #include "validator/internal.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,14 @@ int sg_val_worker_main(int sock, void *arg) {
         close(sock);
     }
     close_range(4, ~0U, 0); /* other workers' sockets must not stay open in this one */
+    if (!getenv("SPECGEN_WORKER_STDERR")) { /* compilers chatter on stderr; results carry logs */
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+            close(null);
+        }
+    }
     worker w = {.sock = 3};
     limits(o);
     for (;;) {
