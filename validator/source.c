@@ -148,7 +148,7 @@ void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[
         if (isspace((unsigned char)s.data[i])) {
             space = norm.len > 0;
             /* a newline after a //@ line ends it: keep one so plan lines stay separate */
-            if (s.data[i] == '\n') space = 2;
+            if (s.data[i] == '\n' && norm.len > 0) space = 2;
             continue;
         }
         if (space) sg_buf_append(&norm, space == 2 ? "\n" : " ", 1);
