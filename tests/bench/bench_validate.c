@@ -17,7 +17,9 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int list_tasks(const char *suite, char **out, int max) {
     DIR *d = opendir(suite);
@@ -99,7 +101,8 @@ static void bench_nvrtc(char **tasks, int nt, const char *arch) {
         double nt_ms = now_ms() - t0;
         sg_buf_free(&out);
         if (rc < 0 || nrc != 0 || st != 0) {
-            printf("%-34s %10s %10s %8s\n", path + strlen("suites/"), rc < 0 ? "error" : "", "error", "");
+            printf("%-34s %10s %10s %8s\n", path + strlen("suites/"), rc < 0 ? "error" : "",
+                   "error", "");
         } else {
             printf("%-34s %10.1f %10.1f %7.1fx\n", path + strlen("suites/"), rt, nt_ms, nt_ms / rt);
             tr += rt;
@@ -109,8 +112,8 @@ static void bench_nvrtc(char **tasks, int nt, const char *arch) {
         free(src);
     }
     if (counted)
-        printf("%-34s %10.1f %10.1f %7.1fx  (mean over %d sources)\n", "all", tr / counted, tn / counted,
-               tn / tr, counted);
+        printf("%-34s %10.1f %10.1f %7.1fx  (mean over %d sources)\n", "all", tr / counted,
+               tn / counted, tn / tr, counted);
     sg_be_cuda_ops.close(be);
 }
 
@@ -131,15 +134,18 @@ static void bench_cache(void) {
     char hash[33];
     sg_buf log = {0};
     double t0 = now_ms();
-    sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash, &log, &err);
+    sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
+                     &log, &err);
     double miss = now_ms() - t0;
     int reps = 2000;
     t0 = now_ms();
     for (int i = 0; i < reps; i++)
-        sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash, &log, &err);
+        sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
+                         &log, &err);
     double per = (now_ms() - t0) / reps;
     printf("\n== compile cache (softmax baseline, OpenCL on PoCL)\n");
-    printf("miss (real compile): %.1f ms; hit: %.3f ms (%.0f us); ratio %.0fx\n", miss, per, per * 1e3, miss / per);
+    printf("miss (real compile): %.1f ms; hit: %.3f ms (%.0f us); ratio %.0fx\n", miss, per,
+           per * 1e3, miss / per);
     sg_buf_free(&log);
     free(src);
     sg_val_dev_close(&d);
@@ -175,8 +181,9 @@ static void bench_pool(char **tasks, int nt) {
         sg_val_pool_validate(pool, 0, &job, &r, &err);
         double warm = now_ms() - a;
         tot += warm;
-        printf("%-26s %10.1f %10.1f %10.1f %10.1f %s\n", strrchr(tasks[i], '/') + 1, cold, warm, r.compile_ms,
-               r.run_ms, r.verdict == SG_VAL_PASS ? "" : sg_val_verdict_name(r.verdict));
+        printf("%-26s %10.1f %10.1f %10.1f %10.1f %s\n", strrchr(tasks[i], '/') + 1, cold, warm,
+               r.compile_ms, r.run_ms,
+               r.verdict == SG_VAL_PASS ? "" : sg_val_verdict_name(r.verdict));
     }
     printf("%-26s %10s %10.1f  (mean warm %.1f ms)\n", "all", "", tot, nt ? tot / nt : 0);
     sg_val_pool_free(pool);
