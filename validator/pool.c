@@ -19,7 +19,8 @@ typedef struct slot {
     int alive, spawns;
     int busy, compiling, is_ping;
     json_int_t id;
-    int64_t deadline; /* caller's clock, ms */
+    int64_t deadline;           /* caller's clock, ms */
+    int64_t compile_ms, run_ms; /* this job's limits */
     uint64_t seed;
 } slot;
 
@@ -116,7 +117,8 @@ static void died(slot *s, const char *phase, sg_val_result *r) {
                                                                    : "");
 }
 
-static int submit_json(sg_val_pool *p, int si, json_t *req, int is_ping, int64_t now, sg_err *err) {
+static int submit_json(sg_val_pool *p, int si, json_t *req, const sg_val_job *job, int64_t now,
+                       sg_err *err) {
     if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
     slot *s = &p->s[si];
     if (s->busy) return sg_errf(err, "pool: slot %d is busy", si);
@@ -125,8 +127,11 @@ static int submit_json(sg_val_pool *p, int si, json_t *req, int is_ping, int64_t
     json_object_set_new(req, "id", json_integer(s->id));
     s->busy = 1;
     s->compiling = 1;
-    s->is_ping = is_ping;
-    s->deadline = now + p->o.compile_timeout_ms;
+    s->is_ping = job == NULL;
+    s->compile_ms =
+        job && job->compile_timeout_ms > 0 ? job->compile_timeout_ms : p->o.compile_timeout_ms;
+    s->run_ms = job && job->run_timeout_ms > 0 ? job->run_timeout_ms : p->o.run_timeout_ms;
+    s->deadline = now + s->compile_ms;
     if (sg_val_msg_send(s->proc.sock_fd, req, err) < 0) s->deadline = now; /* step reports it */
     return 0;
 }
@@ -158,12 +163,12 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
             if (s->compiling)
                 sg_val_result_set(r, SG_VAL_COMPILE_TIMEOUT,
                                   "compiling did not finish within %lld ms; the worker was killed",
-                                  (long long)p->o.compile_timeout_ms);
+                                  (long long)s->compile_ms);
             else
                 sg_val_result_set(r, SG_VAL_TIMEOUT,
                                   "the kernels did not finish within %lld ms (a hang or an endless "
                                   "loop); the worker was killed",
-                                  (long long)p->o.run_timeout_ms);
+                                  (long long)s->run_ms);
             break;
         }
         if (rc < 0) {
@@ -174,7 +179,7 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
         int mine = json_integer_value(json_object_get(m, "id")) == s->id;
         if (mine && type && !strcmp(type, "phase")) {
             s->compiling = 0;
-            s->deadline = now + p->o.run_timeout_ms;
+            s->deadline = now + s->run_ms;
         } else if (mine) {
             if (!s->is_ping) sg_val_result_from_json(m, r);
             r->seed = s->seed;
@@ -188,9 +193,9 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
 }
 
 /* Submit and wait, on the monotonic clock (the command-line path). */
-static int run_sync(sg_val_pool *p, int si, json_t *req, int is_ping, sg_val_result *r,
+static int run_sync(sg_val_pool *p, int si, json_t *req, const sg_val_job *job, sg_val_result *r,
                     sg_err *err) {
-    if (submit_json(p, si, req, is_ping, mono_ms(), err) < 0) return -1;
+    if (submit_json(p, si, req, job, mono_ms(), err) < 0) return -1;
     slot *s = &p->s[si];
     for (;;) {
         int64_t left = s->deadline - mono_ms();
@@ -232,7 +237,7 @@ int sg_val_pool_submit(sg_val_pool *p, int si, const sg_val_job *job, int64_t no
     r->seed = seed;
     json_t *req = job_request(job, seed, r);
     if (!req) return 1;
-    int rc = submit_json(p, si, req, 0, now_ms, err);
+    int rc = submit_json(p, si, req, job, now_ms, err);
     json_decref(req);
     if (rc == 0) p->s[si].seed = seed;
     return rc;
@@ -247,7 +252,7 @@ int sg_val_pool_validate(sg_val_pool *p, int si, const sg_val_job *job, sg_val_r
     json_t *req = job_request(job, seed, r);
     if (!req) return 0;
     if (si >= 0 && si < p->n) p->s[si].seed = seed;
-    int rc = run_sync(p, si, req, 0, r, err);
+    int rc = run_sync(p, si, req, job, r, err);
     json_decref(req);
     return rc;
 }
@@ -255,7 +260,7 @@ int sg_val_pool_validate(sg_val_pool *p, int si, const sg_val_job *job, sg_val_r
 int sg_val_pool_ping(sg_val_pool *p, int si, sg_err *err) {
     json_t *req = json_pack("{s:s}", "type", "ping");
     sg_val_result r;
-    int rc = run_sync(p, si, req, 1, &r, err);
+    int rc = run_sync(p, si, req, NULL, &r, err);
     json_decref(req);
     if (rc == 0 && r.verdict != SG_VAL_PASS) return sg_errf(err, "ping: %s", r.message);
     return rc;

@@ -43,14 +43,18 @@ static void test_async(void **st) {
     sg_val_pool_opts o;
     sg_val_pool_opts_default(&o);
     o.slots = 2;
-    o.run_timeout_ms = 1500;
     sg_val_pool *pool;
     sg_err err;
     assert_int_equal(sg_val_pool_new(&o, &pool, &err), 0);
     size_t glen, hlen;
     char *good = load("tests/hostile/opencl/good.cl", &glen);
     char *hang = load("tests/hostile/opencl/infinite_loop.cl", &hlen);
-    sg_val_job jg = {task, good, glen, "good.cl", 11}, jh = {task, hang, hlen, "hang.cl", 12};
+    sg_val_job jg = {.task_dir = task, .candidate = good, .candidate_len = glen, .seed = 11};
+    sg_val_job jh = {.task_dir = task,
+                     .candidate = hang,
+                     .candidate_len = hlen,
+                     .seed = 12,
+                     .run_timeout_ms = 1500};
     sg_val_result res[2];
     assert_int_equal(sg_val_pool_fd(pool, 0), -1);
     assert_int_equal(sg_val_pool_submit(pool, 0, &jg, now_ms(), &res[0], &err), 0);
@@ -90,7 +94,7 @@ static void test_async(void **st) {
     /* A source over the limit is answered without a worker. */
     char *big = calloc(SG_VAL_MAX_SOURCE + 10, 1);
     memset(big, ' ', SG_VAL_MAX_SOURCE + 9);
-    sg_val_job jb = {task, big, SG_VAL_MAX_SOURCE + 9, "big.cl", 0};
+    sg_val_job jb = {.task_dir = task, .candidate = big, .candidate_len = SG_VAL_MAX_SOURCE + 9};
     assert_int_equal(sg_val_pool_submit(pool, 0, &jb, now_ms(), &again, &err), 1);
     assert_int_equal(again.verdict, SG_VAL_REJECTED);
     assert_int_equal(sg_val_pool_ping(pool, 0, &err), 0);
