@@ -49,11 +49,18 @@ void sg_val_dev_close(sg_val_dev *d);
  * (r filled too) when the device context is lost and the process must exit. */
 int sg_val_check(sg_val_dev *d, const sg_val_job *job, sg_val_result *r);
 
-/* One launch-plan run: buffers already on the device; bindings map names to args. */
-typedef struct sg_val_binding {
-    const char *name;
-    sg_be_arg arg;
-} sg_val_binding;
+/* A source ready to run: its text, launch plan and compiled program. */
+typedef struct sg_val_source {
+    const char *where; /* file name for messages */
+    char *src;
+    sg_val_plan plan;
+    sg_be_prog *prog;
+} sg_val_source;
+
+/* Reference then candidate at shape s with inputs drawn from seed (run.c). 0: matched;
+ * -1: r says what failed; SG_BE_STICKY: the device context is lost. */
+int sg_val_check_shape(sg_val_dev *d, const sg_val_task *t, const sg_val_sizes *s, uint64_t seed,
+                       const sg_val_source *cand, const sg_val_source *ref, sg_val_result *r);
 
 /* The worker process: serve jobs from sock until it closes. */
 int sg_val_worker_main(int sock, void *opts /* const sg_val_pool_opts* */);
