@@ -15,8 +15,6 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-typedef sg_val_source prepared;
-
 static char *read_text(const char *path, sg_err *err) {
     sg_buf b = {0};
     if (sg_buf_read_file(&b, path) < 0) {
@@ -53,7 +51,7 @@ static void plan_lines(const char *src, sg_buf *out) {
 }
 
 /* Source checks, plan, entry points, plan limits at every shape; fills r on failure. */
-static int prepare(sg_val_dev *d, const sg_val_task *t, prepared *p, sg_val_result *r) {
+static int prepare(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_result *r) {
     sg_err e;
     if (sg_val_check_source(p->src, strlen(p->src), d->lang, t->dir, &e) < 0) {
         sg_val_result_set(r, SG_VAL_REJECTED, "%s: %s", p->where, e.msg);
@@ -91,7 +89,7 @@ static int prepare(sg_val_dev *d, const sg_val_task *t, prepared *p, sg_val_resu
     return 0;
 }
 
-static int compile(sg_val_dev *d, const sg_val_task *t, prepared *p, int *hit, char hash[33],
+static int compile(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, char hash[33],
                    sg_val_result *r) {
     const char *names[64];
     int nk = p->plan.nlaunch < 64 ? p->plan.nlaunch : 64;
@@ -112,8 +110,8 @@ static int compile(sg_val_dev *d, const sg_val_task *t, prepared *p, int *hit, c
     return rc;
 }
 
-static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, prepared *cand,
-                    prepared *ref, sg_val_result *r) {
+static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                    sg_val_source *ref, sg_val_result *r) {
     sg_err e;
     const char *base = t->source[d->lang], *refp = t->reference[d->lang];
     if (!refp || !base) {
@@ -189,7 +187,7 @@ int sg_val_check(sg_val_dev *d, const sg_val_job *job, sg_val_result *r) {
         sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
         return 0;
     }
-    prepared cand = {0}, ref = {0};
+    sg_val_source cand = {0}, ref = {0};
     int rc = do_check(d, &t, job, &cand, &ref, r);
     free(cand.src);
     free(ref.src);
