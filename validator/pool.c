@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,7 +83,15 @@ void sg_val_pool_free(sg_val_pool *p) {
 
 int sg_val_pool_spawns(const sg_val_pool *p, int slot) { return p->s[slot].spawns; }
 
+/* A worker that exited between jobs (after a sticky device error it answers, then exits)
+ * is reaped here, so the next job gets a fresh one instead of a dead socket. */
 static int ensure(sg_val_pool *p, slot *s, sg_err *err) {
+    int st;
+    if (s->alive && waitpid(s->proc.pid, &st, WNOHANG) == s->proc.pid) {
+        s->proc.pid = 0;
+        sg_proc_close_fds(&s->proc);
+        s->alive = 0;
+    }
     if (s->alive) return 0;
     fflush(NULL); /* the child must not flush our buffered output again */
     if (sg_proc_fork(&s->proc, sg_val_worker_main, &p->o, SG_PROC_SOCKET | SG_PROC_NEW_PGRP, err) <

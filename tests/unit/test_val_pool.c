@@ -5,6 +5,7 @@
 #include "validator/validator.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -91,6 +93,20 @@ static void test_async(void **st) {
     assert_true(again.cache_hit == 0); /* a new worker starts with an empty cache */
     assert_int_equal(sg_val_pool_validate(pool, 1, &jg, &again, &err), 0);
     assert_true(again.cache_hit == 1);
+    /* A worker that dies between jobs (as after a sticky CUDA error) is replaced before
+     * the next job rather than failing it. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int pid, killed = 0;
+    while (fscanf(f, "%d", &pid) == 1) killed += kill(pid, SIGKILL) == 0;
+    fclose(f);
+    assert_int_equal(killed, 2);
+    usleep(100000);
+    assert_int_equal(sg_val_pool_validate(pool, 1, &jg, &again, &err), 0);
+    if (again.verdict != SG_VAL_PASS) fail_msg("after the worker died: %s", again.message);
+    assert_int_equal(sg_val_pool_spawns(pool, 1), 3);
     /* A source over the limit is answered without a worker. */
     char *big = calloc(SG_VAL_MAX_SOURCE + 10, 1);
     memset(big, ' ', SG_VAL_MAX_SOURCE + 9);
