@@ -192,6 +192,11 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
         } else if (mine) {
             if (!s->is_ping) sg_val_result_from_json(m, r);
             r->seed = s->seed;
+            if (json_is_true(json_object_get(m, "exiting"))) { /* its device context is lost */
+                if (sg_proc_wait(&s->proc, 5000, NULL) != 0) kill_slot(s);
+                sg_proc_close_fds(&s->proc);
+                s->alive = 0;
+            }
             json_decref(m);
             break;
         }
