@@ -1,0 +1,198 @@
+/* The checks of one candidate, inside a worker: source hygiene, launch plans, compiling
+ * (through the cache), then every shape (check_sizes, then the main sizes) in run.c. */
+#include "validator/internal.h"
+#include "validator/launch.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static char *read_text(const char *path, sg_err *err) {
+    sg_buf b = {0};
+    if (sg_buf_read_file(&b, path) < 0) {
+        sg_errf(err, "cannot read %s", path);
+        return NULL;
+    }
+    sg_buf_append(&b, "", 0);
+    return sg_buf_steal(&b);
+}
+
+/* A kernel named in a launch line must appear in the source followed by '('. */
+static int has_entry(const char *src, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = strstr(src, name); p; p = strstr(p + 1, name)) {
+        int left_ok = p == src || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        const char *q = p + n;
+        while (*q == ' ' || *q == '\t' || *q == '\n') q++;
+        if (left_ok && *q == '(') return 1;
+    }
+    return 0;
+}
+
+/* The //@ lines of a source, for a candidate that keeps the baseline's launch plan. */
+static void plan_lines(const char *src, sg_buf *out) {
+    for (const char *p = src; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p + 1) : strlen(p);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        if (!strncmp(q, "//@", 3)) sg_buf_append(out, p, len);
+        if (len && p[len - 1] != '\n' && !strncmp(q, "//@", 3)) sg_buf_append(out, "\n", 1);
+        p += len;
+    }
+}
+
+/* Source checks, plan, entry points, plan limits at every shape; fills r on failure. */
+static int prepare(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_result *r) {
+    sg_err e;
+    if (sg_val_check_source(p->src, strlen(p->src), d->lang, t->dir, &e) < 0) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s: %s", p->where, e.msg);
+        return -1;
+    }
+    if (sg_val_plan_parse(p->src, t, p->where, &p->plan, &e) < 0) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "bad launch plan: %s", e.msg);
+        return -1;
+    }
+    if (p->plan.nlaunch == 0) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s has no //@launch line (see docs/task-format.md)",
+                          p->where);
+        return -1;
+    }
+    for (int i = 0; i < p->plan.nlaunch; i++)
+        if (!has_entry(p->src, p->plan.launch[i].kernel)) {
+            sg_val_result_set(
+                r, SG_VAL_COMPILE_ERROR,
+                "missing entry point: %s:%d launches \"%s\" but the source defines no "
+                "kernel of that name",
+                p->where, p->plan.launch[i].line, p->plan.launch[i].kernel);
+            return -1;
+        }
+    sg_be_limits lim;
+    d->ops->limits(d->be, &lim);
+    for (int k = 0; k <= t->ncheck; k++)
+        for (int i = 0; i < p->plan.nlaunch; i++) {
+            sg_val_dims dm;
+            if (sg_val_launch_dims(&p->plan.launch[i], k < t->ncheck ? &t->check[k] : &t->sizes,
+                                   &lim, p->where, &dm, &e) < 0) {
+                sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+static int compile(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, char hash[33],
+                   sg_val_result *r) {
+    const char *names[64];
+    int nk = p->plan.nlaunch < 64 ? p->plan.nlaunch : 64;
+    for (int i = 0; i < nk; i++) names[i] = p->plan.launch[i].kernel;
+    sg_buf log = {0};
+    sg_err e;
+    char opts[64];
+    snprintf(opts, sizeof opts, "%s %s", sg_val_lang_name(d->lang), d->arch);
+    int rc =
+        sg_val_cache_get(d->cache, p->src, t->dir, names, nk, opts, &p->prog, hit, hash, &log, &e);
+    if (rc < 0) {
+        int launch = strstr(e.msg, "local memory") != NULL;
+        sg_val_result_set(r, launch ? SG_VAL_LAUNCH_ERROR : SG_VAL_COMPILE_ERROR, "%s: %s",
+                          p->where, e.msg);
+        snprintf(r->detail, sizeof r->detail, "%s", log.data ? log.data : "");
+    }
+    sg_buf_free(&log);
+    return rc;
+}
+
+static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                    sg_val_source *ref, sg_val_result *r) {
+    sg_err e;
+    const char *base = t->source[d->lang], *refp = t->reference[d->lang];
+    if (!refp || !base) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s", t->name,
+                          sg_val_lang_name(d->lang), refp ? "baseline" : "reference");
+        return -1;
+    }
+    if (!(ref->src = read_text(refp, &e))) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
+        return -1;
+    }
+    ref->where = refp;
+    if (job->candidate) {
+        cand->src = sg_xmalloc(job->candidate_len + 1);
+        memcpy(cand->src, job->candidate, job->candidate_len);
+        cand->src[job->candidate_len] = 0;
+        if (job->candidate_len && !strstr(cand->src, "//@launch")) { /* keep the baseline's plan */
+            char *bsrc = read_text(base, &e);
+            sg_buf b = {0};
+            if (bsrc) plan_lines(bsrc, &b);
+            sg_buf_append_str(&b, cand->src);
+            free(bsrc);
+            free(cand->src);
+            cand->src = sg_buf_steal(&b);
+        }
+        cand->where = job->candidate_name ? job->candidate_name : "candidate";
+    } else {
+        if (!(cand->src = read_text(base, &e))) {
+            sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
+            return -1;
+        }
+        cand->where = base;
+    }
+    if (prepare(d, t, cand, r) < 0) return -1;
+    if (prepare(d, t, ref, r) < 0) return -1;
+    double t0 = now_ms();
+    int hit = 0, rhit;
+    char rhash[33];
+    int rc = compile(d, t, cand, &hit, r->hash, r);
+    r->cache_hit = hit;
+    r->compile_ms = now_ms() - t0;
+    if (rc < 0) return rc;
+    if ((rc = compile(d, t, ref, &rhit, rhash, r)) < 0) return rc;
+    if (d->opts.compile_only) {
+        sg_val_result_set(r, SG_VAL_COMPILED,
+                          "compiled for %s%s%s; nothing was run (--compile-only)",
+                          sg_val_lang_name(d->lang), d->arch[0] ? " " : "", d->arch);
+        return 0;
+    }
+    if (d->phase) d->phase(d->phase_arg, "run");
+    t0 = now_ms();
+    for (int k = 0; k <= t->ncheck; k++) {
+        const sg_val_sizes *s = k < t->ncheck ? &t->check[k] : &t->sizes;
+        rc = sg_val_check_shape(d, t, s, r->seed + (uint64_t)k * 0x9e3779b97f4a7c15ULL, cand, ref,
+                                r);
+        r->checks_run = k + (rc == 0);
+        if (rc < 0) return rc;
+    }
+    r->run_ms = now_ms() - t0;
+    sg_val_result_set(r, SG_VAL_PASS,
+                      "all %d checks passed (shapes: %d); max abs error %g, max rel error %g",
+                      r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel);
+    return 0;
+}
+
+int sg_val_check(sg_val_dev *d, const sg_val_job *job, sg_val_result *r) {
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    r->seed = job->seed;
+    sg_val_task t;
+    sg_err e;
+    if (sg_val_task_load(job->task_dir, &t, &e) < 0) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
+        return 0;
+    }
+    sg_val_source cand = {0}, ref = {0};
+    int rc = do_check(d, &t, job, &cand, &ref, r);
+    free(cand.src);
+    free(ref.src);
+    sg_val_plan_free(&cand.plan);
+    sg_val_plan_free(&ref.plan);
+    sg_val_task_free(&t);
+    return rc == SG_BE_STICKY ? SG_BE_STICKY : 0;
+}
