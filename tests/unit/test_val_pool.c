@@ -36,17 +36,20 @@ static char *load(const char *rel, size_t *len) {
     return sg_buf_steal(&b);
 }
 
-/* A killed child has finished exiting once it is a zombie (state Z). */
+/* A killed child has finished exiting once it is a zombie whose threads are all gone:
+ * the leader of a multithreaded process (PoCL starts threads) shows state Z while its
+ * other threads still exit, and waitpid() does not report it until they have. */
 static int zombie(int pid) {
-    char p[64], buf[256];
-    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    char p[64], buf[2048];
+    snprintf(p, sizeof p, "/proc/%d/status", pid);
     FILE *f = fopen(p, "r");
     if (!f) return 1;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
-    const char *close = strrchr(buf, ')');
-    return close && close[1] == ' ' && close[2] == 'Z';
+    const char *state = strstr(buf, "State:"), *threads = strstr(buf, "Threads:");
+    if (!state || !strchr(state, 'Z') || strchr(state, 'Z') > strchr(state, '\n')) return 0;
+    return !threads || atoi(threads + 8) <= 1;
 }
 
 static void test_async(void **st) {
