@@ -22,6 +22,8 @@ void sg_buf_append_str(sg_buf *b, const char *s);
 void sg_buf_printf(sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append s as a JSON string literal, quotes included. */
 void sg_buf_append_json_string(sg_buf *b, const char *s);
+/* The same for n bytes that need not be NUL-terminated. */
+void sg_buf_append_json_stringn(sg_buf *b, const char *s, size_t n);
 /* Drop the first n bytes (for parsers that consume from the front). */
 void sg_buf_consume(sg_buf *b, size_t n);
 void sg_buf_clear(sg_buf *b);

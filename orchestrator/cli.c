@@ -54,14 +54,17 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
             return SG_CLI_HELP;
         }
         if (a[1] != '-')
-            return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '%s' (options are spelled --name)", a);
+            return sg_cli_fail(spec, SG_CLI_USAGE,
+                               "unknown option '%s' (options are spelled --name)", a);
         const char *name = a + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const sg_opt *o = find_opt(spec->opts, name, len);
         if (!o) return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
         const char *value = NULL;
         if (o->kind == SG_OPT_FLAG) {
-            if (eq) return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' takes no value (got '%s')", o->name, eq + 1);
+            if (eq)
+                return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' takes no value (got '%s')",
+                                   o->name, eq + 1);
         } else if (eq) {
             value = eq + 1;
         } else if (i + 1 < argc) {
@@ -91,8 +94,10 @@ void sg_cli_print_help(const sg_cmd_spec *spec) {
         printf("\nOptions:\n");
         for (const sg_opt *o = spec->opts; o->name; o++) {
             char left[64];
-            if (o->kind == SG_OPT_FLAG) snprintf(left, sizeof left, "--%s", o->name);
-            else snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+            if (o->kind == SG_OPT_FLAG)
+                snprintf(left, sizeof left, "--%s", o->name);
+            else
+                snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
             printf("  %-26s %s", left, o->help);
             if (o->def) printf(" (default: %s)", o->def);
             printf("\n");

@@ -37,11 +37,11 @@ typedef struct sg_opt {
 } sg_opt;
 
 typedef struct sg_cmd_spec {
-    const char *name;    /* "optimize" */
-    const char *args;    /* "TASK_DIR|KERNEL.cu" */
-    const char *summary; /* one line for `specgen --help` */
-    const char *details; /* paragraphs printed after the options; may be NULL */
-    const sg_opt *opts;  /* ends with {NULL} */
+    const char *name;     /* "optimize" */
+    const char *args;     /* "TASK_DIR|KERNEL.cu" */
+    const char *summary;  /* one line for `specgen --help` */
+    const char *details;  /* paragraphs printed after the options; may be NULL */
+    const sg_opt *opts;   /* ends with {NULL} */
     int min_pos, max_pos; /* positional bounds; max_pos < 0: unlimited */
 } sg_cmd_spec;
 

@@ -9,6 +9,9 @@ int sg_cmd_campaign(int argc, char **argv) {
         {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"campaign", "SUITE_DIR", "Optimize a whole kernel suite under time and token budgets.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "campaign", "SUITE_DIR", "Optimize a whole kernel suite under time and token budgets.",
+        NULL,       opts,        0,
+        -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
 }

@@ -12,6 +12,9 @@ int sg_cmd_llm_check(int argc, char **argv) {
         {"json", SG_OPT_FLAG, &f, NULL, "print JSON", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"llm-check", "", "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "llm-check", "",   "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.",
+        NULL,        opts, 0,
+        -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in issue #5");
 }

@@ -8,6 +8,8 @@ int sg_cmd_pool(int argc, char **argv) {
         {"listen", SG_OPT_STR, &s, "HOST:PORT", "address to serve on", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"pool", "", "Run a pool agent serving validation and profiling jobs over HTTP.", NULL, opts, 0, -1};
+    static const sg_cmd_spec spec = {
+        "pool", "", "Run a pool agent serving validation and profiling jobs over HTTP.", NULL, opts,
+        0,      -1};
     return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
 }

@@ -3,7 +3,8 @@
 #include <stddef.h>
 
 const sg_command sg_commands[] = {
-    {"optimize", "make one kernel faster: reasoning LLM + speculative forks + validation", sg_cmd_optimize},
+    {"optimize", "make one kernel faster: reasoning LLM + speculative forks + validation",
+     sg_cmd_optimize},
     {"campaign", "optimize a whole kernel suite under time and token budgets", sg_cmd_campaign},
     {"results", "query the results database", sg_cmd_results},
     {"report", "write an HTML report of a campaign", sg_cmd_report},
@@ -12,7 +13,8 @@ const sg_command sg_commands[] = {
     {"profile", "time a kernel against the baseline and explain the result", sg_cmd_profile},
     {"pool", "run a pool agent that serves validation/profiling jobs over HTTP", sg_cmd_pool},
     {"kvstore", "serve a KV cache store over the Redis protocol (RESP)", sg_cmd_kvstore},
-    {"replay-llm", "serve scripted reasoning traces as an OpenAI-compatible LLM", sg_cmd_replay_llm},
+    {"replay-llm", "serve scripted reasoning traces as an OpenAI-compatible LLM",
+     sg_cmd_replay_llm},
     {"llm-check", "probe an OpenAI-compatible endpoint: dialect, speed, abort", sg_cmd_llm_check},
     {"sim", "compare policies in a virtual-time simulation", sg_cmd_sim},
     {NULL, NULL, NULL},

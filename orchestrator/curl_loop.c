@@ -22,8 +22,10 @@ struct sg_curl_loop {
 };
 
 static void unlink_transfer(sg_curl_loop *cl, transfer *t) {
-    if (t->prev) t->prev->next = t->next;
-    else cl->head = t->next;
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        cl->head = t->next;
     if (t->next) t->next->prev = t->prev;
     cl->running--;
     free(t);

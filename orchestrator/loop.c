@@ -228,7 +228,8 @@ int sg_loop_wake(sg_loop *l, sg_timer_fn fn, void *arg) {
 /* Move what other threads posted into the deferred queue. */
 static void drain_wakes(sg_loop *l) {
     uint64_t n;
-    if (read(l->wakefd, &n, sizeof n) < 0) { /* EAGAIN: nothing new */ }
+    if (read(l->wakefd, &n, sizeof n) < 0) { /* EAGAIN: nothing new */
+    }
     pthread_mutex_lock(&l->wake_mu);
     deferred *q = l->wq;
     size_t len = l->wq_len;
@@ -301,7 +302,8 @@ static int poll_fds(sg_loop *l, int timeout_ms, int *timer_fired, sg_err *err) {
         int fd = evs[i].data.fd;
         if (fd == l->tfd) {
             uint64_t expirations;
-            if (read(l->tfd, &expirations, sizeof expirations) < 0) { /* EAGAIN */ }
+            if (read(l->tfd, &expirations, sizeof expirations) < 0) { /* EAGAIN */
+            }
             *timer_fired = 1;
         } else if (fd == l->wakefd) {
             drain_wakes(l);
@@ -360,8 +362,10 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
         int fired = 0;
         if (l->is_virtual) {
             int n = 0;
-            if (l->nwatched) n = poll_fds(l, have_timers ? 0 : -1, &fired, err);
-            else if (have_timers) n = poll_fds(l, 0, &fired, err); /* wakes from threads */
+            if (l->nwatched)
+                n = poll_fds(l, have_timers ? 0 : -1, &fired, err);
+            else if (have_timers)
+                n = poll_fds(l, 0, &fired, err); /* wakes from threads */
             if (n < 0) return -1;
             if (n > 0 || l->dq_len || l->stop) continue;
             heap_skip_cancelled(l);
@@ -372,7 +376,8 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
             int64_t now = mono_ns();
             int timeout = -1;
             if (have_timers) {
-                if (l->heap[0].when <= now) timeout = 0;
+                if (l->heap[0].when <= now)
+                    timeout = 0;
                 else if (arm_timerfd(l, l->heap[0].when) < 0)
                     return sg_errf(err, "timerfd_settime: %s", strerror(errno));
             }

@@ -7,22 +7,21 @@
 #include <string.h>
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "Usage: specgen [--log-level L] [--log-json] <command> [options]\n"
-            "\n"
-            "specgen makes GPU kernels faster with a reasoning LLM. While the model thinks,\n"
-            "it forks short generations from the reasoning so far; their kernels are\n"
-            "compiled, validated and profiled in parallel, and the reasoning stops early\n"
-            "once a kernel meets the target.\n"
-            "\nCommands:\n");
-    for (const sg_command *c = sg_commands; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->summary);
-    fprintf(f,
-            "\nGlobal options:\n"
-            "  --log-level L   debug|info|warn|error|off (default: info)\n"
-            "  --log-json      log as JSON lines\n"
-            "  --version       print the version\n"
-            "  -h, --help      show this help\n"
-            "\n'specgen <command> --help' explains each command.\n");
+    fprintf(f, "Usage: specgen [--log-level L] [--log-json] <command> [options]\n"
+               "\n"
+               "specgen makes GPU kernels faster with a reasoning LLM. While the model thinks,\n"
+               "it forks short generations from the reasoning so far; their kernels are\n"
+               "compiled, validated and profiled in parallel, and the reasoning stops early\n"
+               "once a kernel meets the target.\n"
+               "\nCommands:\n");
+    for (const sg_command *c = sg_commands; c->name; c++)
+        fprintf(f, "  %-12s %s\n", c->name, c->summary);
+    fprintf(f, "\nGlobal options:\n"
+               "  --log-level L   debug|info|warn|error|off (default: info)\n"
+               "  --log-json      log as JSON lines\n"
+               "  --version       print the version\n"
+               "  -h, --help      show this help\n"
+               "\n'specgen <command> --help' explains each command.\n");
 }
 
 int main(int argc, char **argv) {
@@ -41,7 +40,9 @@ int main(int argc, char **argv) {
         } else if (!strncmp(a, "--log-level", 11) && (a[11] == '=' || a[11] == '\0')) {
             const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");
             if (sg_log_level_parse(v, &level) < 0) {
-                fprintf(stderr, "specgen: --log-level: '%s' is not one of debug, info, warn, error, off\n", v);
+                fprintf(stderr,
+                        "specgen: --log-level: '%s' is not one of debug, info, warn, error, off\n",
+                        v);
                 return 2;
             }
         } else {
