@@ -140,7 +140,7 @@ static void probe_stop(const char *url, sg_buf *verdict, json_t *j) {
 }
 
 int sg_cmd_llm_check(int argc, char **argv) {
-    const char *url = NULL, *model_opt = NULL, *prompt = NULL;
+    const char *url = NULL, *model_opt = NULL, *prompt = NULL, *extra = NULL;
     int completions = 0, as_json = 0;
     int64_t max_tokens = 64, abort_after = 5, timeout_ns = 60 * SG_SEC;
     const sg_opt opts[] = {
@@ -152,6 +152,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
          NULL, NULL},
         {"prompt", SG_OPT_STR, &prompt, "TEXT", "prompt to send", "a short arithmetic question",
          NULL},
+        {"extra", SG_OPT_STR, &extra, "JSON",
+         "object merged into each request body (e.g. logit_bias)", NULL, NULL},
         {"max-tokens", SG_OPT_INT, &max_tokens, "N", "tokens for the full stream", "64", NULL},
         {"abort-after", SG_OPT_INT, &abort_after, "N",
          "tokens before the abort test closes its stream (0: skip)", "5", NULL},
@@ -183,6 +185,12 @@ int sg_cmd_llm_check(int argc, char **argv) {
     if (abort_after < 0)
         return sg_cli_fail(&spec, 2, "--abort-after: '%lld' must be >= 0", (long long)abort_after);
     sg_err err;
+    if (extra) {
+        json_t *x = json_loads(extra, 0, NULL);
+        int is_obj = json_is_object(x);
+        json_decref(x);
+        if (!is_obj) return sg_cli_fail(&spec, 2, "--extra: '%s' is not a JSON object", extra);
+    }
     char *model = model_opt ? sg_xstrdup(model_opt) : first_model(url, &err);
     if (!model) return sg_cli_fail(&spec, 1, "%s", err.msg);
     sg_loop *loop = sg_loop_new_real(&err);
@@ -207,7 +215,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
                           .user = prompt,
                           .prompt = prompt,
                           .max_tokens = max_tokens,
-                          .temperature = 0};
+                          .temperature = 0,
+                          .extra_json = extra};
     check full, ab;
     run_stream(llm, loop, &req, 0, &full);
     const sg_llm_result *r = &full.res;
