@@ -83,10 +83,12 @@ static void emit(void *arg, int is_reasoning, const char *t, size_t n) {
     if (s->dead || n == 0) return;
     if (!s->res.t_first_ns) s->res.t_first_ns = sg_loop_now(s->llm->loop);
     if (is_reasoning) {
+        s->res.reasoning_chunks += !s->chunk_r; /* counted now: a callback may abort */
         s->chunk_r = 1;
         s->res.reasoning_bytes += (int64_t)n;
         if (s->cb.reasoning) s->cb.reasoning(s->cb.arg, t, n);
     } else {
+        s->res.content_chunks += !s->chunk_c;
         s->chunk_c = 1;
         s->res.content_bytes += (int64_t)n;
         if (s->cb.content) s->cb.content(s->cb.arg, t, n);
@@ -121,8 +123,6 @@ static int on_event(void *arg, const char *type, const char *data, size_t len) {
         sg_llm_think_feed(&s->think, c.content, c.content_len, emit, s);
         if (s->think.saw_tag) s->features |= SG_LLM_F_THINK_TAGS;
     }
-    s->res.reasoning_chunks += s->chunk_r;
-    s->res.content_chunks += s->chunk_c;
     if (c.finish_reason)
         snprintf(s->res.finish_reason, sizeof s->res.finish_reason, "%s", c.finish_reason);
     if (c.has_usage && !s->dead) {
@@ -398,6 +398,10 @@ void sg_llm_free(sg_llm *llm) {
 }
 
 size_t sg_llm_active(const sg_llm *llm) { return llm->active; }
+
+int sg_llm_endpoint_running(const sg_llm *llm, size_t i) {
+    return i < llm->n_eps ? llm->eps[i].running : 0;
+}
 
 sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm_callbacks *cb,
                             sg_err *err) {

@@ -108,7 +108,9 @@ sg_llm_stream *sg_llm_fork(sg_llm *llm, const char *model, const char *prompt, i
                            const sg_llm_callbacks *cb, sg_err *err);
 void sg_llm_abort(sg_llm_stream *s, sg_llm_result *out);
 
-/* Streams running (sent or queued) over all endpoints. */
+/* Streams alive (running, queued or waiting to retry) over all endpoints. */
 size_t sg_llm_active(const sg_llm *llm);
+/* Streams running on endpoint i (in config order), for monitoring and tests. */
+int sg_llm_endpoint_running(const sg_llm *llm, size_t i);
 
 #endif
