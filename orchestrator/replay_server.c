@@ -251,7 +251,7 @@ static void stats(sg_replay_server *s, sg_buf *b, int prometheus) {
                       (long long)s->requests, (long long)s->disconnects);
     } else {
         int64_t *v = sg_xmalloc((s->n_trig + 1) * sizeof *v);
-        memcpy(v, s->trig_us, s->n_trig * sizeof *v);
+        if (s->n_trig) memcpy(v, s->trig_us, s->n_trig * sizeof *v);
         qsort(v, s->n_trig, sizeof *v, cmp_i64);
         size_t n = s->n_trig;
         sg_buf_printf(
