@@ -1,0 +1,225 @@
+/* bench-llm: 256 concurrent streams at 100 tokens/s each from `specgen replay-llm`
+ * (a separate process), each forking 4 times. Prints specgen's CPU time per 1,000
+ * tokens, the added delivery latency of tokens against their 10 ms schedule, and the
+ * time from a trigger to the fork request's arrival at the server.
+ * usage: bench_llm [SPECGEN_BINARY] (default $SPECGEN, else ./specgen) */
+#include "common/buf.h"
+#include "common/net.h"
+#include "common/proc.h"
+#include "orchestrator/llm.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { STREAMS = 256, TOKENS = 500, MS_PER_TOKEN = 10, FORK_EVERY = 100 };
+
+typedef struct bench bench;
+typedef struct stream {
+    bench *b;
+    int idx, n;
+    int64_t *recv; /* receipt time of each token */
+    sg_buf text;
+} stream;
+
+struct bench {
+    sg_loop *loop;
+    sg_llm *llm;
+    stream st[STREAMS];
+    int pending, forks, fork_errors, errors;
+    int64_t tokens;
+};
+
+static void end_one(bench *b) {
+    if (--b->pending == 0) sg_loop_stop(b->loop);
+}
+static void fork_delta(void *arg, const char *t, size_t n) { ((bench *)arg)->tokens++; }
+static void fork_fin(void *arg, const sg_llm_result *r) { end_one(arg); }
+static void fork_err(void *arg, const char *msg, const sg_llm_result *r) {
+    bench *b = arg;
+    if (!b->fork_errors++) fprintf(stderr, "bench-llm: fork: %s\n", msg);
+    end_one(b);
+}
+
+static void on_reasoning(void *arg, const char *t, size_t n) {
+    stream *s = arg;
+    bench *b = s->b;
+    int64_t now = sg_loop_now(b->loop);
+    if (s->n < TOKENS) s->recv[s->n] = now;
+    s->n++;
+    b->tokens++;
+    sg_buf_append(&s->text, t, n);
+    if (s->n % FORK_EVERY == 0 && s->n < TOKENS) { /* a trigger: fork from the reasoning so far */
+        sg_buf p = {0};
+        sg_buf_printf(&p, "bench\n<think>\n%s\n</think>\n\n", s->text.data);
+        sg_llm_request req = {.api = SG_LLM_COMPLETIONS,
+                              .model = "bench",
+                              .prompt = p.data,
+                              .max_tokens = 8,
+                              .temperature = -1,
+                              .think = SG_LLM_THINK_OFF,
+                              .priority = 1,
+                              .trigger_ns = now};
+        sg_llm_callbacks cb = {fork_delta, fork_delta, NULL, fork_fin, fork_err, b};
+        if (sg_llm_start(b->llm, &req, &cb, NULL)) b->pending++, b->forks++;
+        sg_buf_free(&p);
+    }
+}
+static void on_fin(void *arg, const sg_llm_result *r) { end_one(((stream *)arg)->b); }
+static void on_err(void *arg, const char *msg, const sg_llm_result *r) {
+    stream *s = arg;
+    if (!s->b->errors++) fprintf(stderr, "bench-llm: stream: %s\n", msg);
+    end_one(s->b);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+static size_t collect(char *p, size_t sz, size_t nm, void *arg) {
+    sg_buf_append(arg, p, sz * nm);
+    return sz * nm;
+}
+
+static int write_trace(const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f,
+            "{\"trace\": 1, \"model\": \"bench\", \"ms_per_token\": %d, \"first_token_ms\": 20, "
+            "\"fork_first_token_ms\": 2}\n{\"reasoning\": \"",
+            MS_PER_TOKEN);
+    for (int i = 0; i < TOKENS + 10; i++) fprintf(f, " t%04d", i); /* one token each */
+    fprintf(f, "\"}\n{\"answer\": \"done\"}\n{\"fork_at\": 0, \"answer\": \"a b c d e f g h\"}\n");
+    return fclose(f);
+}
+
+int main(int argc, char **argv) {
+    const char *bin = argc > 1 ? argv[1] : getenv("SPECGEN") ? getenv("SPECGEN") : "./specgen";
+    sg_err err;
+    char trace[] = "/tmp/bench_llm_XXXXXX.jsonl";
+    int tfd = mkstemps(trace, 6);
+    if (tfd < 0 || (close(tfd), write_trace(trace)) < 0) return perror("bench-llm: trace"), 1;
+    int port = sg_net_pick_port(&err);
+    char listen[64], url[64];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    snprintf(url, sizeof url, "http://%s", listen);
+    char *args[] = {(char *)bin, "--log-level", "warn", "replay-llm", "--trace",
+                    trace,       "--listen",    listen, NULL};
+    sg_proc srv;
+    if (sg_proc_spawn(&srv, args, SG_PROC_NULL_IO, &err) < 0)
+        return fprintf(stderr, "bench-llm: %s\n", err.msg), 1;
+    int up = 0;
+    for (int i = 0; i < 200 && !up; i++) { /* wait until it listens */
+        CURL *e = curl_easy_init();
+        sg_buf sink = {0};
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &sink);
+        up = curl_easy_perform(e) == CURLE_OK;
+        curl_easy_cleanup(e);
+        sg_buf_free(&sink);
+        if (!up) usleep(50000);
+    }
+    if (!up)
+        return fprintf(stderr, "bench-llm: %s replay-llm did not start\n", bin),
+               sg_proc_stop(&srv, 1000), 1;
+
+    static bench b;
+    b.loop = sg_loop_new_real(&err);
+    sg_curl_loop *cl = sg_curl_loop_new(b.loop, &err);
+    const char *urls[1] = {url};
+    sg_llm_config cfg = {.urls = urls, .n_urls = 1};
+    b.llm = sg_llm_new(cl, &cfg, &err);
+    double c0 = cpu_s();
+    int64_t t0 = sg_loop_now(b.loop);
+    for (int i = 0; i < STREAMS; i++) {
+        stream *s = &b.st[i];
+        s->b = &b;
+        s->idx = i;
+        s->recv = sg_xcalloc(TOKENS, sizeof *s->recv);
+        sg_llm_request req = {.api = SG_LLM_CHAT,
+                              .model = "bench",
+                              .user = "go",
+                              .max_tokens = TOKENS,
+                              .temperature = -1};
+        sg_llm_callbacks cb = {on_reasoning, NULL, NULL, on_fin, on_err, s};
+        if (sg_llm_start(b.llm, &req, &cb, &err)) b.pending++;
+    }
+    sg_loop_run(b.loop, &err);
+    double wall = (double)(sg_loop_now(b.loop) - t0) / 1e9, cpu = cpu_s() - c0;
+
+    /* Lateness of token k against the stream's schedule anchor + k * 10 ms, where the
+     * anchor is the earliest arrival the stream allows (so the best token is 0 late). */
+    int64_t *lat = sg_xmalloc(sizeof *lat * STREAMS * TOKENS);
+    size_t nl = 0;
+    for (int i = 0; i < STREAMS; i++) {
+        stream *s = &b.st[i];
+        int n = s->n < TOKENS ? s->n : TOKENS;
+        int64_t anchor = INT64_MAX;
+        for (int k = 0; k < n; k++)
+            if (s->recv[k] - (int64_t)k * MS_PER_TOKEN * SG_MS < anchor)
+                anchor = s->recv[k] - (int64_t)k * MS_PER_TOKEN * SG_MS;
+        for (int k = 0; k < n; k++)
+            lat[nl++] = s->recv[k] - anchor - (int64_t)k * MS_PER_TOKEN * SG_MS;
+        free(s->recv);
+        sg_buf_free(&s->text);
+    }
+    qsort(lat, nl, sizeof *lat, cmp_i64);
+
+    sg_buf stats = {0};
+    char surl[96];
+    snprintf(surl, sizeof surl, "%s/v1/replay/stats", url);
+    CURL *e = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, surl);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &stats);
+    curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    json_t *js = json_loads(stats.data ? stats.data : "{}", 0, NULL);
+    json_t *tr = json_object_get(js, "trigger_to_request_us");
+    double tp50 = json_number_value(json_object_get(tr, "p50")) / 1000,
+           tp99 = json_number_value(json_object_get(tr, "p99")) / 1000;
+    double tmax = json_number_value(json_object_get(tr, "max")) / 1000;
+
+    printf("bench-llm: %d streams x %d tokens at %d tokens/s each, from specgen replay-llm (vllm "
+           "dialect,\n"
+           "           another process on this machine); %d forks (one every %d tokens of each "
+           "stream)\n",
+           STREAMS, TOKENS, 1000 / MS_PER_TOKEN, b.forks, FORK_EVERY);
+    printf(
+        "  tokens received          %lld in %.2f s (%.0f tokens/s); errors: %d streams, %d forks\n",
+        (long long)b.tokens, wall, (double)b.tokens / wall, b.errors, b.fork_errors);
+    printf("  specgen CPU time         %.3f ms per 1,000 tokens (%.2f s user+sys in this process, "
+           "%.1f%% of one core)\n",
+           cpu * 1e3 / ((double)b.tokens / 1000), cpu, 100 * cpu / wall);
+    printf("  added delivery latency   p50 %.3f ms   p99 %.3f ms   (%zu tokens vs. their stream's "
+           "10 ms schedule)\n",
+           nl ? (double)lat[nl / 2] / 1e6 : 0, nl ? (double)lat[nl * 99 / 100] / 1e6 : 0, nl);
+    printf("  trigger -> fork request  p50 %.3f ms   p99 %.3f ms   max %.3f ms   (goal p99 < 2 ms: "
+           "%s;\n"
+           "                           arrival at replay-llm's request handler, %lld samples)\n",
+           tp50, tp99, tmax, tp99 < 2.0 ? "met" : "NOT met",
+           (long long)json_integer_value(json_object_get(tr, "n")));
+    json_decref(js);
+    sg_buf_free(&stats);
+    free(lat);
+    sg_llm_free(b.llm);
+    sg_curl_loop_free(cl);
+    sg_loop_free(b.loop);
+    sg_proc_stop(&srv, 2000);
+    unlink(trace);
+    return b.errors || b.fork_errors ? 1 : 0;
+}
