@@ -179,6 +179,14 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *arg) {
     return n;
 }
 
+/* Only for measured requests: curl reports each piece it wrote to the socket. */
+static int on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg) {
+    sg_llm_stream *s = arg;
+    if (type == CURLINFO_HEADER_OUT || type == CURLINFO_DATA_OUT)
+        s->res.t_sent_ns = sg_loop_now(s->llm->loop);
+    return 0;
+}
+
 /* ---- end of an attempt ---- */
 
 static int retryable(sg_llm_stream *s, CURLcode rc) {
@@ -299,6 +307,11 @@ static void attempt(sg_llm_stream *s) {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(llm->cfg.connect_timeout_ns / SG_MS));
+    if (s->trigger_ns > 0) {
+        curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+        curl_easy_setopt(e, CURLOPT_DEBUGDATA, s);
+        curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+    }
     sg_err err;
     if (sg_curl_loop_add(llm->cl, e, on_done, s, &err) < 0) {
         end_stream(s, err.msg);
@@ -420,6 +433,7 @@ sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm
     s->url_path = req->api == SG_LLM_CHAT ? "/chat/completions" : "/completions";
     s->cb = *cb;
     s->priority = req->priority;
+    s->trigger_ns = req->trigger_ns;
     s->prompt_bytes = strlen(req->api == SG_LLM_CHAT ? req->user : req->prompt) +
                       (req->api == SG_LLM_CHAT && req->system ? strlen(req->system) : 0);
     s->headers = curl_slist_append(NULL, "Content-Type: application/json");

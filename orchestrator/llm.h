@@ -69,7 +69,8 @@ typedef struct sg_llm_request {
     const char *extra_json;    /* JSON object merged into the body, or NULL */
     sg_llm_think_mode think;
     int priority;       /* when queued at the cap: higher starts first (forks) */
-    int64_t trigger_ns; /* > 0: sent as X-Specgen-Trigger-Ns (CLOCK_MONOTONIC), for benchmarks */
+    int64_t trigger_ns; /* > 0: sent as X-Specgen-Trigger-Ns (CLOCK_MONOTONIC) and t_sent_ns
+                           measured, for benchmarks */
 } sg_llm_request;
 
 typedef struct sg_llm_usage {
@@ -83,6 +84,8 @@ typedef struct sg_llm_result {
     int64_t reasoning_chunks, content_chunks;
     int64_t reasoning_bytes, content_bytes;
     int64_t t_start_ns, t_first_ns, t_end_ns; /* loop times; t_first_ns 0: no token */
+    int64_t t_sent_ns; /* when the request's last bytes went to the socket; only measured
+                          for requests with trigger_ns > 0 (it costs a debug callback) */
     int attempts;
     const char *endpoint; /* borrowed from the client */
     const char *dialect;  /* detected from the stream (static string) */
