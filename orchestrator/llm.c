@@ -320,6 +320,11 @@ static void attempt(sg_llm_stream *s) {
     s->attached = 1;
     s->attempt_ns = s->last_byte_ns = sg_loop_now(llm->loop);
     s->timer = sg_loop_timer(llm->loop, llm->cfg.first_token_timeout_ns, on_watchdog, s);
+    if (!llm->in_curl) { /* a fork's bytes go out now, not after every ready socket */
+        llm->in_curl++;  /* the kick may end transfers: their callbacks must not re-enter */
+        sg_curl_loop_kick(llm->cl);
+        llm->in_curl--;
+    }
 }
 
 static void launch_deferred(sg_loop *loop, void *arg) {

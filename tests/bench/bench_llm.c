@@ -120,6 +120,14 @@ static void start_stream(sg_loop *loop, void *arg) {
     }
 }
 
+/* The machine's load, printed beside the numbers: latency tails follow it. */
+static void loadavg(char *out, size_t n) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f || !fgets(out, (int)n, f)) snprintf(out, n, "unknown");
+    if (f) fclose(f);
+    out[strcspn(out, " ")] = '\0';
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
@@ -192,6 +200,8 @@ int main(int argc, char **argv) {
     const char *urls[1] = {url};
     sg_llm_config cfg = {.urls = urls, .n_urls = 1};
     b.llm = sg_llm_new(cl, &cfg, &err);
+    char load0[64], load1[64];
+    loadavg(load0, sizeof load0);
     double c0 = cpu_s();
     int64_t t0 = sg_loop_now(b.loop);
     /* Starts spread over one token period x 100, so that triggers (every 100 tokens) are
@@ -207,6 +217,7 @@ int main(int argc, char **argv) {
     }
     sg_loop_run(b.loop, &err);
     double wall = (double)(sg_loop_now(b.loop) - t0) / 1e9, cpu = cpu_s() - c0;
+    loadavg(load1, sizeof load1);
 
     /* Lateness of token k against the stream's schedule anchor + k * 10 ms, where the
      * anchor is the earliest arrival the stream allows (so the best token is 0 late). */
@@ -249,6 +260,8 @@ int main(int argc, char **argv) {
            "  dialect; another process on this machine, niced), %d forks (every %d tokens of each "
            "stream)\n",
            STREAMS, TOKENS, 1000 / MS_PER_TOKEN, b.forks, FORK_EVERY);
+    printf("  machine load (1-min avg)    %s before, %s after, on %ld cores\n", load0, load1,
+           sysconf(_SC_NPROCESSORS_ONLN));
     printf("  tokens received             %lld in %.2f s (%.0f tokens/s); errors: %d streams, %d "
            "forks\n",
            (long long)b.tokens, wall, (double)b.tokens / wall, b.errors, b.fork_errors);
