@@ -6,6 +6,7 @@
 #include <string.h>
 
 #define STR(out, t, n) sg_buf_append_json_stringn(out, t, n)
+#define DEEPSEEK_FP ",\"system_fingerprint\":\"fp_5417b77867_prod0820_fp8_kvcache\""
 
 static void head(sg_buf *o, const sg_replay_fmt *f) {
     sg_buf_printf(o, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", f->id,
@@ -30,6 +31,15 @@ static void usage_obj(sg_buf *o, const sg_replay_fmt *f) {
     sg_buf_append_str(o, "}");
 }
 
+/* vLLM, SGLang, DeepSeek: a chunk of its own with no choices. */
+static void usage_chunk(sg_buf *o, const sg_replay_fmt *f) {
+    head(o, f);
+    if (f->d == SG_REPLAY_DEEPSEEK) sg_buf_append_str(o, DEEPSEEK_FP);
+    sg_buf_append_str(o, ",\"choices\":[],\"usage\":");
+    usage_obj(o, f);
+    sg_buf_append_str(o, "}");
+}
+
 static void finish_val(sg_buf *o, const char *finish) {
     if (finish)
         sg_buf_printf(o, "\"%s\"", finish);
@@ -42,13 +52,7 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
                       const char *finish) {
     int ds = f->d == SG_REPLAY_DEEPSEEK;
     head(o, f);
-    if (ds) sg_buf_append_str(o, ",\"system_fingerprint\":\"fp_5417b77867_prod0820_fp8_kvcache\"");
-    if (kind == SG_RF_USAGE) {
-        sg_buf_append_str(o, ",\"choices\":[],\"usage\":");
-        usage_obj(o, f);
-        sg_buf_append_str(o, "}");
-        return;
-    }
+    if (ds) sg_buf_append_str(o, DEEPSEEK_FP);
     sg_buf_append_str(o, ",\"choices\":[{\"index\":0,");
     if (!f->chat) {
         sg_buf_append_str(o, "\"text\":");
@@ -76,12 +80,6 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
 static void sglang(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t, size_t n,
                    const char *finish) {
     head(o, f);
-    if (kind == SG_RF_USAGE) {
-        sg_buf_append_str(o, ",\"choices\":[],\"usage\":");
-        usage_obj(o, f);
-        sg_buf_append_str(o, "}");
-        return;
-    }
     sg_buf_append_str(o, ",\"choices\":[{\"index\":0,");
     if (!f->chat) {
         sg_buf_append_str(o, "\"text\":");
@@ -151,10 +149,13 @@ void sg_replay_fmt_chunk(sg_buf *out, const sg_replay_fmt *f, int kind, const ch
     if (kind == SG_RF_USAGE && f->d == SG_REPLAY_LLAMACPP) return; /* went out with the finish */
     sg_buf_append_str(out, "data: ");
     if (!t) t = "", n = 0;
-    switch (f->d) {
-    case SG_REPLAY_SGLANG: sglang(out, f, kind, t, n, finish); break;
-    case SG_REPLAY_LLAMACPP: llamacpp(out, f, kind, t, n, finish); break;
-    default: vllm_like(out, f, kind, t, n, finish); break;
-    }
+    if (kind == SG_RF_USAGE)
+        usage_chunk(out, f);
+    else
+        switch (f->d) {
+        case SG_REPLAY_SGLANG: sglang(out, f, kind, t, n, finish); break;
+        case SG_REPLAY_LLAMACPP: llamacpp(out, f, kind, t, n, finish); break;
+        default: vllm_like(out, f, kind, t, n, finish); break;
+        }
     sg_buf_append_str(out, "\n\n");
 }

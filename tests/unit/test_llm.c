@@ -159,6 +159,18 @@ static void on_r_fork(void *arg, const char *t, size_t n) {
     }
 }
 
+/* Start one stream and run the loop until it (and anything it started) ends. */
+static void run_single(env *e, run *r, const sg_llm_request *req,
+                       void (*reasoning)(void *, const char *, size_t)) {
+    static int n;
+    n = 1;
+    pending = &n;
+    sg_llm_callbacks cb = {reasoning, on_c, NULL, on_fin, on_err, r};
+    r->s = sg_llm_start(e->llm, req, &cb, NULL);
+    assert_non_null(r->s);
+    assert_int_equal(sg_loop_run(e->loop, NULL), 0);
+}
+
 static void test_abort_and_fork_from_callback(void **state) {
     env e;
     env_up(&e, SG_REPLAY_SGLANG, 0);
@@ -166,13 +178,9 @@ static void test_abort_and_fork_from_callback(void **state) {
     r.e = f.e = &e;
     r.abort_at = 40;
     r.fork = &f;
-    int n = 1;
-    pending = &n;
     sg_llm_request req = {
         .api = SG_LLM_CHAT, .model = "replay", .user = "vector_scale", .temperature = -1};
-    sg_llm_callbacks cb = {on_r_fork, on_c, NULL, on_fin, on_err, &r};
-    r.s = sg_llm_start(e.llm, &req, &cb, NULL);
-    assert_int_equal(sg_loop_run(e.loop, NULL), 0);
+    run_single(&e, &r, &req, on_r_fork);
     assert_int_equal(r.n_reasoning, 40); /* nothing after the abort */
     assert_int_equal(r.finished + r.errors, 0);
     assert_string_equal(r.res.finish_reason, "client-abort");
@@ -192,13 +200,9 @@ static void test_raw_think_split(void **state) {
     env_up(&e, SG_REPLAY_RAW, 0);
     run r = {0};
     r.e = &e;
-    int n = 1;
-    pending = &n;
     sg_llm_request req = {
         .api = SG_LLM_COMPLETIONS, .model = "replay", .prompt = "vector_scale", .temperature = -1};
-    sg_llm_callbacks cb = {on_r, on_c, NULL, on_fin, on_err, &r};
-    r.s = sg_llm_start(e.llm, &req, &cb, NULL);
-    assert_int_equal(sg_loop_run(e.loop, NULL), 0);
+    run_single(&e, &r, &req, on_r);
     assert_int_equal(r.finished, 1);
     assert_non_null(strstr(r.reasoning.data, "Okay, the task is"));
     assert_null(strstr(r.reasoning.data, "think>"));
