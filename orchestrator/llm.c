@@ -226,7 +226,10 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
         int64_t delay = s->status == 429 && s->retry_after_ns
                             ? s->retry_after_ns
                             : sg_llm_route_backoff(llm, s->res.attempts);
-        if (rc != CURLE_OK && s->ep) s->ep->down_until = sg_loop_now(llm->loop) + delay;
+        /* Sideline a refusing endpoint past this retry (and at least a second), so the
+         * retry goes to another one when there is one. */
+        if (rc != CURLE_OK && s->ep)
+            s->ep->down_until = sg_loop_now(llm->loop) + delay + (delay > SG_SEC ? delay : SG_SEC);
         sg_warn("llm", "%s%s: %s; retry %d of %d in %lld ms", s->ep ? s->ep->base : "", s->url_path,
                 rc != CURLE_OK     ? curl_easy_strerror(rc)
                 : s->status == 429 ? "HTTP 429 (busy)"

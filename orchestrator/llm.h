@@ -101,7 +101,8 @@ typedef struct sg_llm_callbacks {
 } sg_llm_callbacks;
 
 sg_llm *sg_llm_new(sg_curl_loop *cl, const sg_llm_config *cfg, sg_err *err);
-/* Aborts every stream still running (no callbacks), then frees. */
+/* Aborts every stream still running (no callbacks), then frees. Not from inside a
+ * callback of this client's streams (call it after sg_loop_run returned). */
 void sg_llm_free(sg_llm *llm);
 
 sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm_callbacks *cb,

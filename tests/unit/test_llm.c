@@ -243,12 +243,45 @@ static void test_connect_retries(void **state) {
     sg_loop_free(loop);
 }
 
+/* One endpoint down: its connect error sidelines it and the retry goes to the other. */
+static void test_failover(void **state) {
+    env e;
+    env_up(&e, SG_REPLAY_LLAMACPP, 0);
+    sg_replay_stop(e.srv[0]);
+    e.srv[0] = NULL;
+    run runs[4];
+    int n = 4;
+    pending = &n;
+    for (int i = 0; i < 4; i++) {
+        memset(&runs[i], 0, sizeof runs[i]);
+        runs[i].e = &e;
+        sg_llm_request req = {.api = SG_LLM_CHAT,
+                              .model = "replay",
+                              .user = "x",
+                              .max_tokens = 20,
+                              .temperature = -1};
+        sg_llm_callbacks cb = {on_r, on_c, NULL, on_fin, on_err, &runs[i]};
+        assert_non_null(sg_llm_start(e.llm, &req, &cb, NULL));
+    }
+    assert_int_equal(sg_loop_run(e.loop, NULL), 0);
+    char want[80];
+    snprintf(want, sizeof want, "%s/v1", e.url[1]);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(runs[i].finished, 1);
+        assert_string_equal(runs[i].res.endpoint, want);
+        assert_string_equal(runs[i].res.dialect, "llamacpp");
+        assert_int_equal(runs[i].res.usage.completion_tokens, 20);
+        sg_buf_free(&runs[i].reasoning);
+        sg_buf_free(&runs[i].content);
+    }
+    env_down(&e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routing_cap),
-        cmocka_unit_test(test_abort_and_fork_from_callback),
-        cmocka_unit_test(test_raw_think_split),
-        cmocka_unit_test(test_connect_retries),
+        cmocka_unit_test(test_routing_cap),     cmocka_unit_test(test_abort_and_fork_from_callback),
+        cmocka_unit_test(test_raw_think_split), cmocka_unit_test(test_connect_retries),
+        cmocka_unit_test(test_failover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
