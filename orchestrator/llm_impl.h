@@ -1,5 +1,6 @@
 /* llm_impl.h — the LLM client's private structures, shared by llm.c (stream
- * lifecycle), llm_route.c (endpoints, queue, backoff) and llm_body.c (request bytes). */
+ * lifecycle), llm_delta.c (curl callbacks, deltas), llm_route.c (endpoints, backoff)
+ * and llm_body.c (request bytes). */
 #ifndef SG_LLM_IMPL_H
 #define SG_LLM_IMPL_H
 
@@ -64,6 +65,15 @@ struct sg_llm {
 sg_llm_endpoint *sg_llm_route_pick(sg_llm *llm);
 int64_t sg_llm_route_backoff(sg_llm *llm, int attempt);
 char *sg_llm_route_base(const char *url, sg_err *err);
+
+/* llm_delta.c: the curl callbacks and what they feed */
+void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail);
+void sg_llm_emit(void *arg, int is_reasoning, const char *text, size_t len);
+int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len);
+int sg_llm_on_comment(void *arg, const char *text, size_t len);
+size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg);
+size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg);
+int sg_llm_on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg);
 
 /* llm_body.c */
 char *sg_llm_body(const sg_llm_request *req, sg_err *err);

@@ -17,181 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct sg_replay_server {
-    struct MHD_Daemon *d;
-    const sg_replay_traces *ts;
-    sg_replay_config cfg;
-    int port, listen_fd;
-    pthread_mutex_t mu; /* guards everything below */
-    int64_t running, requests, forks, tokens, disconnects, faulted;
-    int64_t *trig_us;
-    size_t n_trig, cap_trig;
-    uint64_t next_id;
-};
-
-typedef struct step {
-    int kind;
-    const char *text;
-    uint32_t len;
-    int64_t at_us; /* from the request's arrival, before the speed factor */
-} step;
-
-typedef struct rq {
-    sg_replay_server *s;
-    struct MHD_Connection *conn;
-    sg_buf body;
-    int64_t arrival_ns;
-    step *steps;
-    size_t nsteps, next, tokens;
-    sg_replay_fmt fmt;
-    sg_buf out;
-    size_t off;
-    int streaming, done_sent, gone, fault_on, fault_fired;
-    int64_t stall_ns;
-} rq;
-
-static int64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* ---- plan: the steps a request will stream ---- */
-
-static void add(rq *r, int kind, const char *t, uint32_t len, int64_t at_us) {
-    r->steps = sg_xrealloc(r->steps, (r->nsteps + 1) * sizeof *r->steps);
-    r->steps[r->nsteps++] = (step){kind, t, len, at_us};
-}
-
-static void add_seq(rq *r, int kind, const sg_replay_seq *q, int64_t *at, int64_t first,
-                    int64_t *budget) {
-    for (size_t i = 0; i < q->n && *budget != 0; i++, (*budget)--) {
-        *at += (r->tokens++ == 0 ? first : 0) + q->tok[i].dt_us;
-        add(r, kind, q->tok[i].text, q->tok[i].len, *at);
-    }
-}
-
-static void add_tag(rq *r, const char *tag, int64_t *at, int64_t first, int64_t *budget) {
-    if (*budget == 0) return;
-    (*budget)--;
-    *at += r->tokens++ == 0 ? first : 0;
-    add(r, SG_RF_CONTENT, tag, (uint32_t)strlen(tag), *at);
-}
-
-static const char *last_of(const char *hay, const char *needle, const char *before) {
-    const char *found = NULL;
-    for (const char *p = hay; (p = strstr(p, needle)) && (!before || p < before); p++) found = p;
-    return found;
-}
-
-/* Plans the stream; returns 1 when the request is a fork. */
-static int plan(rq *r, const sg_replay_trace *t, const char *prompt, int64_t max_tokens) {
-    const char *close = last_of(prompt, "</think>", NULL), *lo = last_of(prompt, "<think>", NULL);
-    const char *open = last_of(prompt, "<think>", close);
-    int fork = close && (!lo || lo < close); /* the prompt closed the reasoning */
-    int64_t at = 0, budget = max_tokens > 0 ? max_tokens : -1;
-    int chat = r->fmt.chat, raw = r->fmt.d == SG_REPLAY_RAW || !chat;
-    if (r->fmt.d == SG_REPLAY_DEEPSEEK) add(r, -1, ": keep-alive", 12, 0); /* while "queued" */
-    if (chat) add(r, SG_RF_ROLE, "", 0, fork ? t->fork_first_token_us : t->first_token_us);
-    r->tokens = 0;
-    if (fork) {
-        const char *from = open ? open + 7 : prompt;
-        size_t n = sg_replay_prefix_tokens(t, from, (size_t)(close - from));
-        const sg_replay_fork *f = sg_replay_fork_for(t, n);
-        if (f) add_seq(r, SG_RF_CONTENT, &f->answer, &at, t->fork_first_token_us, &budget);
-    } else {
-        int opened = lo && (!close || close < lo);
-        if (raw && !opened) add_tag(r, "<think>\n", &at, t->first_token_us, &budget);
-        add_seq(r, raw ? SG_RF_CONTENT : SG_RF_REASONING, &t->reasoning, &at, t->first_token_us,
-                &budget);
-        r->fmt.reasoning_tokens = (int64_t)r->tokens;
-        if (raw) add_tag(r, "\n</think>\n\n", &at, t->first_token_us, &budget);
-        add_seq(r, SG_RF_CONTENT, &t->answer, &at, t->first_token_us, &budget);
-    }
-    r->fmt.completion_tokens = (int64_t)r->tokens;
-    add(r, SG_RF_FINISH, "", 0, at);
-    r->steps[r->nsteps - 1].text = budget == 0 ? "length" : "stop";
-    if (r->fmt.include_usage) add(r, SG_RF_USAGE, "", 0, at);
-    r->tokens = 0; /* from here on: tokens streamed */
-    return fork;
-}
-
-/* ---- streaming ---- */
-
-/* Wait until the loop-free monotonic deadline; -1 if the client hung up meanwhile. */
-static int wait_until(rq *r, int64_t due_ns) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    for (;;) {
-        int64_t now = mono_ns();
-        if (now >= due_ns) return 0;
-        int64_t left = due_ns - now;
-        struct timespec ts = {left / 1000000000LL, left % 1000000000LL};
-        struct pollfd p = {ci ? ci->connect_fd : -1, POLLRDHUP, 0};
-        int n = ppoll(&p, 1, &ts, NULL);
-        if (n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return -1;
-    }
-}
-
-static void bump(sg_replay_server *s, int64_t *field, int64_t by) {
-    pthread_mutex_lock(&s->mu);
-    *field += by;
-    pthread_mutex_unlock(&s->mu);
-}
-
-static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max) {
-    rq *r = cls;
-    sg_replay_server *s = r->s;
-    const sg_replay_fault *f = &s->cfg.fault;
-    while (r->off >= r->out.len) {
-        sg_buf_clear(&r->out);
-        r->off = 0;
-        if (r->next >= r->nsteps) {
-            if (r->done_sent) return MHD_CONTENT_READER_END_OF_STREAM;
-            sg_buf_append_str(&r->out, "data: [DONE]\n\n");
-            r->done_sent = 1;
-            continue;
-        }
-        step *st = &r->steps[r->next];
-        int is_token = st->kind == SG_RF_REASONING || st->kind == SG_RF_CONTENT;
-        if (r->fault_on && !r->fault_fired && is_token && (int64_t)r->tokens >= f->after) {
-            r->fault_fired = 1;
-            if (f->kind == SG_FAULT_DROP) return MHD_CONTENT_READER_END_WITH_ERROR;
-            if (f->kind == SG_FAULT_STALL) r->stall_ns += f->ms * 1000000LL;
-            if (f->kind == SG_FAULT_MALFORMED) {
-                sg_buf_append_str(
-                    &r->out, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tru\n\n");
-                continue;
-            }
-            if (f->kind == SG_FAULT_ABORT) { /* the server gives up: SGLang says "abort" */
-                while (r->next < r->nsteps && r->steps[r->next].kind != SG_RF_FINISH) r->next++;
-                r->steps[r->next].text = "abort";
-                r->fmt.completion_tokens = (int64_t)r->tokens;
-                continue;
-            }
-        }
-        int64_t due =
-            r->arrival_ns + (int64_t)((double)st->at_us * 1000.0 / s->cfg.speed) + r->stall_ns;
-        if (wait_until(r, due) < 0) {
-            r->gone = 1;
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        }
-        if (st->kind < 0) {
-            sg_buf_append(&r->out, st->text, st->len);
-            sg_buf_append_str(&r->out, "\n\n");
-        } else {
-            sg_replay_fmt_chunk(&r->out, &r->fmt, st->kind, st->text, st->len,
-                                st->kind == SG_RF_FINISH ? st->text : NULL);
-        }
-        if (is_token) r->tokens++, bump(s, &s->tokens, 1);
-        r->next++;
-    }
-    size_t n = r->out.len - r->off < max ? r->out.len - r->off : max;
-    memcpy(buf, r->out.data + r->off, n);
-    r->off += n;
-    return (ssize_t)n;
-}
-
 /* ---- plain answers ---- */
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, const char *type,
@@ -296,7 +121,7 @@ static char *prompt_text(json_t *req, int chat) {
     return sg_buf_steal(&b);
 }
 
-static enum MHD_Result completion(sg_replay_server *s, rq *r, int chat) {
+static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat) {
     sg_err err;
     json_t *req =
         sg_json_parse(r->body.data ? r->body.data : "", r->body.len, "request body", &err);
@@ -354,7 +179,7 @@ static enum MHD_Result completion(sg_replay_server *s, rq *r, int chat) {
     r->fmt.created = (long long)time(NULL);
     r->fmt.model = t->model;
     r->fmt.prompt_tokens = (int64_t)(strlen(prompt) / 4);
-    int fork = plan(r, t, prompt, max_tokens);
+    int fork = sg_replay_plan(r, t, prompt, max_tokens);
     free(prompt);
     json_decref(req);
     pthread_mutex_lock(&s->mu);
@@ -364,7 +189,7 @@ static enum MHD_Result completion(sg_replay_server *s, rq *r, int chat) {
     pthread_mutex_unlock(&s->mu);
     r->streaming = 1;
     struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, reader, r, NULL);
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sg_replay_reader, r, NULL);
     MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
     enum MHD_Result rc = MHD_queue_response(r->conn, 200, resp);
@@ -376,12 +201,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls) {
     sg_replay_server *s = cls;
-    rq *r = *con_cls;
+    sg_replay_rq *r = *con_cls;
     if (!r) {
         r = sg_xcalloc(1, sizeof *r);
         r->s = s;
         r->conn = c;
-        r->arrival_ns = mono_ns();
+        r->arrival_ns = sg_replay_mono_ns();
         const char *trig = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Specgen-Trigger-Ns");
         if (trig) {
             int64_t t = strtoll(trig, NULL, 10), us = (r->arrival_ns - t) / 1000;
@@ -429,7 +254,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe) {
     sg_replay_server *s = cls;
-    rq *r = *con_cls;
+    sg_replay_rq *r = *con_cls;
     if (!r) return;
     if (r->streaming) {
         int hung_up = r->gone || (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
