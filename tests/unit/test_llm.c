@@ -99,25 +99,30 @@ static void on_err(void *arg, const char *msg, const sg_llm_result *res) {
     done(r);
 }
 
+/* Start n chat streams of max_tokens each; pending counts them down. */
+static void start_many(env *e, run *runs, int n, int64_t max_tokens, int cap) {
+    static int left;
+    left = n;
+    pending = &left;
+    for (int i = 0; i < n; i++) {
+        memset(&runs[i], 0, sizeof runs[i]);
+        runs[i].e = e;
+        runs[i].cap = cap;
+        sg_llm_request req = {.api = SG_LLM_CHAT,
+                              .model = "replay",
+                              .user = "vector_scale please",
+                              .max_tokens = max_tokens,
+                              .temperature = -1};
+        sg_llm_callbacks cb = {on_r, on_c, NULL, on_fin, on_err, &runs[i]};
+        assert_non_null(sg_llm_start(e->llm, &req, &cb, NULL));
+    }
+}
+
 static void test_routing_cap(void **state) {
     env e;
     env_up(&e, SG_REPLAY_VLLM, 2);
     run runs[8];
-    int n = 8;
-    pending = &n;
-    for (int i = 0; i < 8; i++) {
-        memset(&runs[i], 0, sizeof runs[i]);
-        runs[i].e = &e;
-        runs[i].cap = 2;
-        sg_llm_request req = {.api = SG_LLM_CHAT,
-                              .model = "replay",
-                              .user = "vector_scale please",
-                              .max_tokens = 60,
-                              .temperature = -1};
-        sg_llm_callbacks cb = {on_r, on_c, NULL, on_fin, on_err, &runs[i]};
-        runs[i].s = sg_llm_start(e.llm, &req, &cb, NULL);
-        assert_non_null(runs[i].s);
-    }
+    start_many(&e, runs, 8, 60, 2);
     assert_int_equal(sg_llm_active(e.llm), 8);
     assert_int_equal(sg_loop_run(e.loop, NULL), 0);
     int on[2] = {0, 0};
@@ -250,19 +255,7 @@ static void test_failover(void **state) {
     sg_replay_stop(e.srv[0]);
     e.srv[0] = NULL;
     run runs[4];
-    int n = 4;
-    pending = &n;
-    for (int i = 0; i < 4; i++) {
-        memset(&runs[i], 0, sizeof runs[i]);
-        runs[i].e = &e;
-        sg_llm_request req = {.api = SG_LLM_CHAT,
-                              .model = "replay",
-                              .user = "x",
-                              .max_tokens = 20,
-                              .temperature = -1};
-        sg_llm_callbacks cb = {on_r, on_c, NULL, on_fin, on_err, &runs[i]};
-        assert_non_null(sg_llm_start(e.llm, &req, &cb, NULL));
-    }
+    start_many(&e, runs, 4, 20, 0);
     assert_int_equal(sg_loop_run(e.loop, NULL), 0);
     char want[80];
     snprintf(want, sizeof want, "%s/v1", e.url[1]);
