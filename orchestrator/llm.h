@@ -3,7 +3,8 @@
  *
  * Contract
  * - sg_llm_start POSTs to /v1/chat/completions or /v1/completions with stream: true and
- *   stream_options.include_usage, and returns at once; the bytes go out from the loop.
+ *   stream_options.include_usage, and returns at once; the request is written right
+ *   away (from inside a delta callback: right after that callback returns).
  *   Deltas arrive through the callbacks on the loop thread as they are parsed:
  *   `reasoning` gets the server's `reasoning` / `reasoning_content` deltas and, with
  *   think mode AUTO or OPEN, the text inside <think>…</think> split out of `content`;
@@ -20,9 +21,10 @@
  *   honoured) and 5xx, only before the first token; after it, a broken stream is an error
  *   naming how many tokens had arrived. Timeouts: connect, first token, idle.
  * - Several endpoint URLs: each request goes to the endpoint with the fewest running
- *   streams; with max_per_endpoint set, requests beyond it wait in a queue (higher
- *   priority first, then FIFO).
- * - The API key ($SPECGEN_API_KEY, else $OPENAI_API_KEY, or config) is sent as a bearer
+ *   streams (one that refused a connection is skipped for a while); with
+ *   max_per_endpoint set, requests beyond it wait in a queue (higher priority first,
+ *   then FIFO).
+ * - The API key (config, else $SPECGEN_API_KEY, else $OPENAI_API_KEY) is sent as a bearer
  *   token and never logged or put in an error message.
  * - Use the real loop (libcurl's timeouts are wall-clock). Single-threaded. */
 #ifndef SG_LLM_H
