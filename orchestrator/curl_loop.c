@@ -143,6 +143,12 @@ void sg_curl_loop_remove(sg_curl_loop *cl, CURL *easy) {
     unlink_transfer(cl, t);
 }
 
+void sg_curl_loop_kick(sg_curl_loop *cl) {
+    int still;
+    curl_multi_socket_action(cl->multi, CURL_SOCKET_TIMEOUT, 0, &still);
+    check_done(cl);
+}
+
 void sg_curl_loop_free(sg_curl_loop *cl) {
     if (!cl) return;
     sg_loop_timer_cancel(cl->loop, cl->timer_id);

