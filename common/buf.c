@@ -71,8 +71,12 @@ void sg_buf_printf(sg_buf *b, const char *fmt, ...) {
 }
 
 void sg_buf_append_json_string(sg_buf *b, const char *s) {
+    sg_buf_append_json_stringn(b, s, strlen(s));
+}
+
+void sg_buf_append_json_stringn(sg_buf *b, const char *s, size_t n) {
     sg_buf_append(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s, *e = p + n; p < e; p++) {
         switch (*p) {
         case '"': sg_buf_append(b, "\\\"", 2); break;
         case '\\': sg_buf_append(b, "\\\\", 2); break;

@@ -22,6 +22,8 @@ void sg_buf_append_str(sg_buf *b, const char *s);
 void sg_buf_printf(sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append s as a JSON string literal, quotes included. */
 void sg_buf_append_json_string(sg_buf *b, const char *s);
+/* The same for n bytes that need not be NUL-terminated. */
+void sg_buf_append_json_stringn(sg_buf *b, const char *s, size_t n);
 /* Append tmpl with every "{key}" replaced by its value (prompt and message templates).
  * Placeholders not named in keys are copied as they are. */
 void sg_buf_fill(sg_buf *b, const char *tmpl, const char *const *keys, const char *const *values,
