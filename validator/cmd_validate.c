@@ -1,23 +1,135 @@
+/* `specgen validate TASK_DIR [CANDIDATE]`: compile a kernel and check it against the
+ * task's reference in a sandboxed worker. */
+#include "common/buf.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
+#include "validator/validator.h"
 
-/* Not built yet: the options below are the documented interface; see issue #3. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char details[] =
+    "Without CANDIDATE the task's baseline is validated against its reference. Several\n"
+    "candidates are validated one after another by the same sandboxed worker (a worker that\n"
+    "dies or hangs is replaced before the next one). CANDIDATE is a\n"
+    "kernel file (.cu or .cl, '-' for stdin) that may carry its own //@launch and //@scratch\n"
+    "lines; without them it keeps the baseline's launch plan.\n"
+    "\n"
+    "The device is --device, else the candidate's extension, else cuda when --arch is given,\n"
+    "else opencl. CUDA needs an NVIDIA GPU to run; on other machines use --device opencl (the\n"
+    "task's OpenCL kernels on PoCL) or --compile-only --arch sm_90 (NVRTC only).\n"
+    "\n"
+    "Every check uses fresh random inputs (reproducible with --seed), poisoned outputs and\n"
+    "guard bytes; see docs/validator.md. Exit status: 0 pass (or compiled), 1 any other\n"
+    "verdict, 2 usage error.\n"
+    "\n"
+    "Examples:\n"
+    "  specgen validate suites/builtin/softmax --device opencl\n"
+    "  specgen validate suites/demo/vector_scale my_kernel.cl --json\n"
+    "  specgen validate suites/builtin/matmul --device cuda --compile-only --arch sm_80\n";
+
+static int read_candidate(const char *path, sg_buf *b) {
+    if (!strcmp(path, "-")) {
+        char chunk[65536];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) sg_buf_append(b, chunk, n);
+        sg_buf_append(b, "", 0);
+        return ferror(stdin) ? -1 : 0;
+    }
+    int rc = sg_buf_read_file(b, path);
+    sg_buf_append(b, "", 0);
+    return rc;
+}
+
 int sg_cmd_validate(int argc, char **argv) {
-    static const char *s;
-    static int f;
-    static const sg_opt opts[] = {
-        {"device", SG_OPT_STR, &s, "cuda|opencl", "device backend", NULL, NULL},
-        {"compile-only", SG_OPT_FLAG, &f, NULL, "compile, do not run", NULL, NULL},
-        {"arch", SG_OPT_STR, &s, "sm_XX", "CUDA architecture", NULL, NULL},
-        {"json", SG_OPT_FLAG, &f, NULL, "print JSON", NULL, NULL},
+    const char *device = NULL, *arch = NULL;
+    int compile_only = 0, json = 0;
+    int64_t seed = 0, timeout = 20000000000LL, ctimeout = 30000000000LL;
+    const sg_opt opts[] = {
+        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend", "see below", NULL},
+        {"compile-only", SG_OPT_FLAG, &compile_only, NULL, "compile, do not run", NULL, NULL},
+        {"arch", SG_OPT_STR, &arch, "sm_XX", "CUDA architecture to compile for", "the GPU's", NULL},
+        {"json", SG_OPT_FLAG, &json, NULL, "print the result as one JSON object", NULL, NULL},
+        {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL},
+        {"timeout", SG_OPT_DURATION, &timeout, "T", "run deadline (the worker is killed)", "20s",
+         NULL},
+        {"compile-timeout", SG_OPT_DURATION, &ctimeout, "T", "compile deadline", "30s", NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"validate",
-                                     "TASK_DIR [CANDIDATE]",
-                                     "Compile a kernel and check it against the task reference.",
-                                     NULL,
-                                     opts,
-                                     0,
-                                     -1};
-    return sg_cli_not_built(&spec, argc, argv, "tracked in issue #3");
+    const sg_cmd_spec spec = {"validate",
+                              "TASK_DIR [CANDIDATE...]",
+                              "Compile a kernel and check it against the task reference.",
+                              details,
+                              opts,
+                              1,
+                              -1};
+    char **pos;
+    int npos;
+    int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    if (rc == SG_CLI_HELP) return 0;
+    if (rc != SG_CLI_OK) return 2;
+    sg_val_pool_opts o;
+    sg_val_pool_opts_default(&o);
+    sg_err err;
+    const char *cand_path = npos > 1 ? pos[1] : NULL;
+    if (device) {
+        if (sg_val_lang_parse(device, &o.device, &err) < 0)
+            return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
+    } else if (cand_path && strcmp(cand_path, "-") &&
+               sg_val_lang_of_path(cand_path, &o.device) == 0) {
+    } else if (arch) {
+        o.device = SG_VAL_CUDA;
+    }
+    if (arch && (strncmp(arch, "sm_", 3) || !arch[3]))
+        return sg_cli_fail(&spec, 2, "--arch: '%s' is not an architecture like sm_90", arch);
+    if (seed < 0) return sg_cli_fail(&spec, 2, "--seed: must not be negative");
+    o.arch = arch;
+    o.compile_only = compile_only;
+    o.run_timeout_ms = timeout / 1000000;
+    o.compile_timeout_ms = ctimeout / 1000000;
+    sg_val_pool *pool;
+    if (sg_val_pool_new(&o, &pool, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    int failed = 0, n = npos > 1 ? npos - 1 : 1;
+    for (int i = 0; i < n; i++) {
+        const char *path = npos > 1 ? pos[1 + i] : NULL;
+        sg_buf cand = {0};
+        if (path && read_candidate(path, &cand) < 0) {
+            sg_buf_free(&cand);
+            sg_val_pool_free(pool);
+            return sg_cli_fail(&spec, 1, "cannot read candidate %s", path);
+        }
+        sg_val_job job = {pos[0], path ? cand.data : NULL, cand.len, path, (uint64_t)seed};
+        sg_val_result r;
+        rc = sg_val_pool_validate(pool, 0, &job, &r, &err);
+        sg_buf_free(&cand);
+        if (rc < 0) {
+            sg_val_pool_free(pool);
+            return sg_cli_fail(&spec, 1, "%s", err.msg);
+        }
+        if (json) {
+            char *s = sg_val_result_json(&r);
+            sg_buf line = {0};
+            if (path) {
+                sg_buf_append_str(&line, "{\"candidate\":");
+                sg_buf_append_json_string(&line, path);
+                sg_buf_printf(&line, ",%s", s + 1);
+            } else {
+                sg_buf_append_str(&line, s);
+            }
+            printf("%s\n", line.data);
+            sg_buf_free(&line);
+            free(s);
+        } else {
+            if (n > 1) printf("== %s\n", path);
+            sg_val_result_print(&r, stdout);
+        }
+        fflush(stdout);
+        failed += r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED;
+    }
+    if (n > 1 && !json)
+        printf("%d of %d candidates passed (or compiled); worker started %d time(s)\n", n - failed,
+               n, sg_val_pool_spawns(pool, 0));
+    sg_val_pool_free(pool);
+    return failed ? 1 : 0;
 }

@@ -1,0 +1,8 @@
+// expect: rejected
+// Hides the path behind a macro.
+#define F "/etc/passwd"
+#include F
+__kernel void vector_scale(__global const float *x, __global float *y, float alpha, int n) {
+    int i = get_global_id(0);
+    if (i < n) y[i] = alpha * x[i];
+}

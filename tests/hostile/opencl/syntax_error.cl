@@ -1,0 +1,5 @@
+// expect: compile_error
+__kernel void vector_scale(__global const float *x, __global float *y, float alpha, int n) {
+    int i = get_global_id(0)
+    if (i < n) y[i] = alpha * x[i];
+}

@@ -1,0 +1,360 @@
+/* CUDA backend: NVRTC (libnvrtc, dlopen'ed) compiles to a cubin for the device's
+ * architecture (or --arch when compile-only); the driver API (libcuda.so.1, dlopen'ed)
+ * loads and runs it. Without a driver or GPU, open() fails with SG_BE_NODEV unless
+ * compile-only was asked for. The CUDA headers are not needed: the few types are
+ * declared here with the ABI the libraries export. */
+#include "validator/backend.h"
+
+#include "common/dl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
+typedef int nvrtcResult;
+typedef void *nvrtcProgram;
+
+typedef struct nvrtc_api {
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                          const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*add_name)(nvrtcProgram, const char *);
+    nvrtcResult (*lowered)(nvrtcProgram, const char *, const char **);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+    const char *(*errstr)(nvrtcResult);
+} nvrtc_api;
+
+typedef struct cu_api {
+    CUresult (*init)(unsigned);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*attr)(int *, int, CUdevice);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*set_current)(CUcontext);
+    CUresult (*load)(CUmodule *, const void *);
+    CUresult (*unload)(CUmodule);
+    CUresult (*get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*func_attr)(int *, int, CUfunction);
+    CUresult (*func_set_attr)(CUfunction, int, int);
+    CUresult (*alloc)(CUdeviceptr *, size_t);
+    CUresult (*free)(CUdeviceptr);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **);
+    CUresult (*sync)(void);
+    CUresult (*errstr)(CUresult, const char **);
+    CUresult (*param_info)(CUfunction, size_t, size_t *, size_t *); /* CUDA 12.4+, optional */
+} cu_api;
+
+struct sg_be {
+    void *nvrtc_h, *cuda_h;
+    nvrtc_api rt;
+    cu_api cu;
+    CUdevice dev;
+    CUcontext ctx;
+    char arch[16];
+    int compile_only;
+    sg_be_limits lim;
+    char cuda_inc[512];
+};
+struct sg_be_prog {
+    CUmodule mod;
+    int nk;
+    CUfunction *k;
+};
+struct sg_be_mem {
+    CUdeviceptr p;
+    size_t bytes;
+};
+
+/* Errors after which the context is unusable: the worker must be replaced. */
+static int sticky(CUresult r) { return r == 700 || r == 702 || (r >= 714 && r <= 719) || r == 710; }
+
+static int cufail(sg_be *be, sg_err *err, const char *what, CUresult r) {
+    const char *s = NULL;
+    if (be->cu.errstr) be->cu.errstr(r, &s);
+    sg_errf(err, "CUDA %s failed: %s (error %d)%s", what, s ? s : "unknown error", r,
+            sticky(r) ? "; the context is lost and the worker will be replaced" : "");
+    return sticky(r) ? SG_BE_STICKY : -1;
+}
+
+static int load_nvrtc(sg_be *be, sg_err *err) {
+    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                                        "libnvrtc.so.11.2", NULL};
+    nvrtc_api *a = &be->rt;
+    const sg_dl_sym syms[] = {{"nvrtcCreateProgram", (void **)&a->create, 0},
+                              {"nvrtcCompileProgram", (void **)&a->compile, 0},
+                              {"nvrtcGetProgramLogSize", (void **)&a->log_size, 0},
+                              {"nvrtcGetProgramLog", (void **)&a->log, 0},
+                              {"nvrtcGetCUBINSize", (void **)&a->cubin_size, 0},
+                              {"nvrtcGetCUBIN", (void **)&a->cubin, 0},
+                              {"nvrtcAddNameExpression", (void **)&a->add_name, 0},
+                              {"nvrtcGetLoweredName", (void **)&a->lowered, 0},
+                              {"nvrtcDestroyProgram", (void **)&a->destroy, 0},
+                              {"nvrtcGetErrorString", (void **)&a->errstr, 0},
+                              {NULL, NULL, 0}};
+    if (sg_dl_load(names, syms, &be->nvrtc_h, err) == 0) return 0;
+    /* Not on the loader path: try the toolkit folder. */
+    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char p1[600], p2[600];
+    snprintf(p1, sizeof p1, "%s/lib64/libnvrtc.so", home);
+    snprintf(p2, sizeof p2, "%s/targets/x86_64-linux/lib/libnvrtc.so", home);
+    const char *const alt[] = {p1, p2, NULL};
+    sg_err e2;
+    if (sg_dl_load(alt, syms, &be->nvrtc_h, &e2) == 0) return 0;
+    return sg_err_prefix(err, "NVRTC is needed to compile CUDA kernels");
+}
+
+static int load_driver(sg_be *be, sg_err *err) {
+    static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+    cu_api *a = &be->cu;
+    const sg_dl_sym syms[] = {{"cuInit", (void **)&a->init, 0},
+                              {"cuDeviceGet", (void **)&a->device_get, 0},
+                              {"cuDeviceGetAttribute", (void **)&a->attr, 0},
+                              {"cuDevicePrimaryCtxRetain", (void **)&a->primary_retain, 0},
+                              {"cuCtxSetCurrent", (void **)&a->set_current, 0},
+                              {"cuModuleLoadData", (void **)&a->load, 0},
+                              {"cuModuleUnload", (void **)&a->unload, 0},
+                              {"cuModuleGetFunction", (void **)&a->get_function, 0},
+                              {"cuFuncGetAttribute", (void **)&a->func_attr, 0},
+                              {"cuFuncSetAttribute", (void **)&a->func_set_attr, 0},
+                              {"cuMemAlloc_v2", (void **)&a->alloc, 0},
+                              {"cuMemFree_v2", (void **)&a->free, 0},
+                              {"cuMemcpyHtoD_v2", (void **)&a->htod, 0},
+                              {"cuMemcpyDtoH_v2", (void **)&a->dtoh, 0},
+                              {"cuLaunchKernel", (void **)&a->launch, 0},
+                              {"cuCtxSynchronize", (void **)&a->sync, 0},
+                              {"cuGetErrorString", (void **)&a->errstr, 0},
+                              {NULL, NULL, 0}};
+    if (sg_dl_load(names, syms, &be->cuda_h, err) < 0) return -1;
+    CUresult r = a->init(0);
+    if (r != 0) return cufail(be, err, "cuInit (is there an NVIDIA GPU and driver?)", r);
+    if ((r = a->device_get(&be->dev, 0)) != 0) return cufail(be, err, "cuDeviceGet", r);
+    if ((r = a->primary_retain(&be->ctx, be->dev)) != 0)
+        return cufail(be, err, "cuDevicePrimaryCtxRetain", r);
+    if ((r = a->set_current(be->ctx)) != 0) return cufail(be, err, "cuCtxSetCurrent", r);
+    int major = 0, minor = 0, v = 0;
+    a->attr(&major, 75, be->dev);
+    a->attr(&minor, 76, be->dev);
+    snprintf(be->arch, sizeof be->arch, "sm_%d%d", major, minor);
+    a->attr(&v, 1, be->dev);
+    be->lim.max_block = (uint64_t)v;
+    for (int d = 0; d < 3; d++) {
+        a->attr(&v, 5 + d, be->dev);
+        be->lim.max_grid[d] = (uint64_t)v;
+    }
+    a->attr(&v, 97, be->dev); /* opt-in maximum of shared memory per block */
+    be->lim.max_smem = (uint64_t)v;
+    be->lim.align = 256;
+    return 0;
+}
+
+static void cu_close(sg_be *be) {
+    if (!be) return;
+    if (be->cuda_h) sg_dl_close(be->cuda_h);
+    if (be->nvrtc_h) sg_dl_close(be->nvrtc_h);
+    free(be);
+}
+
+static int cu_open(sg_be **out, const sg_val_pool_opts *o, sg_err *err) {
+    sg_be *be = sg_xcalloc(1, sizeof *be);
+    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    snprintf(be->cuda_inc, sizeof be->cuda_inc, "%s/include", home);
+    be->compile_only = o->compile_only;
+    if (load_nvrtc(be, err) < 0) {
+        cu_close(be);
+        return -1;
+    }
+    if (!o->compile_only) {
+        sg_err e2;
+        if (load_driver(be, &e2) < 0) {
+            sg_errf(err,
+                    "CUDA execution needs an NVIDIA GPU with its driver (%s). Alternatives: "
+                    "--device opencl runs the task's OpenCL kernels on this machine (PoCL), "
+                    "--compile-only checks that CUDA sources compile (use --arch sm_XX)",
+                    e2.msg);
+            cu_close(be);
+            return SG_BE_NODEV;
+        }
+    }
+    if (o->arch && (o->compile_only || !be->arch[0]))
+        snprintf(be->arch, sizeof be->arch, "%s", o->arch);
+    if (!be->arch[0]) snprintf(be->arch, sizeof be->arch, "sm_90");
+    *out = be;
+    return 0;
+}
+
+static void cu_limits(sg_be *be, sg_be_limits *l) {
+    if (be->compile_only) {
+        sg_be_limits d = {1024, {2147483647u, 65535, 65535}, 227 * 1024, 256};
+        *l = d;
+    } else {
+        *l = be->lim;
+    }
+}
+
+static void cu_free_prog(sg_be *be, sg_be_prog *p) {
+    if (!p) return;
+    if (p->mod && be->cu.unload) be->cu.unload(p->mod);
+    free(p->k);
+    free(p);
+}
+
+static int nvrtc_compile(sg_be *be, const char *src, const char *dir, const char *const *kernels,
+                         int nk, char **cubin, size_t *cubin_len, char ***lowered, sg_buf *log,
+                         sg_err *err) {
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = be->rt.create(&prog, src, "candidate.cu", 0, NULL, NULL);
+    if (r != 0) return sg_errf(err, "nvrtcCreateProgram failed: %s", be->rt.errstr(r));
+    for (int i = 0; i < nk; i++) be->rt.add_name(prog, kernels[i]);
+    char arch[48], inc1[600], inc2[600];
+    snprintf(arch, sizeof arch, "--gpu-architecture=%s", be->arch);
+    snprintf(inc1, sizeof inc1, "-I%s", dir);
+    snprintf(inc2, sizeof inc2, "-I%s", be->cuda_inc);
+    const char *opts[] = {arch, inc1, inc2, "--std=c++17", "-lineinfo"};
+    r = be->rt.compile(prog, 5, opts);
+    size_t n = 0;
+    be->rt.log_size(prog, &n);
+    if (n > 1) {
+        sg_buf_reserve(log, n);
+        be->rt.log(prog, log->data + log->len);
+        log->len += strnlen(log->data + log->len, n);
+    }
+    int rc = 0;
+    if (r != 0) {
+        rc = sg_errf(err, "NVRTC rejected the source for %s (%s)", be->arch, be->rt.errstr(r));
+    } else {
+        be->rt.cubin_size(prog, cubin_len);
+        *cubin = sg_xmalloc(*cubin_len + 1);
+        be->rt.cubin(prog, *cubin);
+        *lowered = sg_xcalloc((size_t)nk + 1, sizeof **lowered);
+        for (int i = 0; i < nk; i++) {
+            const char *lw = NULL;
+            be->rt.lowered(prog, kernels[i], &lw);
+            (*lowered)[i] = sg_xstrdup(lw ? lw : kernels[i]);
+        }
+    }
+    be->rt.destroy(&prog);
+    return rc;
+}
+
+static int cu_compile(sg_be *be, const char *src, const char *dir, const char *const *kernels,
+                      int nk, sg_be_prog **out, sg_buf *log, sg_err *err) {
+    char *cubin = NULL, **lowered = NULL;
+    size_t clen = 0;
+    if (nvrtc_compile(be, src, dir, kernels, nk, &cubin, &clen, &lowered, log, err) < 0) return -1;
+    sg_be_prog *p = sg_xcalloc(1, sizeof *p);
+    p->nk = nk;
+    p->k = sg_xcalloc((size_t)nk + 1, sizeof *p->k);
+    int rc = 0;
+    if (!be->compile_only) {
+        CUresult r = be->cu.load(&p->mod, cubin);
+        if (r != 0) rc = cufail(be, err, "cuModuleLoadData", r);
+        for (int i = 0; rc == 0 && i < nk; i++) {
+            r = be->cu.get_function(&p->k[i], p->mod, lowered[i]);
+            if (r != 0)
+                rc = sg_errf(err, "no __global__ kernel named \"%s\" in the module", kernels[i]);
+        }
+    }
+    for (int i = 0; i < nk; i++) free(lowered[i]);
+    free(lowered);
+    free(cubin);
+    if (rc < 0) {
+        cu_free_prog(be, p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+static int cu_alloc(sg_be *be, size_t bytes, sg_be_mem **out, sg_err *err) {
+    if (be->compile_only) return sg_errf(err, "compile-only: no device memory");
+    sg_be_mem *m = sg_xcalloc(1, sizeof *m);
+    CUresult r = be->cu.alloc(&m->p, bytes ? bytes : 1);
+    if (r != 0) {
+        free(m);
+        return cufail(be, err, "cuMemAlloc", r);
+    }
+    m->bytes = bytes;
+    *out = m;
+    return 0;
+}
+
+static void cu_free_mem(sg_be *be, sg_be_mem *m) {
+    if (!m) return;
+    be->cu.free(m->p);
+    free(m);
+}
+
+static int cu_write(sg_be *be, sg_be_mem *m, size_t off, const void *src, size_t n, sg_err *err) {
+    CUresult r = n ? be->cu.htod(m->p + off, src, n) : 0;
+    return r ? cufail(be, err, "cuMemcpyHtoD", r) : 0;
+}
+
+static int cu_read(sg_be *be, sg_be_mem *m, size_t off, void *dst, size_t n, sg_err *err) {
+    CUresult r = n ? be->cu.dtoh(dst, m->p + off, n) : 0;
+    return r ? cufail(be, err, "cuMemcpyDtoH", r) : 0;
+}
+
+/* The driver reads as many parameters as the kernel declares: a launch passing fewer
+ * would hand it garbage, so count and size them first (when the driver can tell). */
+static int check_params(sg_be *be, CUfunction f, const sg_be_arg *args, int nargs, sg_err *err) {
+    if (!be->cu.param_info) return 0;
+    size_t off, size;
+    int n = 0;
+    while (n < 256 && be->cu.param_info(f, (size_t)n, &off, &size) == 0) {
+        if (n < nargs) {
+            size_t want = args[n].mem ? sizeof(CUdeviceptr) : args[n].bytes;
+            if (size != want)
+                return sg_errf(err,
+                               "parameter %d of the kernel is %zu bytes but the launch passes %zu",
+                               n, size, want);
+        }
+        n++;
+    }
+    if (n != nargs)
+        return sg_errf(err, "the kernel takes %d parameters but the launch passes %d", n, nargs);
+    return 0;
+}
+
+static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, int nargs,
+                     const uint64_t grid[3], const uint64_t block[3], uint64_t smem, sg_err *err) {
+    CUdeviceptr ptrs[64];
+    void *params[64];
+    if (nargs > 64) return sg_errf(err, "more than 64 kernel arguments");
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].mem) {
+            ptrs[i] = args[i].mem->p + args[i].offset;
+            params[i] = &ptrs[i];
+        } else {
+            params[i] = (void *)args[i].scalar;
+        }
+    }
+    if (check_params(be, p->k[ki], args, nargs, err) < 0) return -1;
+    if (smem > 48 * 1024) be->cu.func_set_attr(p->k[ki], 8, (int)smem);
+    CUresult r = be->cu.launch(p->k[ki], (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+                               (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
+                               (unsigned)smem, NULL, params, NULL);
+    return r ? cufail(be, err, "cuLaunchKernel", r) : 0;
+}
+
+static int cu_finish(sg_be *be, sg_err *err) {
+    CUresult r = be->cu.sync();
+    return r ? cufail(be, err, "the kernel (cuCtxSynchronize)", r) : 0;
+}
+
+const sg_be_ops sg_be_cuda_ops = {"cuda",     cu_open,      cu_close,  cu_limits,
+                                  cu_compile, cu_free_prog, cu_alloc,  cu_free_mem,
+                                  cu_write,   cu_read,      cu_launch, cu_finish};
+
+const sg_be_ops *sg_be_ops_for(sg_val_lang lang) {
+    return lang == SG_VAL_CUDA ? &sg_be_cuda_ops : &sg_be_opencl_ops;
+}

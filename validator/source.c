@@ -1,0 +1,166 @@
+/* Source hygiene: size bound, include allow-list, and the normalized hash the compile
+ * cache keys on (comments and whitespace folded; //@ plan lines kept, they matter). */
+#include "validator/validator.h"
+
+#include "common/buf.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Copy src into out with comments removed (//@ lines kept), backslash-newlines joined and
+ * `%:` read as `#`. Newlines are kept so line numbers stay close. */
+static void strip(const char *s, size_t n, sg_buf *out) {
+    for (size_t i = 0; i < n;) {
+        char c = s[i];
+        if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
+            i += 2;
+        } else if (c == '/' && i + 1 < n && s[i + 1] == '/' && !(i + 2 < n && s[i + 2] == '@')) {
+            while (i < n && s[i] != '\n') i++;
+        } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < n && !(s[i] == '*' && s[i + 1] == '/')) {
+                if (s[i] == '\n') sg_buf_append(out, "\n", 1);
+                i++;
+            }
+            i += 2;
+            sg_buf_append(out, " ", 1);
+        } else if (c == '"' || c == '\'') {
+            size_t j = i + 1;
+            while (j < n && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
+            if (j > n) j = n;
+            sg_buf_append(out, s + i, (j < n ? j + 1 : n) - i);
+            i = j + 1;
+        } else if (c == '%' && i + 1 < n && s[i + 1] == ':') {
+            sg_buf_append(out, "#", 1);
+            i += 2;
+        } else {
+            sg_buf_append(out, &c, 1);
+            i++;
+        }
+    }
+    if (!out->data) sg_buf_append(out, "", 0);
+}
+
+static const char *const cuda_headers[] = {"cuda_runtime.h",
+                                           "cuda_fp16.h",
+                                           "cuda_bf16.h",
+                                           "cuda_fp8.h",
+                                           "mma.h",
+                                           "cuda_pipeline.h",
+                                           "cooperative_groups.h",
+                                           "cooperative_groups/reduce.h",
+                                           "cooperative_groups/memcpy_async.h",
+                                           "cuda/pipeline",
+                                           "cuda/barrier",
+                                           NULL};
+
+static int allowed_angle(const char *h, sg_val_lang lang) {
+    if (lang != SG_VAL_CUDA) return 0;
+    if (!strncmp(h, "cuda/std/", 9) && !strstr(h, "..")) return 1;
+    for (int i = 0; cuda_headers[i]; i++)
+        if (!strcmp(h, cuda_headers[i])) return 1;
+    return 0;
+}
+
+static int check_include(const char *p, int line, sg_val_lang lang, const char *dir, sg_err *err) {
+    while (*p == ' ' || *p == '\t') p++;
+    char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
+    const char *end = close ? strchr(p + 1, close) : NULL;
+    const char *nl = strchr(p, '\n');
+    if (!close || !end || (nl && end > nl))
+        return sg_errf(err, "line %d: #include must name a file literally (\"file.h\" or <header>)",
+                       line);
+    char name[256];
+    size_t n = (size_t)(end - p - 1);
+    if (n == 0 || n >= sizeof name) return sg_errf(err, "line %d: bad #include file name", line);
+    memcpy(name, p + 1, n);
+    name[n] = 0;
+    if (close == '>') {
+        if (allowed_angle(name, lang)) return 0;
+        return sg_errf(
+            err,
+            "line %d: #include <%s> is not allowed (allowed: %s headers from the toolkit, "
+            "and \"files\" in the task folder)",
+            line, name, lang == SG_VAL_CUDA ? "CUDA" : "no");
+    }
+    if (name[0] == '/' || strstr(name, ".."))
+        return sg_errf(err,
+                       "line %d: #include \"%s\" is not allowed: only files inside the task folder "
+                       "may be included",
+                       line, name);
+    sg_buf path = {0};
+    sg_buf_printf(&path, "%s/%s", dir, name);
+    struct stat st;
+    int ok = stat(path.data, &st) == 0 && S_ISREG(st.st_mode);
+    sg_buf_free(&path);
+    if (!ok)
+        return sg_errf(err, "line %d: #include \"%s\": no such file in the task folder", line,
+                       name);
+    return 0;
+}
+
+int sg_val_check_source(const char *src, size_t len, sg_val_lang lang, const char *task_dir,
+                        sg_err *err) {
+    if (len > SG_VAL_MAX_SOURCE)
+        return sg_errf(err, "source is %zu bytes, over the limit of %d", len, SG_VAL_MAX_SOURCE);
+    if (memchr(src, 0, len)) return sg_errf(err, "source contains a NUL byte");
+    sg_buf s = {0};
+    strip(src, len, &s);
+    int line = 1, rc = 0, blank = 1;
+    for (const char *p = s.data; *p && rc == 0; p++) {
+        if (*p == '\n') {
+            line++;
+            continue;
+        }
+        if (p != s.data && p[-1] != '\n') continue; /* only at line starts */
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q && *q != '\n') blank = 0;
+        if (*q != '#') continue;
+        q++;
+        while (*q == ' ' || *q == '\t') q++;
+        if (!strncmp(q, "include_next", 12) || !strncmp(q, "import", 6) || !strncmp(q, "embed", 5))
+            rc = sg_errf(err, "line %d: this kind of #include is not allowed", line);
+        else if (!strncmp(q, "include", 7))
+            rc = check_include(q + 7, line, lang, task_dir, err);
+    }
+    sg_buf_free(&s);
+    if (rc == 0 && blank) rc = sg_errf(err, "the source is empty");
+    return rc;
+}
+
+static void fnv(uint64_t *h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        *h ^= b[i];
+        *h *= 0x100000001b3ULL;
+    }
+}
+
+void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[33]) {
+    sg_buf s = {0}, norm = {0};
+    strip(src, len, &s);
+    int space = 0;
+    for (size_t i = 0; i < s.len; i++) {
+        if (isspace((unsigned char)s.data[i])) {
+            space = norm.len > 0;
+            /* a newline after a //@ line ends it: keep one so plan lines stay separate */
+            if (s.data[i] == '\n') space = 2;
+            continue;
+        }
+        if (space) sg_buf_append(&norm, space == 2 ? "\n" : " ", 1);
+        space = 0;
+        sg_buf_append(&norm, &s.data[i], 1);
+    }
+    uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+    fnv(&h1, norm.data ? norm.data : "", norm.len);
+    fnv(&h1, "\0", 1);
+    fnv(&h1, opts ? opts : "", opts ? strlen(opts) : 0);
+    for (size_t i = norm.len; i-- > 0;) fnv(&h2, &norm.data[i], 1);
+    fnv(&h2, opts ? opts : "", opts ? strlen(opts) : 0);
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+    sg_buf_free(&s);
+    sg_buf_free(&norm);
+}

@@ -1,0 +1,200 @@
+/* validator.h — tasks, launch plans, and sandboxed validation of candidate kernels.
+ *
+ * Contract:
+ *  - sg_val_task_load reads TASK_DIR/task.json (format: docs/task-format.md). Errors name
+ *    the file, the field and the bad value. The task owns every string it points to;
+ *    sg_val_task_free releases it.
+ *  - sg_val_plan_parse reads the `//@launch` and `//@scratch` lines of a kernel source
+ *    and checks them against the task (names, expressions); sg_val_plan_free releases.
+ *  - Size expressions are integer arithmetic over size names (+ - * / %, parentheses,
+ *    ceil_div, min, max); overflow and division by zero are errors.
+ *  - A pool (sg_val_pool) owns one worker process per device slot. The worker holds the
+ *    device context and a compile cache and is reused across jobs; the parent kills it at
+ *    a job's compile or run deadline and respawns it on the next job after a crash, hang
+ *    or sticky device error. Candidate code never runs in the caller's process.
+ *  - sg_val_pool_validate always fills an sg_val_result (the verdict says what happened,
+ *    the message says it in one sentence for a person or a model); it returns -1 only when
+ *    the job could not be attempted at all (bad task folder, no worker could start).
+ *  - Nothing here reads a clock for policy; deadlines are durations given by the caller.
+ *
+ * The profiler adds a job type to the same workers (see docs/validator-protocol.md). */
+#ifndef SG_VALIDATOR_H
+#define SG_VALIDATOR_H
+
+#include "common/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { SG_VAL_CUDA = 0, SG_VAL_OPENCL = 1, SG_VAL_NLANG = 2 } sg_val_lang;
+const char *sg_val_lang_name(sg_val_lang l); /* "cuda", "opencl" */
+int sg_val_lang_parse(const char *s, sg_val_lang *out, sg_err *err);
+/* From a file name: .cu/.cuh -> cuda, .cl -> opencl; -1 if unknown. */
+int sg_val_lang_of_path(const char *path, sg_val_lang *out);
+
+typedef enum { SG_VAL_F32, SG_VAL_F64, SG_VAL_I32, SG_VAL_U32, SG_VAL_I64 } sg_val_type;
+size_t sg_val_type_size(sg_val_type t);
+const char *sg_val_type_name(sg_val_type t);
+int sg_val_type_parse(const char *s, sg_val_type *out);
+
+/* ---- sizes and expressions ---- */
+#define SG_VAL_MAX_SIZES 16
+typedef struct sg_val_sizes {
+    int n;
+    char name[SG_VAL_MAX_SIZES][32];
+    int64_t value[SG_VAL_MAX_SIZES];
+} sg_val_sizes;
+int sg_val_sizes_get(const sg_val_sizes *s, const char *name, int64_t *out);
+/* "B=3 N=1001" */
+void sg_val_sizes_format(const sg_val_sizes *s, char *out, size_t n);
+int sg_val_expr_eval(const char *expr, const sg_val_sizes *s, int64_t *out, sg_err *err);
+
+/* ---- task ---- */
+typedef enum { SG_VAL_IN, SG_VAL_OUT } sg_val_role;
+typedef enum {
+    SG_VAL_INIT_UNIFORM,
+    SG_VAL_INIT_NORMAL,
+    SG_VAL_INIT_RANDINT,
+    SG_VAL_INIT_CONST
+} sg_val_init_kind;
+
+typedef struct sg_val_buffer {
+    char *name, *count; /* count: a size expression */
+    sg_val_type type;
+    sg_val_role role;
+    sg_val_init_kind init;
+    double a, b;       /* init parameters: uniform(a,b), normal(a,b), randint(a,b), const(a) */
+    double atol, rtol; /* outputs: |got - ref| <= atol + rtol*|ref| */
+} sg_val_buffer;
+
+typedef struct sg_val_scalar {
+    char *name, *expr; /* expr: integer size expression, or NULL when literal is used */
+    sg_val_type type;
+    double literal;
+} sg_val_scalar;
+
+typedef struct sg_val_task {
+    char *dir, *name, *description;
+    char *source[SG_VAL_NLANG];    /* baseline path per language (NULL if absent) */
+    char *reference[SG_VAL_NLANG]; /* reference path per language */
+    sg_val_sizes sizes;            /* the main shape */
+    int ncheck;
+    sg_val_sizes *check; /* extra shapes checked before the main one */
+    int nbuf, nscalar, narg;
+    sg_val_buffer *buf;
+    sg_val_scalar *scalar;
+    char **args; /* default kernel arguments: buffer and scalar names */
+    double target_speedup;
+} sg_val_task;
+
+int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);
+void sg_val_task_free(sg_val_task *t);
+
+/* ---- launch plans ---- */
+typedef struct sg_val_launch {
+    char *kernel;
+    char *grid[3], *block[3]; /* expressions; unused dims are NULL (meaning 1) */
+    char *smem;               /* dynamic shared / local bytes, or NULL */
+    int narg;
+    char **args; /* NULL/0: the task's args */
+    int line;
+} sg_val_launch;
+
+typedef struct sg_val_scratch {
+    char *name, *count;
+    sg_val_type type;
+} sg_val_scratch;
+
+typedef struct sg_val_plan {
+    int nlaunch, nscratch;
+    sg_val_launch *launch;
+    sg_val_scratch *scratch;
+} sg_val_plan;
+
+/* `where` names the source in errors. A source without launch lines gets the default
+ * plan: one launch of `default_kernel` (grid=ceil_div(<first out count>,256) block=256)
+ * when default_kernel is not NULL, else an error. */
+int sg_val_plan_parse(const char *src, const sg_val_task *t, const char *where, sg_val_plan *p,
+                      sg_err *err);
+void sg_val_plan_free(sg_val_plan *p);
+
+/* ---- source checks and hashing ---- */
+#define SG_VAL_MAX_SOURCE (256 * 1024)
+/* Reject oversize sources and includes outside the allow-list (task folder files, the
+ * toolkit's own headers for CUDA); the message names the offending line. */
+int sg_val_check_source(const char *src, size_t len, sg_val_lang lang, const char *task_dir,
+                        sg_err *err);
+/* 32 hex chars: hash of the source with comments and whitespace folded, plus opts. */
+void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[33]);
+
+/* ---- results ---- */
+typedef enum {
+    SG_VAL_PASS,          /* every check matched */
+    SG_VAL_COMPILED,      /* --compile-only: compiled (and nothing ran) */
+    SG_VAL_REJECTED,      /* empty, too large, forbidden include, bad launch plan */
+    SG_VAL_COMPILE_ERROR, /* compiler said no (log in detail) */
+    SG_VAL_COMPILE_TIMEOUT,
+    SG_VAL_LAUNCH_ERROR, /* the device refused the launch (resources, missing kernel) */
+    SG_VAL_TIMEOUT,      /* ran past the run deadline; the worker was killed */
+    SG_VAL_CRASH,        /* the worker died (segfault, sticky device error) */
+    SG_VAL_MISMATCH,     /* wrong values, NaN/Inf, or unwritten outputs */
+    SG_VAL_OUT_OF_BOUNDS,
+    SG_VAL_INPUT_MODIFIED,
+    SG_VAL_NO_DEVICE, /* the backend cannot run here (e.g. CUDA without a GPU) */
+    SG_VAL_NVERDICT
+} sg_val_verdict;
+const char *sg_val_verdict_name(sg_val_verdict v); /* "pass", "mismatch", ... */
+
+typedef struct sg_val_result {
+    sg_val_verdict verdict;
+    char message[1024];
+    char detail[4096]; /* compile log excerpt etc. */
+    char shape[128];   /* sizes of the failing (or last) check */
+    char output[32];   /* failing output buffer */
+    int64_t first_bad; /* first mismatching index, -1 if none */
+    double max_abs, max_rel;
+    int checks_run;
+    int cache_hit; /* the candidate's compiled program came from the cache */
+    double compile_ms, run_ms;
+    uint64_t seed;
+    char hash[33];
+} sg_val_result;
+
+/* ---- pool of sandboxed workers ---- */
+typedef struct sg_val_pool_opts {
+    sg_val_lang device;
+    int slots;                          /* worker processes (default 1) */
+    const char *arch;                   /* CUDA: "sm_90"; NULL: the device's own */
+    int compile_only;                   /* compile, never run */
+    int64_t compile_timeout_ms;         /* default 30000 */
+    int64_t run_timeout_ms;             /* default 20000 */
+    uint64_t mem_limit;                 /* RLIMIT_AS of a worker in bytes; 0: default */
+    int opencl_platform, opencl_device; /* indices (default 0, 0) */
+} sg_val_pool_opts;
+void sg_val_pool_opts_default(sg_val_pool_opts *o);
+
+typedef struct sg_val_pool sg_val_pool;
+int sg_val_pool_new(const sg_val_pool_opts *o, sg_val_pool **out, sg_err *err);
+void sg_val_pool_free(sg_val_pool *p);
+
+typedef struct sg_val_job {
+    const char *task_dir;
+    const char *candidate; /* source text; NULL: the task's baseline */
+    size_t candidate_len;
+    const char *candidate_name; /* shown in messages */
+    uint64_t seed;              /* 0: derived from the job counter */
+} sg_val_job;
+
+/* Run one job on slot `slot` (0..slots-1), synchronously. */
+int sg_val_pool_validate(sg_val_pool *p, int slot, const sg_val_job *job, sg_val_result *r,
+                         sg_err *err);
+/* Round trip of an empty job (for benchmarks): 0 or -1. */
+int sg_val_pool_ping(sg_val_pool *p, int slot, sg_err *err);
+/* How many times the slot's worker was (re)started. */
+int sg_val_pool_spawns(const sg_val_pool *p, int slot);
+
+/* Results as JSON text (caller frees) and as a person-readable paragraph. */
+char *sg_val_result_json(const sg_val_result *r);
+void sg_val_result_print(const sg_val_result *r, void *file /* FILE* */);
+
+#endif
