@@ -244,9 +244,9 @@ static script demo_script(void) {
     sg_buf_free(&b);
     script sc = {.reasoning = reasoning_text, .final = "Final:\n" K("2.5"), .word_ns = 10 * SG_MS, .fork_ns = 50 * SG_MS};
     sc.forks[0].at = 50;
-    sc.forks[0].answer = "__kernel void k(__global float *y) { y[0] = 1; } // SPEED=1.02\n```\n";
+    sc.forks[0].answer = K("1.02");
     sc.forks[1].at = 140;
-    sc.forks[1].answer = "__kernel void k(__global float *y) { y[0] = 2; } // SPEED=2.4\n```\n";
+    sc.forks[1].answer = "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=2.4\n```\n";
     sc.nforks = 2;
     return sc;
 }
@@ -276,7 +276,7 @@ static void test_specgen_reaches_target_before_reasoning_ends(void **state) {
 static void test_early_stop_then_next_iteration_with_feedback(void **state) {
     /* Forks give 1.3x (beats 1.0 by more than 5%) but never the target. */
     script sc = demo_script();
-    sc.forks[0].answer = "__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.3\n```\n";
+    sc.forks[0].answer = "```opencl\n__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.3\n```\n";
     sc.forks[1].answer = sc.forks[0].answer;
     sc.final = "no kernel here";
     run r;
@@ -297,8 +297,8 @@ static void test_early_stop_then_next_iteration_with_feedback(void **state) {
 
 static void test_wrong_and_missing_kernels_are_recorded(void **state) {
     script sc = demo_script();
-    sc.forks[0].answer = "__kernel void k(__global float *y) { y[0] = 4; } // WRONG\n```\n";
-    sc.forks[1].answer = "```\n"; /* closes the prefix's block at once: an empty kernel */
+    sc.forks[0].answer = "```opencl\n__kernel void k(__global float *y) { y[0] = 4; } // WRONG\n```\n";
+    sc.forks[1].answer = "```opencl\n```\n"; /* an empty block: no kernel */
     sc.final = "I could not finish.";
     run r;
     run_task(&sc, "specgen", 0, 1, &r);
