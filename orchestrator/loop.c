@@ -58,6 +58,7 @@ struct sg_loop {
     fd_watch *fds;
     size_t nfds_cap;
     size_t nwatched;
+    int refs; /* outside work still to report through sg_loop_wake */
 
     pthread_mutex_t wake_mu;
     int wake_pending; /* set by other threads; lets the virtual loop skip epoll */
@@ -385,11 +386,11 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
         run_deferred(l);
         if (l->stop) break;
         int have_timers = l->nheap > 0;
-        if (!have_timers && !l->nwatched && !l->dq_len) break; /* nothing left */
+        if (!have_timers && !l->nwatched && !l->dq_len && !l->refs) break; /* nothing left */
         int fired = 0;
         if (l->is_virtual) {
             int n = 0;
-            if (l->nwatched)
+            if (l->nwatched || (l->refs && !have_timers))
                 n = poll_fds(l, have_timers ? 0 : -1, &fired, err);
             else if (__atomic_load_n(&l->wake_pending, __ATOMIC_ACQUIRE))
                 drain_wakes(l);
@@ -417,3 +418,9 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
 }
 
 void sg_loop_stop(sg_loop *l) { l->stop = 1; }
+
+void sg_loop_ref(sg_loop *l) { l->refs++; }
+
+void sg_loop_unref(sg_loop *l) {
+    if (l->refs > 0) l->refs--;
+}

@@ -65,8 +65,13 @@ int sg_loop_wake(sg_loop *loop, sg_timer_fn fn, void *arg);
 int sg_loop_fd_watch(sg_loop *loop, int fd, unsigned events, sg_fd_fn fn, void *arg, sg_err *err);
 void sg_loop_fd_unwatch(sg_loop *loop, int fd);
 
-/* Run until sg_loop_stop() or until nothing is left (no timers, fds or deferred
- * callbacks). Returns 0, or -1 when waiting failed (message in err). */
+/* Work done outside the loop (a thread that will call sg_loop_wake) keeps the loop
+ * running: every sg_loop_ref needs one sg_loop_unref, from the loop thread. */
+void sg_loop_ref(sg_loop *loop);
+void sg_loop_unref(sg_loop *loop);
+
+/* Run until sg_loop_stop() or until nothing is left (no timers, fds, deferred callbacks
+ * or refs). Returns 0, or -1 when waiting failed (message in err). */
 int sg_loop_run(sg_loop *loop, sg_err *err);
 void sg_loop_stop(sg_loop *loop);
 

@@ -29,9 +29,9 @@ typedef struct sg_gen sg_gen; /* a running generation, owned by the port */
 
 typedef struct sg_gen_summary {
     uint64_t prompt_tokens, reasoning_tokens, content_tokens;
-    int estimated;          /* token counts estimated, not reported by the server */
-    char finish[32];        /* "stop", "length", "abort", "client-abort", "error" */
-    char error[512];        /* non-empty when the generation failed */
+    int estimated;   /* token counts estimated, not reported by the server */
+    char finish[32]; /* "stop", "length", "abort", "client-abort", "error" */
+    char error[512]; /* non-empty when the generation failed */
 } sg_gen_summary;
 
 typedef struct sg_gen_events {
@@ -43,8 +43,8 @@ typedef struct sg_gen_events {
 
 typedef struct sg_llm_port {
     void *impl;
-    sg_gen *(*start_reasoning)(void *impl, const char *system, const char *user, const sg_gen_events *ev,
-                               sg_err *err);
+    sg_gen *(*start_reasoning)(void *impl, const char *system, const char *user,
+                               const sg_gen_events *ev, sg_err *err);
     sg_gen *(*start_fork)(void *impl, const char *prompt, int64_t max_tokens, double temperature,
                           const sg_gen_events *ev, sg_err *err);
     void (*abort)(void *impl, sg_gen *g, sg_gen_summary *out);
@@ -63,13 +63,13 @@ typedef struct sg_dev_request {
 } sg_dev_request;
 
 typedef struct sg_dev_outcome {
-    int ok;            /* the job ran; 0: message says why not */
-    int correct;       /* validated against the reference */
-    char verdict[32];  /* "pass", "compile_error", "mismatch", ... */
-    double base_ns;    /* baseline median (both kinds) */
-    double cand_ns;    /* candidate median (candidate, when correct) */
-    double speedup;    /* base_ns / cand_ns; 0 when not timed */
-    double noise;      /* relative half-width of the speedup's band */
+    int ok;           /* the job ran; 0: message says why not */
+    int correct;      /* validated against the reference */
+    char verdict[32]; /* "pass", "compile_error", "mismatch", ... */
+    double base_ns;   /* baseline median (both kinds) */
+    double cand_ns;   /* candidate median (candidate, when correct) */
+    double speedup;   /* base_ns / cand_ns; 0 when not timed */
+    double noise;     /* relative half-width of the speedup's band */
     int runs;
     double compile_ms, validate_ms, profile_ms;
     char message[1024];  /* one sentence for a person */
@@ -80,7 +80,8 @@ typedef void (*sg_dev_done_fn)(void *arg, const sg_dev_outcome *o);
 
 typedef struct sg_dev_port {
     void *impl;
-    int (*submit)(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg, sg_err *err);
+    int (*submit)(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg,
+                  sg_err *err);
 } sg_dev_port;
 
 #endif

@@ -62,12 +62,15 @@ struct sg_task {
 int sg_policy_parse(const char *s, sg_policy *p, sg_err *err) {
     p->fork = 1;
     p->streams = 1;
-    if (!strcmp(s, "specgen")) p->kind = SG_POLICY_SPECGEN;
-    else if (!strcmp(s, "sequential")) p->kind = SG_POLICY_SEQUENTIAL, p->fork = 0;
+    if (!strcmp(s, "specgen"))
+        p->kind = SG_POLICY_SPECGEN;
+    else if (!strcmp(s, "sequential"))
+        p->kind = SG_POLICY_SEQUENTIAL, p->fork = 0;
     else if (!strncmp(s, "parallel:", 9)) {
         char *end;
         long n = strtol(s + 9, &end, 10);
-        if (*end || n < 1 || n > 64) return sg_errf(err, "'%s': parallel:N needs N from 1 to 64", s);
+        if (*end || n < 1 || n > 64)
+            return sg_errf(err, "'%s': parallel:N needs N from 1 to 64", s);
         p->kind = SG_POLICY_PARALLEL;
         p->streams = (int)n;
         p->fork = 0;
@@ -77,9 +80,11 @@ int sg_policy_parse(const char *s, sg_policy *p, sg_err *err) {
 }
 
 const char *sg_policy_name(const sg_policy *p, char *buf, size_t n) {
-    if (p->kind == SG_POLICY_PARALLEL) snprintf(buf, n, "parallel:%d", p->streams);
-    else snprintf(buf, n, "%s%s", p->kind == SG_POLICY_SPECGEN ? "specgen" : "sequential",
-                  p->kind == SG_POLICY_SPECGEN && !p->fork ? " (no forks)" : "");
+    if (p->kind == SG_POLICY_PARALLEL)
+        snprintf(buf, n, "parallel:%d", p->streams);
+    else
+        snprintf(buf, n, "%s%s", p->kind == SG_POLICY_SPECGEN ? "specgen" : "sequential",
+                 p->kind == SG_POLICY_SPECGEN && !p->fork ? " (no forks)" : "");
     return buf;
 }
 
@@ -109,7 +114,9 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
     rc = sg_json_get_str(f, "answer_prefix", 1, &prefix, path, err);
     if (!rc) rc = sg_json_get_int(f, "max_tokens", 0, &mt, path, err);
     if (!rc) rc = sg_json_get_num(f, "temperature", 0, &temp, path, err);
-    if (!rc && (mt < 16 || mt > 65536)) rc = sg_errf(err, "%s: field \"max_tokens\": must be 16..65536, got %lld", path, (long long)mt);
+    if (!rc && (mt < 16 || mt > 65536))
+        rc = sg_errf(err, "%s: field \"max_tokens\": must be 16..65536, got %lld", path,
+                     (long long)mt);
     if (!rc) {
         p->answer_prefix = strdup(prefix);
         p->fork_max_tokens = mt;
@@ -146,7 +153,8 @@ static void record(sg_task *t, const char *ev, json_t *fields) {
 
 static void progress(sg_task *t) {
     t->st.tokens_total = t->tokens_done;
-    for (gen_ctx *g = t->gens; g; g = g->next) t->st.tokens_total += g->reasoning_tokens + g->content_chunks;
+    for (gen_ctx *g = t->gens; g; g = g->next)
+        t->st.tokens_total += g->reasoning_tokens + g->content_chunks;
     if (t->hooks.progress) t->hooks.progress(t->hooks.arg, &t->st);
 }
 
@@ -166,8 +174,10 @@ static void start_iteration(sg_task *t);
 /* ---- generations ---- */
 
 static void gen_unlink(sg_task *t, gen_ctx *g) {
-    if (g->prev) g->prev->next = g->next;
-    else t->gens = g->next;
+    if (g->prev)
+        g->prev->next = g->next;
+    else
+        t->gens = g->next;
     if (g->next) g->next->prev = g->prev;
     if (g->iteration == t->st.iteration) t->iter_gens--;
 }
@@ -193,8 +203,9 @@ static void abort_gens(sg_task *t, int only_iteration) {
                 sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
             }
             record(t, "generation_aborted",
-                   json_pack("{s:s,s:i,s:I,s:I}", "kind", g->kind == GEN_FORK ? "fork" : "reasoning", "index",
-                             g->index, "reasoning_tokens", (json_int_t)s.reasoning_tokens, "content_tokens",
+                   json_pack("{s:s,s:i,s:I,s:I}", "kind",
+                             g->kind == GEN_FORK ? "fork" : "reasoning", "index", g->index,
+                             "reasoning_tokens", (json_int_t)s.reasoning_tokens, "content_tokens",
                              (json_int_t)s.content_tokens));
             gen_unlink(t, g);
             gen_free(g);
@@ -228,9 +239,10 @@ static void on_job_done(void *arg, const sg_dev_outcome *o) {
         t->st.profiled += o->correct && o->speedup > 0;
     }
     record(t, "job_done",
-           json_pack("{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s}", "candidate", j->candidate, "of_iteration", j->iteration,
-                     "correct", o->correct, "verdict", o->ok ? o->verdict : "not_run", "speedup", o->speedup,
-                     "noise", o->noise, "compile_ms", o->compile_ms, "message", o->message));
+           json_pack("{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s}", "candidate", j->candidate, "of_iteration",
+                     j->iteration, "correct", o->correct, "verdict", o->ok ? o->verdict : "not_run",
+                     "speedup", o->speedup, "noise", o->noise, "compile_ms", o->compile_ms,
+                     "message", o->message));
     add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
         t->st.best_speedup = o->speedup;
@@ -239,21 +251,26 @@ static void on_job_done(void *arg, const sg_dev_outcome *o) {
         free(t->best_kernel);
         t->best_kernel = j->source;
         j->source = NULL;
-        record(t, "new_best", json_pack("{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup));
+        record(t, "new_best",
+               json_pack("{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup));
     }
     if (t->phase == PHASE_RUNNING && o->ok) {
-        sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct, o->speedup, o->noise);
+        sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct,
+                                              o->speedup, o->noise);
         if (c == SG_CRIT_TARGET) {
             stop_task(t, SG_CRIT_TARGET, NULL);
-        } else if (c == SG_CRIT_END_ITERATION && j->iteration == t->st.iteration && t->iter_gens > 0) {
+        } else if (c == SG_CRIT_END_ITERATION && j->iteration == t->st.iteration &&
+                   t->iter_gens > 0) {
             uint64_t tokens = 0;
             for (gen_ctx *g = t->gens; g; g = g->next)
-                if (g->kind == GEN_REASONING && g->iteration == t->st.iteration) tokens += g->reasoning_tokens;
+                if (g->kind == GEN_REASONING && g->iteration == t->st.iteration)
+                    tokens += g->reasoning_tokens;
             t->st.early_stops++;
             t->iter_cut = 1;
             t->st.tokens_at_early_stop += tokens;
-            record(t, "early_stop", json_pack("{s:i,s:I,s:f}", "candidate", j->candidate, "reasoning_tokens",
-                                              (json_int_t)tokens, "speedup", o->speedup));
+            record(t, "early_stop",
+                   json_pack("{s:i,s:I,s:f}", "candidate", j->candidate, "reasoning_tokens",
+                             (json_int_t)tokens, "speedup", o->speedup));
             abort_gens(t, t->st.iteration);
         }
     }
@@ -263,7 +280,8 @@ static void on_job_done(void *arg, const sg_dev_outcome *o) {
     maybe_advance(t);
 }
 
-static void submit_candidate(sg_task *t, const char *text, size_t len, const char *origin, const gen_ctx *g) {
+static void submit_candidate(sg_task *t, const char *text, size_t len, const char *origin,
+                             const gen_ctx *g) {
     sg_buf src = {0};
     sg_extract_info info;
     sg_err err;
@@ -274,8 +292,9 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
         char fb[700];
         snprintf(fb, sizeof fb, "Candidate %d: %s.", id, err.msg);
         add_feedback(t, fb);
-        record(t, "candidate", json_pack("{s:i,s:s,s:s,s:s}", "candidate", id, "origin", origin, "status", "no_kernel",
-                                         "reason", err.msg));
+        record(t, "candidate",
+               json_pack("{s:i,s:s,s:s,s:s}", "candidate", id, "origin", origin, "status",
+                         "no_kernel", "reason", err.msg));
         if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
         sg_buf_free(&src);
         return;
@@ -284,8 +303,9 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     sg_srcnorm_hex(info.hash, hex);
     int dup = seen_before(t, info.hash);
     if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, dup);
-    json_t *ev = json_pack("{s:i,s:s,s:s,s:s,s:b}", "candidate", id, "origin", origin, "status",
-                           dup ? "duplicate" : "submitted", "hash", hex, "unterminated", info.unterminated);
+    json_t *ev =
+        json_pack("{s:i,s:s,s:s,s:s,s:b}", "candidate", id, "origin", origin, "status",
+                  dup ? "duplicate" : "submitted", "hash", hex, "unterminated", info.unterminated);
     if (g->kind == GEN_FORK) {
         json_object_set_new(ev, "rule", json_string(sg_rule_name(g->fire.rule)));
         json_object_set_new(ev, "at_tokens", json_integer((json_int_t)g->fire.tokens));
@@ -303,7 +323,8 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     j->source = sg_buf_steal(&src);
     char name[32];
     snprintf(name, sizeof name, "Candidate %d", id);
-    sg_dev_request req = {SG_DEV_CANDIDATE, j->source, strlen(j->source), name, g->kind == GEN_FORK ? 1 : 2};
+    sg_dev_request req = {SG_DEV_CANDIDATE, j->source, strlen(j->source), name,
+                          g->kind == GEN_FORK ? 1 : 2};
     if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
         record(t, "job_error", json_pack("{s:i,s:s}", "candidate", id, "error", err.msg));
         free(j->source);
@@ -347,16 +368,19 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
     t->tokens_done += s->reasoning_tokens + s->content_tokens;
     const char *kind = g->kind == GEN_FORK ? "fork" : "reasoning";
     record(t, "generation_done",
-           json_pack("{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish", s->finish,
-                     "reasoning_tokens", (json_int_t)s->reasoning_tokens, "content_tokens",
-                     (json_int_t)s->content_tokens, "estimated", s->estimated, "error", s->error));
+           json_pack("{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish",
+                     s->finish, "reasoning_tokens", (json_int_t)s->reasoning_tokens,
+                     "content_tokens", (json_int_t)s->content_tokens, "estimated", s->estimated,
+                     "error", s->error));
     if (g->kind == GEN_FORK) {
         t->st.forks_done++;
         t->st.fork_tokens += s->content_tokens;
     }
-    if (g->kind == GEN_REASONING) t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
+    if (g->kind == GEN_REASONING)
+        t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
     if (s->error[0]) {
-        if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+        if (g->kind == GEN_FORK)
+            sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
         else if (t->reasoning_failures >= 2 && t->phase == PHASE_RUNNING) {
             char msg[700];
             snprintf(msg, sizeof msg, "the reasoning stream failed twice in a row: %s", s->error);
@@ -398,8 +422,8 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     sg_msg msgs[2] = {{"system", t->system}, {"user", t->user}};
     sg_buf prompt = {0};
     sg_err err;
-    if (sg_fork_prompt(t->cfg.tmpl, msgs, 2, parent->reasoning.data ? parent->reasoning.data : "", parent->reasoning.len,
-                       t->answer_prefix, &prompt, &err) < 0) {
+    if (sg_fork_prompt(t->cfg.tmpl, msgs, 2, parent->reasoning.data ? parent->reasoning.data : "",
+                       parent->reasoning.len, t->answer_prefix, &prompt, &err) < 0) {
         record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
         sg_buf_free(&prompt);
         return;
@@ -417,8 +441,10 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
         return;
     }
     sg_trigger_fork_started(t->trigger, fire);
-    record(t, "fork", json_pack("{s:i,s:s,s:s,s:I,s:I}", "fork", g->index, "rule", sg_rule_name(fire->rule), "cue",
-                                fire->cue, "at_tokens", (json_int_t)fire->tokens, "at_bytes", (json_int_t)fire->offset));
+    record(t, "fork",
+           json_pack("{s:i,s:s,s:s,s:I,s:I}", "fork", g->index, "rule", sg_rule_name(fire->rule),
+                     "cue", fire->cue, "at_tokens", (json_int_t)fire->tokens, "at_bytes",
+                     (json_int_t)fire->offset));
     sg_buf_free(&prompt);
 }
 
@@ -442,8 +468,10 @@ static void build_messages(sg_task *t) {
     sg_buf kernel = {0};
     sg_buf_append_str(&kernel, t->best_kernel);
     if (kernel.len && kernel.data[kernel.len - 1] != '\n') sg_buf_append_str(&kernel, "\n");
-    const char *keys[] = {"name", "lang", "description", "target", "iteration", "best_kernel", "best_speedup", "feedback"};
-    const char *vals[] = {t->spec.name, t->spec.lang, t->spec.description, target, iter, kernel.data, best, fb.data ? fb.data : ""};
+    const char *keys[] = {"name",      "lang",        "description",  "target",
+                          "iteration", "best_kernel", "best_speedup", "feedback"};
+    const char *vals[] = {t->spec.name, t->spec.lang, t->spec.description,   target, iter,
+                          kernel.data,  best,         fb.data ? fb.data : ""};
     sg_buf sys = {0}, user = {0};
     sg_buf_fill(&sys, t->cfg.prompts->system, keys, vals, 8);
     sg_buf_fill(&user, t->cfg.prompts->user, keys, vals, 8);
@@ -462,7 +490,9 @@ static void start_iteration(sg_task *t) {
     t->best_at_iter_start = t->st.best_speedup;
     sg_trigger_reset(t->trigger);
     build_messages(t);
-    record(t, "iteration_start", json_pack("{s:f,s:i}", "best_speedup", t->st.best_speedup, "feedback_items", t->nfeedback));
+    record(
+        t, "iteration_start",
+        json_pack("{s:f,s:i}", "best_speedup", t->st.best_speedup, "feedback_items", t->nfeedback));
     for (int i = 0; i < t->cfg.policy.streams; i++) {
         gen_ctx *g = gen_new(t, GEN_REASONING, i + 1);
         sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
@@ -484,9 +514,11 @@ static void finish_now(sg_loop *loop, void *arg) {
     if (t->phase != PHASE_STOPPING || t->jobs_pending || t->gens) return;
     t->phase = PHASE_DONE;
     t->st.ended_ns = since_start(t);
-    record(t, "task_end", json_pack("{s:s,s:f,s:i,s:s}", "reason", t->st.error[0] ? "error" : sg_crit_name(t->st.end_reason),
-                                    "best_speedup", t->st.best_speedup, "best_candidate", t->st.best_candidate,
-                                    "error", t->st.error));
+    record(t, "task_end",
+           json_pack("{s:s,s:f,s:i,s:s}", "reason",
+                     t->st.error[0] ? "error" : sg_crit_name(t->st.end_reason), "best_speedup",
+                     t->st.best_speedup, "best_candidate", t->st.best_candidate, "error",
+                     t->st.error));
     if (t->hooks.finished) t->hooks.finished(t->hooks.arg, &t->st);
 }
 
@@ -503,7 +535,8 @@ static void maybe_advance(sg_task *t) {
     /* The iteration's generations are over. Wait for its candidates only when nothing
      * else could make progress: an early-stopped iteration moves on at once. */
     if (t->jobs_pending && !t->iter_cut) return;
-    sg_crit b = sg_criterion_on_budget(&t->cfg.crit, since_start(t), t->st.tokens_total, t->st.iteration);
+    sg_crit b =
+        sg_criterion_on_budget(&t->cfg.crit, since_start(t), t->st.tokens_total, t->st.iteration);
     if (b != SG_CRIT_CONTINUE) {
         stop_task(t, b, NULL);
         return;
@@ -518,7 +551,9 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
     if (error) snprintf(t->st.error, sizeof t->st.error, "%s", error);
     sg_loop_timer_cancel(t->loop, t->budget_timer);
     abort_gens(t, 0);
-    record(t, "stopping", json_pack("{s:s,s:s}", "reason", error ? "error" : sg_crit_name(reason), "error", error ? error : ""));
+    record(t, "stopping",
+           json_pack("{s:s,s:s}", "reason", error ? "error" : sg_crit_name(reason), "error",
+                     error ? error : ""));
     maybe_advance(t);
 }
 
@@ -531,8 +566,9 @@ static void on_budget_timer(sg_loop *loop, void *arg) {
 static void on_baseline(void *arg, const sg_dev_outcome *o) {
     sg_task *t = arg;
     t->jobs_pending--;
-    record(t, "baseline", json_pack("{s:b,s:b,s:s,s:f,s:s}", "ok", o->ok, "correct", o->correct, "verdict", o->verdict,
-                                    "median_ns", o->base_ns, "message", o->message));
+    record(t, "baseline",
+           json_pack("{s:b,s:b,s:s,s:f,s:s}", "ok", o->ok, "correct", o->correct, "verdict",
+                     o->verdict, "median_ns", o->base_ns, "message", o->message));
     if (t->phase != PHASE_BASELINE) {
         maybe_advance(t);
         return;
@@ -551,8 +587,9 @@ static void on_baseline(void *arg, const sg_dev_outcome *o) {
 
 /* ---- life cycle ---- */
 
-sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spec *spec, const sg_llm_port *llm,
-                     const sg_dev_port *dev, const sg_task_hooks *hooks, sg_err *err) {
+sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spec *spec,
+                     const sg_llm_port *llm, const sg_dev_port *dev, const sg_task_hooks *hooks,
+                     sg_err *err) {
     if (!spec->lang || (strcmp(spec->lang, "cuda") && strcmp(spec->lang, "opencl"))) {
         sg_errf(err, "task language '%s' is not cuda or opencl", spec->lang ? spec->lang : "");
         return NULL;
@@ -573,7 +610,8 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
     const char *k = "lang";
     sg_buf_fill(&prefix, cfg->prompts->answer_prefix, &k, &spec->lang, 1);
     t->answer_prefix = sg_buf_steal(&prefix);
-    seen_before(t, sg_srcnorm_hash(t->best_kernel, strlen(t->best_kernel))); /* the baseline is no candidate */
+    seen_before(t, sg_srcnorm_hash(t->best_kernel,
+                                   strlen(t->best_kernel))); /* the baseline is no candidate */
     return t;
 }
 
@@ -582,10 +620,12 @@ int sg_task_start(sg_task *t, sg_err *err) {
     t->st.started_ns = sg_loop_now(t->loop);
     t->phase = PHASE_BASELINE;
     char pol[32];
-    record(t, "task_start", json_pack("{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang, "policy",
-                                      sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
-                                      t->cfg.crit.target_speedup));
-    if (t->cfg.crit.budget_ns > 0) t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
+    record(t, "task_start",
+           json_pack("{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang, "policy",
+                     sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
+                     t->cfg.crit.target_speedup));
+    if (t->cfg.crit.budget_ns > 0)
+        t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
     sg_dev_request req = {SG_DEV_BASELINE, NULL, 0, "baseline", 3};
     if (t->dev.submit(t->dev.impl, &req, on_baseline, t, err) < 0) return -1;
     t->jobs_pending++;

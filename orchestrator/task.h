@@ -67,7 +67,7 @@ typedef struct sg_task_stats {
 } sg_task_stats;
 
 typedef struct sg_task_hooks {
-    void (*record)(void *arg, json_t *event);           /* borrowed: copy what you keep */
+    void (*record)(void *arg, json_t *event);            /* borrowed: copy what you keep */
     void (*progress)(void *arg, const sg_task_stats *s); /* after each change */
     void (*finished)(void *arg, const sg_task_stats *s);
     void *arg;

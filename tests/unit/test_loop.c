@@ -199,6 +199,33 @@ static void test_wake_from_another_thread(void **state) {
     sg_loop_free(l);
 }
 
+static void cb_record_unref(sg_loop *l, void *a) {
+    cb_record(l, a);
+    sg_loop_unref(l);
+}
+
+static void *late_poster(void *arg) {
+    usleep(30000);
+    sg_loop_wake(arg, cb_record_unref, (void *)77);
+    return NULL;
+}
+
+static void test_ref_keeps_loop_for_thread_work(void **state) {
+    sg_err err;
+    for (int v = 0; v < 2; v++) {
+        sg_loop *l = v ? sg_loop_new_virtual(0, &err) : sg_loop_new_real(&err);
+        order_n = 0;
+        sg_loop_ref(l); /* nothing else pending: without the ref, run() would return at once */
+        pthread_t t;
+        pthread_create(&t, NULL, late_poster, l);
+        assert_int_equal(sg_loop_run(l, &err), 0);
+        pthread_join(t, NULL);
+        assert_int_equal(order_n, 1);
+        assert_int_equal(order_log[0], 77);
+        sg_loop_free(l);
+    }
+}
+
 static void on_closed_writer(sg_loop *l, int fd, unsigned ev, void *a) {
     *(unsigned *)a = ev;
     sg_loop_fd_unwatch(l, fd);
@@ -235,6 +262,7 @@ int main(void) {
         cmocka_unit_test(test_stale_id_does_not_cancel_a_reused_slot),
         cmocka_unit_test(test_wake_from_another_thread),
         cmocka_unit_test(test_hangup_is_reported),
+        cmocka_unit_test(test_ref_keeps_loop_for_thread_work),
         cmocka_unit_test(test_watch_bad_fd_fails_with_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

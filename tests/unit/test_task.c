@@ -21,7 +21,10 @@
 typedef struct script {
     const char *reasoning; /* words, one token each */
     const char *final;     /* the answer after the reasoning */
-    struct { uint64_t at; const char *answer; } forks[8];
+    struct {
+        uint64_t at;
+        const char *answer;
+    } forks[8];
     int nforks;
     int64_t word_ns, fork_ns;
 } script;
@@ -72,8 +75,8 @@ static void gen_step(sg_loop *loop, void *arg) {
     ev.done(ev.arg, &s);
 }
 
-static sg_gen *fake_start_reasoning(void *impl, const char *system, const char *user, const sg_gen_events *ev,
-                                    sg_err *err) {
+static sg_gen *fake_start_reasoning(void *impl, const char *system, const char *user,
+                                    const sg_gen_events *ev, sg_err *err) {
     fake_llm *f = impl;
     snprintf(f->last_user, sizeof f->last_user, "%s", user);
     sg_gen *g = calloc(1, sizeof *g);
@@ -131,7 +134,8 @@ static void job_finish(sg_loop *loop, void *arg) {
     free(j);
 }
 
-static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg, sg_err *err) {
+static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg,
+                       sg_err *err) {
     fake_dev *d = impl;
     fake_job *j = calloc(1, sizeof *j);
     j->done = done;
@@ -153,7 +157,8 @@ static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn don
         j->o.cand_ns = 1e6 / j->o.speedup;
         j->o.noise = 0.01;
         snprintf(j->o.verdict, sizeof j->o.verdict, "pass");
-        snprintf(j->o.feedback, sizeof j->o.feedback, "%s is correct: speedup %.2fx.", req->name, j->o.speedup);
+        snprintf(j->o.feedback, sizeof j->o.feedback, "%s is correct: speedup %.2fx.", req->name,
+                 j->o.speedup);
     }
     sg_loop_timer(d->loop, 20 * SG_MS, job_finish, j);
     return 0;
@@ -192,9 +197,11 @@ static const char *prompts_dir(void) {
     return buf;
 }
 
-#define K(speed) "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SPEED=" speed "\n```\n"
+#define K(speed)                                                                                   \
+    "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SPEED=" speed "\n```\n"
 
-static void run_task(const script *sc, const char *policy, int baseline_broken, int max_iterations, run *r) {
+static void run_task(const script *sc, const char *policy, int baseline_broken, int max_iterations,
+                     run *r) {
     sg_err err;
     sg_loop *loop = sg_loop_new_virtual(0, &err);
     fake_llm f = {.loop = loop, .sc = sc};
@@ -242,11 +249,15 @@ static script demo_script(void) {
     for (int i = 0; i < 150; i++) sg_buf_printf(&b, " u%d", i);
     snprintf(reasoning_text, sizeof reasoning_text, "%s", b.data);
     sg_buf_free(&b);
-    script sc = {.reasoning = reasoning_text, .final = "Final:\n" K("2.5"), .word_ns = 10 * SG_MS, .fork_ns = 50 * SG_MS};
+    script sc = {.reasoning = reasoning_text,
+                 .final = "Final:\n" K("2.5"),
+                 .word_ns = 10 * SG_MS,
+                 .fork_ns = 50 * SG_MS};
     sc.forks[0].at = 50;
     sc.forks[0].answer = K("1.02");
     sc.forks[1].at = 140;
-    sc.forks[1].answer = "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=2.4\n```\n";
+    sc.forks[1].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=2.4\n```\n";
     sc.nforks = 2;
     return sc;
 }
@@ -262,12 +273,12 @@ static void test_specgen_reaches_target_before_reasoning_ends(void **state) {
     assert_int_equal(seq.st.forks_started, 0);
     assert_true(spec.st.best_speedup > 2.3 && spec.st.best_speedup < 2.5); /* the fork's kernel */
     assert_true(seq.st.best_speedup == 2.5);                               /* the final answer */
-    assert_true(spec.st.reasoning_tokens < 250);                           /* the reasoning was cut */
+    assert_true(spec.st.reasoning_tokens < 250); /* the reasoning was cut */
     assert_true(seq.st.reasoning_tokens > spec.st.reasoning_tokens + 50);
     assert_non_null(strstr(spec.best, "SPEED=2.4"));
     double ratio = (double)seq.st.ended_ns / (double)spec.st.ended_ns;
-    print_message("# virtual time to target: specgen %.2f s, sequential %.2f s, ratio %.2f\n", spec.st.ended_ns / 1e9,
-                  seq.st.ended_ns / 1e9, ratio);
+    print_message("# virtual time to target: specgen %.2f s, sequential %.2f s, ratio %.2f\n",
+                  spec.st.ended_ns / 1e9, seq.st.ended_ns / 1e9, ratio);
     assert_true(ratio > 1.5);
     sg_buf_free(&spec.log);
     sg_buf_free(&seq.log);
@@ -276,7 +287,8 @@ static void test_specgen_reaches_target_before_reasoning_ends(void **state) {
 static void test_early_stop_then_next_iteration_with_feedback(void **state) {
     /* Forks give 1.3x (beats 1.0 by more than 5%) but never the target. */
     script sc = demo_script();
-    sc.forks[0].answer = "```opencl\n__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.3\n```\n";
+    sc.forks[0].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.3\n```\n";
     sc.forks[1].answer = sc.forks[0].answer;
     sc.final = "no kernel here";
     run r;
@@ -297,7 +309,8 @@ static void test_early_stop_then_next_iteration_with_feedback(void **state) {
 
 static void test_wrong_and_missing_kernels_are_recorded(void **state) {
     script sc = demo_script();
-    sc.forks[0].answer = "```opencl\n__kernel void k(__global float *y) { y[0] = 4; } // WRONG\n```\n";
+    sc.forks[0].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 4; } // WRONG\n```\n";
     sc.forks[1].answer = "```opencl\n```\n"; /* an empty block: no kernel */
     sc.final = "I could not finish.";
     run r;
