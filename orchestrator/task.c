@@ -550,6 +550,20 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
     t->st.end_reason = reason;
     if (error) snprintf(t->st.error, sizeof t->st.error, "%s", error);
     sg_loop_timer_cancel(t->loop, t->budget_timer);
+    if (reason == SG_CRIT_TARGET) {
+        /* Meeting the target cuts the reasoning still running: an early stop too. */
+        uint64_t tokens = 0;
+        int live = 0;
+        for (gen_ctx *g = t->gens; g; g = g->next)
+            if (g->kind == GEN_REASONING) tokens += g->reasoning_tokens, live++;
+        if (live) {
+            t->st.early_stops++;
+            t->st.tokens_at_early_stop += tokens;
+            record(t, "early_stop",
+                   json_pack("{s:s,s:I,s:f}", "why", "target", "reasoning_tokens",
+                             (json_int_t)tokens, "speedup", t->st.best_speedup));
+        }
+    }
     abort_gens(t, 0);
     record(t, "stopping",
            json_pack("{s:s,s:s}", "reason", error ? "error" : sg_crit_name(reason), "error",

@@ -57,9 +57,9 @@ typedef struct sg_task_stats {
     int forks_started, forks_done;
     int candidates, duplicates, no_kernel, compiled, correct, profiled;
     double best_speedup;
-    int best_candidate; /* 0: the baseline */
-    int early_stops;
-    uint64_t tokens_at_early_stop; /* reasoning tokens when the reasoning was cut */
+    int best_candidate;            /* 0: the baseline */
+    int early_stops;               /* reasoning streams cut by a good candidate or the target */
+    uint64_t tokens_at_early_stop; /* reasoning tokens when they were cut */
     int64_t started_ns, first_candidate_ns, best_ns, ended_ns; /* loop times */
     int64_t baseline_ns_median;
     sg_crit end_reason;
