@@ -8,6 +8,9 @@
 
 #include <jansson.h>
 
+/* Copy src with comments removed (//@ lines kept), backslash-newlines joined, `%:` as `#`. */
+void sg_val_strip_comments(const char *src, size_t len, sg_buf *out);
+
 /* ---- seeded random inputs (splitmix64: fast, reproducible from the seed) ---- */
 typedef struct sg_val_rng {
     uint64_t s;

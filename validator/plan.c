@@ -12,6 +12,13 @@
 
 #define MAX_TOK 16
 
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
+    return s;
+}
+
 /* Split s (modified in place) at `sep` (or any space when sep == ' ') at depth 0. */
 static int split(char *s, char sep, char **out, int max) {
     int n = 0, depth = 0;
@@ -33,6 +40,7 @@ static int split(char *s, char sep, char **out, int max) {
         if (*p == ')') depth--;
         if (!start) start = p;
     }
+    for (int i = 0; i < n; i++) out[i] = trim(out[i]);
     return n;
 }
 

@@ -3,6 +3,7 @@
 #include "validator/validator.h"
 
 #include "common/buf.h"
+#include "validator/internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 
 /* Copy src into out with comments removed (//@ lines kept), backslash-newlines joined and
  * `%:` read as `#`. Newlines are kept so line numbers stay close. */
-static void strip(const char *s, size_t n, sg_buf *out) {
+void sg_val_strip_comments(const char *s, size_t n, sg_buf *out) {
     for (size_t i = 0; i < n;) {
         char c = s[i];
         if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
@@ -107,7 +108,7 @@ int sg_val_check_source(const char *src, size_t len, sg_val_lang lang, const cha
         return sg_errf(err, "source is %zu bytes, over the limit of %d", len, SG_VAL_MAX_SOURCE);
     if (memchr(src, 0, len)) return sg_errf(err, "source contains a NUL byte");
     sg_buf s = {0};
-    strip(src, len, &s);
+    sg_val_strip_comments(src, len, &s);
     int line = 1, rc = 0, blank = 1;
     for (const char *p = s.data; *p && rc == 0; p++) {
         if (*p == '\n') {
@@ -141,13 +142,13 @@ static void fnv(uint64_t *h, const void *p, size_t n) {
 
 void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[33]) {
     sg_buf s = {0}, norm = {0};
-    strip(src, len, &s);
+    sg_val_strip_comments(src, len, &s);
     int space = 0;
     for (size_t i = 0; i < s.len; i++) {
         if (isspace((unsigned char)s.data[i])) {
             space = norm.len > 0;
             /* a newline after a //@ line ends it: keep one so plan lines stay separate */
-            if (s.data[i] == '\n') space = 2;
+            if (s.data[i] == '\n' && norm.len > 0) space = 2;
             continue;
         }
         if (space) sg_buf_append(&norm, space == 2 ? "\n" : " ", 1);

@@ -21,6 +21,7 @@
 #ifndef SG_VALIDATOR_H
 #define SG_VALIDATOR_H
 
+#include "common/buf.h"
 #include "common/err.h"
 
 #include <stddef.h>
@@ -111,9 +112,8 @@ typedef struct sg_val_plan {
     sg_val_scratch *scratch;
 } sg_val_plan;
 
-/* `where` names the source in errors. A source without launch lines gets the default
- * plan: one launch of `default_kernel` (grid=ceil_div(<first out count>,256) block=256)
- * when default_kernel is not NULL, else an error. */
+/* `where` names the source in errors. A source without launch lines yields an empty plan
+ * (nlaunch 0); the checks then give the candidate the baseline's plan lines. */
 int sg_val_plan_parse(const char *src, const sg_val_task *t, const char *where, sg_val_plan *p,
                       sg_err *err);
 void sg_val_plan_free(sg_val_plan *p);
@@ -192,6 +192,15 @@ int sg_val_pool_validate(sg_val_pool *p, int slot, const sg_val_job *job, sg_val
 int sg_val_pool_ping(sg_val_pool *p, int slot, sg_err *err);
 /* How many times the slot's worker was (re)started. */
 int sg_val_pool_spawns(const sg_val_pool *p, int slot);
+
+/* ---- task folders from a bare kernel file ----
+ * Reads the first kernel's signature in KERNEL.cu / KERNEL.cl: const pointers become
+ * inputs, other pointers outputs, integer parameters sizes, float parameters scalars
+ * (value 1.0). Writes out_dir/{task.json, baseline.EXT, reference.EXT} (the kernel is
+ * both; a //@launch line is added when it has none) and appends to `report` one line per
+ * guess. `given` overrides size values (NULL: defaults). Refuses to overwrite a task. */
+int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_sizes *given,
+                     sg_buf *report, sg_err *err);
 
 /* Results as JSON text (caller frees) and as a person-readable paragraph. */
 char *sg_val_result_json(const sg_val_result *r);

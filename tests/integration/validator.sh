@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# specgen validate / task init: the builtin suite on PoCL (real runs) and NVRTC (real
+# compiles), the compile cache, worker reuse, and clear errors for bad input.
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT"
+demo=suites/demo/vector_scale
+
+n=0
+for t in suites/builtin/*/; do
+    n=$((n + 1))
+    check_output "opencl: $(basename "$t") baseline validates against its reference (PoCL)" \
+        '^pass: all 3 checks passed' "$SPECGEN" validate "$t" --device opencl
+done
+check_output "the builtin suite has at least 16 tasks" '^(1[6-9]|[2-9][0-9])$' echo "$n"
+
+for arch in sm_80 sm_90; do
+    out=$(for t in suites/builtin/*/ suites/demo/*/; do
+        "$SPECGEN" validate "$t" --device cuda --compile-only --arch $arch --json || echo "FAILED $t"
+    done 2>&1)
+    check_output "cuda: every builtin and demo source compiles with NVRTC for $arch" \
+        "^OK [0-9]+$" bash -c 'c=$(grep -c "\"verdict\":\"compiled\"" <<<"$1"); grep -q FAILED <<<"$1" && echo "$1" || echo "OK $c"' _ "$out"
+done
+
+if [ -e /dev/nvidiactl ]; then
+    skip "cuda without a GPU explains the alternatives" "this machine has an NVIDIA GPU"
+else
+    check_output "cuda without a GPU says so and names --device opencl and --compile-only" \
+        '^no_device: CUDA execution needs an NVIDIA GPU.*--device opencl.*--compile-only' \
+        "$SPECGEN" validate $demo --device cuda
+    check_fails "cuda without a GPU exits 1" 1 "$SPECGEN" validate $demo --device cuda
+fi
+
+# Compile cache and worker reuse: the same kernel reformatted and re-commented is a hit.
+sed -e 's/^\/\/ .*//' -e 's/    /\t/' tests/hostile/opencl/good.cl >"$TMPDIR_TEST/same.cl"
+out=$("$SPECGEN" validate $demo tests/hostile/opencl/good.cl "$TMPDIR_TEST/same.cl" --json 2>&1)
+check_output "a reformatted duplicate is a compile-cache hit" '"cache_hit":true' \
+    bash -c 'sed -n 2p <<<"$1"' _ "$out"
+check_output "the first compile is not a hit" '"cache_hit":false' bash -c 'sed -n 1p <<<"$1"' _ "$out"
+check_output "one worker serves several candidates" 'worker started 1 time' \
+    "$SPECGEN" validate $demo tests/hostile/opencl/good.cl tests/hostile/opencl/wrong_result.cl
+check_output "a crashed worker is replaced and the next candidate passes" \
+    'pass: all 3 checks.*worker started 2 time' bash -c "$SPECGEN validate $demo tests/hostile/opencl/segfault.cl tests/hostile/opencl/good.cl | tr '\n' ' '"
+
+# A candidate without launch lines keeps the baseline's plan.
+grep -v '^//@' suites/demo/vector_scale/baseline.cl | sed 's/alpha \* x\[i\]/x[i] * alpha/' >"$TMPDIR_TEST/noplan.cl"
+check_output "a candidate without //@launch lines uses the baseline's plan" '^pass' \
+    "$SPECGEN" validate $demo "$TMPDIR_TEST/noplan.cl"
+check_output "the seed is reported and reproducible" '"seed":"42"' "$SPECGEN" validate $demo --json --seed 42
+check_output "--json prints one object with the verdict and errors" \
+    '^\{"verdict":"pass".*"first_bad":-1.*"max_abs":' bash -c "$SPECGEN validate $demo --json | sed 's/\"message\":\"[^\"]*\",//'"
+
+# Bad input gets a clear message.
+check_output "a missing task folder names task.json" 'nosuch/task.json' "$SPECGEN" validate nosuch
+check_fails "a bad device is a usage error" 2 "$SPECGEN" validate $demo --device tpu
+check_output "a bad device is named" "unknown device 'tpu'" "$SPECGEN" validate $demo --device tpu
+check_output "a bad arch is named" "--arch: 'ampere'" "$SPECGEN" validate $demo --arch ampere
+check_output "an unreadable candidate is named" "cannot read candidate nosuch.cl" "$SPECGEN" validate $demo nosuch.cl
+mkdir -p "$TMPDIR_TEST/bad"
+cp $demo/*.cl "$TMPDIR_TEST/bad/"
+sed 's/"f32", "count": "N", "role": "in"/"float", "count": "N", "role": "in"/' $demo/task.json >"$TMPDIR_TEST/bad/task.json"
+check_output "a bad task.json names file, field and value" 'bad/task.json: field "buffers\[0\]": field "type": unknown type "float"' \
+    "$SPECGEN" validate "$TMPDIR_TEST/bad"
+printf '//@launch vector_scale grid=ceil_div(M,256) block=256\n__kernel void vector_scale() {}\n' >"$TMPDIR_TEST/plan.cl"
+check_output "a bad launch line names file, line and the problem" "plan.cl:1: grid=: size expression \"ceil_div\(M,256\)\": unknown size name 'M'" \
+    "$SPECGEN" validate $demo "$TMPDIR_TEST/plan.cl"
+
+# task init: from a bare kernel to a validated task.
+cat >"$TMPDIR_TEST/relu.cl" <<'K'
+__kernel void relu(__global const float *x, __global float *y, int n) {
+    int i = get_global_id(0);
+    if (i < n) y[i] = fmax(x[i], 0.0f);
+}
+K
+check_output "task init says what it guessed" 'buffer x: input f32.*buffer y: output f32.*launch: relu grid=ceil_div\(n,256\)' \
+    bash -c "$SPECGEN task init $TMPDIR_TEST/relu.cl --size n=5000 --out $TMPDIR_TEST/relu | tr '\n' ' '"
+check_output "the task it wrote validates on PoCL" '^pass' "$SPECGEN" validate "$TMPDIR_TEST/relu"
+check_output "task init refuses to overwrite a task" 'File exists' "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --out "$TMPDIR_TEST/relu"
+check_output "task init names an unknown size" "--size m: kernel relu has no integer parameter" \
+    "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --size m=4 --out "$TMPDIR_TEST/relu2"
+check_output "task init rejects a bad --size" "--size: 'n' is not NAME=VALUE" "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --size n
+check_output "task init wants a kernel file" 'expected a .cu or .cl file' "$SPECGEN" task init README.md --out "$TMPDIR_TEST/x"
+finish

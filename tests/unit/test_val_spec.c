@@ -1,0 +1,208 @@
+/* Validator specs: size expressions, launch-plan lines, task.json errors. */
+#include "common/buf.h"
+#include "validator/validator.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static sg_val_sizes sizes(void) {
+    sg_val_sizes s = {0};
+    snprintf(s.name[0], sizeof s.name[0], "N");
+    s.value[0] = 1000;
+    snprintf(s.name[1], sizeof s.name[1], "B");
+    s.value[1] = 3;
+    s.n = 2;
+    return s;
+}
+
+static int64_t eval_ok(const char *e) {
+    sg_val_sizes s = sizes();
+    int64_t v = -12345;
+    sg_err err;
+    int rc = sg_val_expr_eval(e, &s, &v, &err);
+    if (rc != 0) fail_msg("%s: %s", e, err.msg);
+    return v;
+}
+
+static void eval_fails(const char *e, const char *msg_part) {
+    sg_val_sizes s = sizes();
+    int64_t v;
+    sg_err err = {{0}};
+    assert_int_equal(sg_val_expr_eval(e, &s, &v, &err), -1);
+    if (!strstr(err.msg, msg_part)) fail_msg("%s: message '%s' lacks '%s'", e, err.msg, msg_part);
+}
+
+static void test_expr(void **st) {
+    (void)st;
+    assert_int_equal(eval_ok("N"), 1000);
+    assert_int_equal(eval_ok("B*N + 4"), 3004);
+    assert_int_equal(eval_ok("ceil_div(N, 256)"), 4);
+    assert_int_equal(eval_ok("ceil_div(N,7)*7 - N"), 1);
+    assert_int_equal(eval_ok("min(B, N) + max(B,N)"), 1003);
+    assert_int_equal(eval_ok("(N+1)/2 % 7"), 500 % 7);
+    assert_int_equal(eval_ok("-B + 10"), 7);
+    eval_fails("M", "unknown size name 'M'");
+    eval_fails("N/0", "division by zero");
+    eval_fails("N*N*N*N*N*N*N", "overflow");
+    eval_fails("N +", "unexpected end");
+    eval_fails("N N", "unexpected text");
+    eval_fails("ceil_div(N)", "expected ','");
+    eval_fails("ceil_div(N, 0)", "non-positive");
+    eval_fails("((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((N))))))))))))))))"
+               ")))))))))))))))))))))))))))))))))))))))))))))))))",
+               "nested too deeply");
+}
+
+static char tmpdir[64];
+
+static void write_file(const char *name, const char *text) {
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *good_task =
+    "{\"name\": \"t\", \"baseline\": \"b.cl\", \"reference\": \"r.cl\",\n"
+    " \"sizes\": {\"N\": 1000, \"B\": 3}, \"check_sizes\": [{\"N\": 7}],\n"
+    " \"buffers\": [{\"name\": \"x\", \"type\": \"f32\", \"count\": \"B*N\", \"role\": \"in\", "
+    "\"init\": \"normal(0, 2)\"},\n"
+    "              {\"name\": \"y\", \"type\": \"i32\", \"count\": \"B\", \"role\": \"out\"}],\n"
+    " \"scalars\": [{\"name\": \"N\", \"type\": \"i32\", \"value\": \"N\"}, {\"name\": \"alpha\", "
+    "\"type\": \"f32\", \"value\": 0.5}],\n"
+    " \"args\": [\"x\", \"y\", \"N\"]}\n";
+
+static int load_with(const char *json, sg_val_task *t, sg_err *err) {
+    write_file("task.json", json);
+    return sg_val_task_load(tmpdir, t, err);
+}
+
+static void task_fails(const char *from, const char *to, const char *msg_part) {
+    sg_buf b = {0};
+    const char *at = strstr(good_task, from);
+    assert_non_null(at);
+    sg_buf_append(&b, good_task, (size_t)(at - good_task));
+    sg_buf_append_str(&b, to);
+    sg_buf_append_str(&b, at + strlen(from));
+    sg_val_task t;
+    sg_err err = {{0}};
+    assert_int_equal(load_with(b.data, &t, &err), -1);
+    if (!strstr(err.msg, msg_part)) fail_msg("message '%s' lacks '%s'", err.msg, msg_part);
+    if (!strstr(err.msg, "task.json")) fail_msg("message '%s' does not name the file", err.msg);
+    sg_buf_free(&b);
+}
+
+static void test_task(void **st) {
+    (void)st;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sg_val_spec_XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    write_file("b.cl", "//@launch k grid=1 block=1\n__kernel void k() {}\n");
+    write_file("r.cl", "//@launch k grid=1 block=1\n__kernel void k() {}\n");
+    sg_val_task t;
+    sg_err err;
+    if (load_with(good_task, &t, &err) != 0) fail_msg("%s", err.msg);
+    assert_int_equal(t.nbuf, 2);
+    assert_int_equal(t.ncheck, 1);
+    int64_t v;
+    assert_int_equal(sg_val_sizes_get(&t.check[0], "N", &v), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(sg_val_sizes_get(&t.check[0], "B", &v), 0); /* inherited */
+    assert_int_equal(v, 3);
+    assert_int_equal(t.buf[0].init, SG_VAL_INIT_NORMAL);
+    assert_true(t.buf[0].b == 2.0);
+    assert_non_null(t.source[SG_VAL_OPENCL]);
+    assert_null(t.source[SG_VAL_CUDA]);
+    sg_val_task_free(&t);
+
+    task_fails("\"f32\"", "\"f16\"", "unknown type \"f16\"");
+    task_fails("\"B*N\"", "\"B*M\"", "unknown size name 'M'");
+    task_fails("\"role\": \"in\"", "\"role\": \"inout\"", "\"inout\"");
+    task_fails("normal(0, 2)", "gauss(1)", "gauss(1)");
+    task_fails("\"x\", \"y\", \"N\"]", "\"x\", \"z\"]", "\"z\" is not a buffer or scalar");
+    task_fails("\"N\": 1000", "\"N\": \"big\"", "size \"N\"");
+    task_fails("{\"N\": 7}", "{\"Q\": 7}", "\"Q\" is not one of the task's sizes");
+    task_fails("\"b.cl\"", "\"missing.cl\"", "does not exist");
+    task_fails("\"b.cl\"", "\"../b.cl\"", "must be a file in the task folder");
+    task_fails("\"role\": \"out\"", "\"role\": \"in\"", "no buffer has role \"out\"");
+    task_fails("\"name\": \"t\",", "", "missing required field \"name\"");
+    task_fails("]}\n", "]", ":"); /* syntax error: line and column */
+}
+
+static int plan(const char *src, sg_val_plan *p, sg_err *err) {
+    sg_val_task t;
+    sg_err e;
+    if (load_with(good_task, &t, &e) != 0) fail_msg("%s", e.msg);
+    int rc = sg_val_plan_parse(src, &t, "cand.cl", p, err);
+    sg_val_task_free(&t);
+    return rc;
+}
+
+static void plan_fails(const char *src, const char *msg_part) {
+    sg_val_plan p;
+    sg_err err = {{0}};
+    assert_int_equal(plan(src, &p, &err), -1);
+    if (!strstr(err.msg, msg_part)) fail_msg("message '%s' lacks '%s'", err.msg, msg_part);
+}
+
+static void test_plan(void **st) {
+    (void)st;
+    sg_val_plan p;
+    sg_err err;
+    const char *src = "// a kernel\n"
+                      "  //@scratch part f32 B*64\n"
+                      "//@launch first grid=(ceil_div(N, 16), B) block=(16,4) smem=256*4\n"
+                      "//@launch second grid=ceil_div(B,4) block=128 args=part,y,N\n"
+                      "__kernel void first() {}\n";
+    if (plan(src, &p, &err) != 0) fail_msg("%s", err.msg);
+    assert_int_equal(p.nlaunch, 2);
+    assert_int_equal(p.nscratch, 1);
+    assert_string_equal(p.launch[0].grid[0], "ceil_div(N, 16)");
+    assert_string_equal(p.launch[0].grid[1], "B");
+    assert_null(p.launch[0].grid[2]);
+    assert_string_equal(p.launch[0].block[1], "4");
+    assert_string_equal(p.launch[0].smem, "256*4");
+    assert_int_equal(p.launch[0].line, 3);
+    assert_int_equal(p.launch[1].narg, 3);
+    assert_string_equal(p.launch[1].args[0], "part");
+    assert_string_equal(p.scratch[0].count, "B*64");
+    sg_val_plan_free(&p);
+    assert_int_equal(plan("__kernel void k() {}\n", &p, &err), 0);
+    assert_int_equal(p.nlaunch, 0);
+    sg_val_plan_free(&p);
+
+    plan_fails("//@launch k block=1\n", "grid= and block= are required");
+    plan_fails("//@launch k grid=M block=1\n", "cand.cl:1: grid=");
+    plan_fails("//@launch k grid=1 block=1 args=x,nope\n", "\"nope\" is not a buffer");
+    plan_fails("//@launch k grid=1 block=1 color=red\n", "unknown key \"color\"");
+    plan_fails("//@launch 9k grid=1 block=1\n", "not a kernel name");
+    plan_fails("//@launch k grid=1,2,3,4 block=1\n", "one to three");
+    plan_fails("//@scratch x f32 N\n", "already a buffer");
+    plan_fails("//@scratch s f16 N\n", "unknown type \"f16\"");
+    plan_fails("//@scratch s f32\n", "NAME TYPE COUNT");
+    plan_fails("//@launch k grid= block=1\n", "empty");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expr),
+        cmocka_unit_test(test_task),
+        cmocka_unit_test(test_plan),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (tmpdir[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+        if (system(cmd) != 0) rc = 1;
+    }
+    return rc;
+}
