@@ -114,6 +114,7 @@ static int on_event(void *arg, const char *type, const char *data, size_t len) {
         return -1;
     }
     s->features |= c.features;
+    if (len > 8 && !memcmp(data, "{\"id\": \"", 8)) s->features |= SG_LLM_F_PYJSON;
     s->chunk_r = s->chunk_c = 0;
     if (c.reasoning) emit(s, 1, c.reasoning, c.reasoning_len);
     if (c.content && !s->dead) {

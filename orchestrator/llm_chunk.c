@@ -88,7 +88,8 @@ const char *sg_llm_dialect_name(unsigned f) {
     if (f & (SG_LLM_F_MATCHED_STOP | SG_LLM_F_USAGE_NULL)) return "sglang";
     if (f & (SG_LLM_F_TIMINGS | SG_LLM_F_FP_BUILD)) return "llamacpp";
     if (f & (SG_LLM_F_FP_DEEPSEEK | SG_LLM_F_KEEPALIVE)) return "deepseek";
-    if (f & SG_LLM_F_STOP_REASON) return "vllm-legacy"; /* reasoning_content, before 0.11 */
-    if (f & SG_LLM_F_CRLF) return "llama-cpp-python";
+    if (f & SG_LLM_F_STOP_REASON) /* reasoning_content: vLLM before 0.11 */
+        return f & SG_LLM_F_REASONING_CONTENT ? "vllm-legacy" : "vllm";
+    if (f & SG_LLM_F_PYJSON) return "llama-cpp-python";
     return "openai-compatible";
 }

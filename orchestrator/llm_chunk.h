@@ -24,9 +24,10 @@ enum {
     SG_LLM_F_FP_BUILD = 1u << 6,          /* system_fingerprint "b1234-...": llama.cpp */
     SG_LLM_F_FP_DEEPSEEK = 1u << 7,       /* system_fingerprint "fp_...": DeepSeek API */
     SG_LLM_F_KEEPALIVE = 1u << 8,         /* ": keep-alive" comments: DeepSeek */
-    SG_LLM_F_CRLF = 1u << 9,              /* CRLF framing: sse_starlette (llama-cpp-python) */
+    SG_LLM_F_CRLF = 1u << 9,              /* CRLF framing (allowed by the SSE spec) */
     SG_LLM_F_THINK_TAGS = 1u << 10,       /* <think> inside content: no reasoning parser */
     SG_LLM_F_USAGE = 1u << 11,            /* a usage object arrived */
+    SG_LLM_F_PYJSON = 1u << 12,           /* {"id": "...  Python's json.dumps: llama-cpp-python */
 };
 
 typedef struct sg_llm_chunk {

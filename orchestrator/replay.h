@@ -6,8 +6,9 @@
  *   with timing, and fork answers keyed by reasoning offset. Texts are cut into tokens
  *   (leading blanks + at most 6 bytes, never inside a UTF-8 sequence), so offsets and
  *   counts are reproducible. Loading checks every line and names file:line on error.
- * - sg_replay_select picks the trace for a request: those whose model name matches
- *   (all when none does), then the first whose `match` text occurs in the prompt.
+ * - sg_replay_select picks the trace for a request: among those whose model name
+ *   matches (all when none does), the first whose `match` text occurs in the prompt,
+ *   else the first without `match`, else the first.
  * - A fork is a request whose prompt closes the reasoning (`</think>` after the last
  *   `<think>`); its reasoning prefix counts n tokens of the trace's reasoning (the common
  *   prefix, leading blanks ignored) and gets the fork answer at the largest offset ≤ n.

@@ -249,11 +249,8 @@ const sg_replay_trace *sg_replay_select(const sg_replay_traces *ts, const char *
     for (size_t i = 0; i < ts->n; i++) {
         const sg_replay_trace *t = &ts->t[i];
         if (!any_model && strcmp(t->model, model)) continue;
-        if (!t->match) {
-            if (!fallback) fallback = t;
-        } else if (prompt && strstr(prompt, t->match)) {
-            return t;
-        }
+        if (t->match && prompt && strstr(prompt, t->match)) return t;
+        if (!fallback || (fallback->match && !t->match)) fallback = t;
     }
     return fallback;
 }

@@ -41,6 +41,7 @@ static int on_event(void *arg, const char *type, const char *data, size_t len) {
         return 0;
     }
     d->features |= c.features;
+    if (len > 8 && !memcmp(data, "{\"id\": \"", 8)) d->features |= SG_LLM_F_PYJSON;
     if (c.reasoning) emit(d, 1, c.reasoning, c.reasoning_len);
     if (c.content) sg_llm_think_feed(&d->think, c.content, c.content_len, emit, d);
     if (c.finish_reason) snprintf(d->finish, sizeof d->finish, "%s", c.finish_reason);
@@ -100,12 +101,16 @@ typedef struct expect {
 static const expect EXPECT[] = {
     {"vllm_chat.sse", "Let me think about y=a*x.", "Use one work-item per élément.", "stop", "vllm",
      31, 11, 0, 1},
-    {"vllm_completions.sse", "", "```opencl\n__kernel void", "length", "vllm-legacy", 120, 3, 0, 1},
+    {"vllm_completions.sse", "", "```opencl\n__kernel void", "length", "vllm", 120, 3, 0, 1},
     {"sglang_chat_abort.sse", "Okay, the kernel", "Answer:", "abort", "sglang", 50, 6, 4, 1},
     {"deepseek_chat.sse", "We need speed", "Done.", "stop", "deepseek", 12, 5, 3, 1},
     {"llamacpp_chat.sse", "Hmm ok", "Hi!", "stop", "llamacpp", 9, 4, 0, 1},
-    {"llamacpppy_chat.sse", "", "Hello there\r\nok", "length", "llama-cpp-python", 0, 0, 0, 0},
-    {"think_tags_chat.sse", "Plan: tile", "\n\n```opencl\nk```", "stop", "vllm-legacy", 0, 0, 0, 0},
+    {"crlf_chat.sse", "", "Hello there\r\nok", "length", "openai-compatible", 0, 0, 0, 0},
+    /* Captured from llama-cpp-python 0.3.36's server (SmolLM2-135M): no usage chunk. */
+    {"llamacpppy_chat.sse", "", "I'm glad you're here", "length", "llama-cpp-python", 0, 0, 0, 0},
+    {"llamacpppy_completions.sse", "", " Paris.\n- The United", "length", "llama-cpp-python", 0, 0,
+     0, 0},
+    {"think_tags_chat.sse", "Plan: tile", "\n\n```opencl\nk```", "stop", "vllm", 0, 0, 0, 0},
     {"spec_corners.sse", "", "multi-line", "stop", "openai-compatible", 0, 0, 0, 0},
 };
 
