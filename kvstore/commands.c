@@ -87,7 +87,7 @@ static void cmd_select(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
 static void cmd_get(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     sg_kv_val *v = sg_kv_get(x->st, argv[1].p, argv[1].n, x->now_ms);
     if (v) sg_kv_conn_reply_val(x, v);
-    else sg_kv_reply_nil(x->out);
+    else sg_kv_reply_null(x->out, x->c->resp3);
 }
 
 static void cmd_mget(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
@@ -127,7 +127,7 @@ static void cmd_set(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     int stored = sg_kv_set(x->st, argv[1].p, argv[1].n, v, expire, flags, x->now_ms);
     sg_kv_val_unref(x->st, v);
     if (stored) sg_kv_reply_simple(x->out, "OK");
-    else sg_kv_reply_nil(x->out);
+    else sg_kv_reply_null(x->out, x->c->resp3);
 }
 
 static void cmd_mset(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {

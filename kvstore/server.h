@@ -59,6 +59,7 @@ typedef struct sg_kv_conn {
     /* state */
     char *name;
     int authed, close_after, dead;
+    int resp3; /* HELLO 3 was sent: nulls and maps in RESP3 */
     uint32_t events;
     int64_t last_ms;
 } sg_kv_conn;
