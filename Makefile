@@ -114,6 +114,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 20
 fuzz:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
+	  WARN="$(WARN) -Wno-unknown-warning-option" \
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined" fuzz-bins
 fuzz-bins: $(FUZZ_BIN)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB)

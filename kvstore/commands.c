@@ -258,7 +258,7 @@ static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     if (*end || errno || tmp[0] == '-') goto bad_cursor;
     long long count = 10;
     int only_strings = 1;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; i < argc; i += 2) {
         if (i + 1 >= argc) goto syntax;
         if (sg_kv_arg_eq(&argv[i], "count")) {
             if (sg_kv_arg_ll(x, &argv[i + 1], &count) != 0) goto out;
@@ -273,7 +273,6 @@ static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
         } else {
             goto syntax;
         }
-        i++;
     }
     scan_acc a = {{0}, 0, match};
     uint64_t next = 0;
