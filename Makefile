@@ -113,7 +113,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 20
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g -Wno-unknown-warning-option" \
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined" fuzz-bins
 fuzz-bins: $(FUZZ_BIN)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB)

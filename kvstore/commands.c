@@ -87,7 +87,7 @@ static void cmd_select(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
 static void cmd_get(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     sg_kv_val *v = sg_kv_get(x->st, argv[1].p, argv[1].n, x->now_ms);
     if (v) sg_kv_conn_reply_val(x, v);
-    else sg_kv_reply_nil(x->out);
+    else sg_kv_reply_null(x->out, x->c->resp3);
 }
 
 static void cmd_mget(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
@@ -127,7 +127,7 @@ static void cmd_set(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     int stored = sg_kv_set(x->st, argv[1].p, argv[1].n, v, expire, flags, x->now_ms);
     sg_kv_val_unref(x->st, v);
     if (stored) sg_kv_reply_simple(x->out, "OK");
-    else sg_kv_reply_nil(x->out);
+    else sg_kv_reply_null(x->out, x->c->resp3);
 }
 
 static void cmd_mset(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
@@ -258,7 +258,7 @@ static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     if (*end || errno || tmp[0] == '-') goto bad_cursor;
     long long count = 10;
     int only_strings = 1;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; i < argc; i += 2) {
         if (i + 1 >= argc) goto syntax;
         if (sg_kv_arg_eq(&argv[i], "count")) {
             if (sg_kv_arg_ll(x, &argv[i + 1], &count) != 0) goto out;
@@ -273,7 +273,6 @@ static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
         } else {
             goto syntax;
         }
-        i++;
     }
     scan_acc a = {{0}, 0, match};
     uint64_t next = 0;

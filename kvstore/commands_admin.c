@@ -65,14 +65,15 @@ static void set_name(sg_kv_conn *c, const sg_kv_arg *a) {
 }
 
 void sg_kv_cmd_hello(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
-    int i = 1;
+    int i = 1, resp3 = x->c->resp3;
     if (argc > 1) {
         long long proto;
         if (sg_kv_arg_ll(x, &argv[1], &proto) != 0) return;
-        if (proto != 2) {
-            sg_kv_reply_error(x->out, "NOPROTO unsupported protocol version (kvstore speaks RESP2)");
+        if (proto != 2 && proto != 3) {
+            sg_kv_reply_error(x->out, "NOPROTO unsupported protocol version");
             return;
         }
+        resp3 = proto == 3;
         i = 2;
     }
     const sg_kv_arg *name = NULL;
@@ -101,13 +102,14 @@ void sg_kv_cmd_hello(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
         return;
     }
     if (name) set_name(x->c, name);
-    sg_kv_reply_array(x->out, 14);
+    x->c->resp3 = resp3;
+    sg_kv_reply_map(x->out, 7, resp3);
     sg_kv_reply_bulk_str(x->out, "server");
     sg_kv_reply_bulk_str(x->out, "redis");
     sg_kv_reply_bulk_str(x->out, "version");
     sg_kv_reply_bulk_str(x->out, KV_REDIS_COMPAT);
     sg_kv_reply_bulk_str(x->out, "proto");
-    sg_kv_reply_int(x->out, 2);
+    sg_kv_reply_int(x->out, resp3 ? 3 : 2);
     sg_kv_reply_bulk_str(x->out, "id");
     sg_kv_reply_int(x->out, (long long)x->c->id);
     sg_kv_reply_bulk_str(x->out, "mode");
@@ -124,7 +126,7 @@ void sg_kv_cmd_client(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
         sg_kv_reply_int(x->out, (long long)x->c->id);
     } else if (sg_kv_arg_eq(sub, "getname") && argc == 2) {
         if (x->c->name) sg_kv_reply_bulk_str(x->out, x->c->name);
-        else sg_kv_reply_nil(x->out);
+        else sg_kv_reply_null(x->out, x->c->resp3);
     } else if (sg_kv_arg_eq(sub, "setname") && argc == 3) {
         if (!valid_name(&argv[2])) {
             sg_kv_reply_error(x->out, "ERR Client names cannot contain spaces, newlines or "
@@ -185,7 +187,7 @@ void sg_kv_cmd_command(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
             const sg_kv_cmd *c = cmds;
             while (c->name && !sg_kv_arg_eq(&argv[i], c->name)) c++;
             if (c->name) command_entry(x->out, c);
-            else sg_kv_reply_nil(x->out);
+            else sg_kv_reply_null(x->out, x->c->resp3);
         }
     } else {
         sg_kv_reply_error(x->out, "ERR unknown subcommand '%.*s'. Try COMMAND HELP.",
@@ -274,12 +276,12 @@ static void config_get(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
             if (fnmatch(pat, params[k][0], FNM_CASEFOLD) == 0) {
                 sg_kv_reply_bulk_str(&body, params[k][0]);
                 sg_kv_reply_bulk_str(&body, params[k][1]);
-                n += 2;
+                n++;
                 break;
             }
         }
     }
-    sg_kv_reply_array(x->out, n);
+    sg_kv_reply_map(x->out, n, x->c->resp3);
     if (body.len) sg_buf_append(x->out, body.data, body.len);
     sg_buf_free(&body);
 }

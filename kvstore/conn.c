@@ -244,6 +244,7 @@ static void rx_done(sg_kv_conn *c) {
     }
     c->xvals[c->rx_arg] = c->rx;
     c->rx = NULL;
+    c->rx_active = 0;
     c->rx_discard = 0;
     c->rx_len = c->rx_got = 0;
     sg_kv_parse_external(&c->p);
@@ -282,6 +283,7 @@ static void start_external(sg_kv_conn *c) {
     c->rx_got = 0;
     c->rx_arg = c->p.nargs;
     c->rx_discard = c->rx == NULL;
+    c->rx_active = 1;
     if (c->rx_discard)
         snprintf(c->req_err, sizeof c->req_err,
                  "OOM command not allowed when used memory > 'maxmemory' (%s)", err.msg);
@@ -300,7 +302,7 @@ static void start_external(sg_kv_conn *c) {
 
 /* Parse and run what is buffered, until more input is needed. */
 static void process(sg_kv_conn *c) {
-    while (!c->dead && !c->close_after && !c->rx && !backpressured(c)) {
+    while (!c->dead && !c->close_after && !c->rx_active && !backpressured(c)) {
         sg_err err;
         int r = sg_kv_parse(&c->p, c->in.data + c->in_off, c->in.len - c->in_off, &err);
         if (r == SG_KV_PARSE_MORE) break;
@@ -362,7 +364,7 @@ static void read_input(sg_kv_conn *c) {
 
 static void update_interest(sg_kv_conn *c) {
     uint32_t ev = 0;
-    if (!c->close_after && (!backpressured(c) || c->rx)) ev |= EPOLLIN;
+    if (!c->close_after && (!backpressured(c) || c->rx_active)) ev |= EPOLLIN;
     if (pending_output(c)) ev |= EPOLLOUT;
     if (ev == c->events) return;
     struct epoll_event e = {.events = ev, .data.ptr = c};
@@ -378,7 +380,7 @@ void sg_kv_conn_event(sg_kv_conn *c, uint32_t events) {
         process(c); /* requests paused by back-pressure may run now */
     }
     if ((events & EPOLLIN) && !c->dead && !c->close_after) {
-        if (c->rx) read_external(c);
+        if (c->rx_active) read_external(c);
         else read_input(c);
         process(c);
     }

@@ -1,4 +1,5 @@
-/* kvstore.h — a KV cache store served over the Redis protocol (RESP2), as a library.
+/* kvstore.h — a KV cache store served over the Redis protocol (RESP2; RESP3
+ * for clients that ask with HELLO 3), as a library.
  *
  * Contract: sg_kv_server_start binds the listening socket, opens the memory backend
  * (host memory or a GPU's memory), and starts the I/O threads; sg_kv_server_run then

@@ -1,4 +1,5 @@
-/* resp.h — the RESP2 request parser and reply writers (internal to kvstore/).
+/* resp.h — the RESP request parser and reply writers (internal to kvstore/). Replies
+ * are RESP2, or RESP3 where the two differ (null, map) after HELLO 3.
  *
  * Contract: the parser is incremental. The caller keeps the bytes of the current
  * request in one buffer starting at the request's first byte and calls sg_kv_parse
@@ -58,13 +59,17 @@ void sg_kv_parse_decline(sg_kv_parser *p);
 void sg_kv_parse_reset(sg_kv_parser *p);
 void sg_kv_parse_free(sg_kv_parser *p);
 
-/* Reply writers (RESP2). Error text must not contain CR or LF (they are replaced). */
+/* Reply writers. Error text must not contain CR or LF (they are replaced). */
 void sg_kv_reply_simple(sg_buf *b, const char *s);
 void sg_kv_reply_error(sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sg_kv_reply_int(sg_buf *b, long long v);
 void sg_kv_reply_bulk(sg_buf *b, const void *p, size_t n);
 void sg_kv_reply_bulk_str(sg_buf *b, const char *s);
-void sg_kv_reply_nil(sg_buf *b);
+void sg_kv_reply_nil(sg_buf *b); /* RESP2 null bulk $-1 */
+/* Null and map in the connection's protocol: RESP3 `_` and `%n`, RESP2 `$-1` and an
+ * array of 2n (what HELLO 3 clients such as redis-py 8 expect). */
+void sg_kv_reply_null(sg_buf *b, int resp3);
+void sg_kv_reply_map(sg_buf *b, long long pairs, int resp3);
 void sg_kv_reply_array(sg_buf *b, long long n);
 void sg_kv_reply_bulk_header(sg_buf *b, uint64_t n);
 

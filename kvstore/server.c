@@ -24,7 +24,7 @@ static void close_idle(sg_kv_io *io, int64_t now) {
     if (limit <= 0) return;
     for (sg_kv_conn *c = io->conns, *next; c; c = next) {
         next = c->next;
-        if (now - c->last_ms > limit && !c->rx && c->out_sent == c->out.len &&
+        if (now - c->last_ms > limit && !c->rx_active && c->out_sent == c->out.len &&
             c->ov_head == c->nov) {
             atomic_fetch_add(&io->srv->idle_closed, 1);
             sg_kv_conn_close(c);

@@ -45,6 +45,7 @@ typedef struct sg_kv_conn {
     sg_kv_val *rx; /* value being received out of band */
     uint64_t rx_len, rx_got;
     size_t rx_arg;
+    int rx_active;      /* receiving a bulk out of band (into rx, or dropping it) */
     int rx_discard;     /* the value did not fit: its bytes are read and dropped */
     char req_err[300];  /* set: the request fails with this error instead of running */
     /* output */
@@ -58,6 +59,7 @@ typedef struct sg_kv_conn {
     /* state */
     char *name;
     int authed, close_after, dead;
+    int resp3; /* HELLO 3 was sent: nulls and maps in RESP3 */
     uint32_t events;
     int64_t last_ms;
 } sg_kv_conn;
