@@ -16,6 +16,8 @@
  *   spills, occupancy; work-group limits on OpenCL), and a line about hardware metrics
  *   ("metrics unavailable: ..." where they are). Deadlines are the pool's run timeout
  *   per timing batch; a candidate that hangs is killed like in validation.
+ * - After timing, the candidate's outputs for every input set (its buffers as the timing
+ *   left them) are compared with the reference: a mismatch sets r->verdict.
  * - Returns 0 with r filled, -1 with err when the job could not run (err says why). */
 #ifndef SG_PROFILER_H
 #define SG_PROFILER_H
@@ -26,9 +28,9 @@
 #include "validator/validator.h"
 
 typedef struct sg_prof_opts {
-    int warmup;       /* untimed runs of each kernel first (default 2) */
-    int input_sets;   /* fresh input sets rotated over (default 3) */
-    int flush_cache;  /* flush the last-level cache before each run (default 1) */
+    int warmup;        /* untimed runs of each kernel first (default 2) */
+    int input_sets;    /* fresh input sets rotated over (default 3) */
+    int flush_cache;   /* flush the last-level cache before each run (default 1) */
     sg_stability stab; /* min/max runs, window, tolerance (stats.h defaults) */
 } sg_prof_opts;
 
@@ -37,9 +39,18 @@ void sg_prof_opts_default(sg_prof_opts *o);
 typedef struct sg_prof_result {
     sg_timing baseline, candidate; /* candidate.runs == 0 when only the baseline ran */
     sg_speedup speedup;
-    sg_fb_static facts;
+    sg_fb_static facts;    /* the worst over the candidate's kernels */
+    char facts_text[1024]; /* every kernel's facts, one clause each */
     char metrics[512];
-    double wall_ms; /* the profiler's own wall time for this job */
+    double wall_ms;   /* the profiler's own wall time for this job */
+    double device_ms; /* the sum of all timed runs (wall_ms - device_ms: overhead) */
+    /* SG_VAL_MISMATCH when the candidate's outputs after timing were wrong for some input
+     * set (it depends on earlier launches, e.g. remembers results): message says how, and
+     * the timings must not be believed. SG_VAL_PASS otherwise. */
+    sg_val_verdict verdict;
+    char message[1024];
+    int input_sets;
+    double flush_bytes; /* the buffer written before each run; 0: no flush */
 } sg_prof_result;
 
 int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,

@@ -209,3 +209,14 @@ int sg_val_pool_ping(sg_val_pool *p, int si, sg_err *err) {
     json_decref(reply);
     return rc == 0 ? 0 : sg_errf(err, "ping: %s", r.message);
 }
+
+/* ---- the profiler's job type goes through the same slot, deadlines and respawn ---- */
+int sg_val_pool_call(sg_val_pool *p, int si, json_t *req, json_t **reply, sg_val_result *r,
+                     sg_err *err) {
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
+    slot *s = &p->s[si];
+    if (ensure(p, s, err) < 0) return -1;
+    return exchange(p, s, req, reply, r, err);
+}

@@ -110,6 +110,12 @@ int sg_val_worker_main(int sock, void *arg) {
         } else if (type && !strcmp(type, "validate")) {
             open_device(&w, o);
             rc = do_validate(&w, req, &reply);
+        } else if (type && !strcmp(type, "profile")) { /* profiler/prof_worker.c */
+            open_device(&w, o);
+            if (w.opened < 0)
+                reply = json_pack("{s:s, s:b}", "error", w.why.msg, "nodev", w.nodev);
+            else
+                rc = sg_prof_worker_job(&w.dev, req, &reply);
         } else {
             reply = json_pack("{s:s}", "error", "unknown job type");
         }
