@@ -8,6 +8,7 @@
 #include "common/dl.h"
 #include "profiler/cupti.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ typedef struct cu_api {
     CUresult (*sync)(void);
     CUresult (*errstr)(CUresult, const char **);
     CUresult (*param_info)(CUfunction, size_t, size_t *, size_t *); /* CUDA 12.4+, optional */
-    /* the profiler's (optional) */
+    /* the profiler's, looked up on first use (prof_syms) */
     CUresult (*memset8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*occupancy)(int *, CUfunction, int, size_t);
 } cu_api;
@@ -68,7 +69,7 @@ struct sg_be {
     int compile_only;
     sg_be_limits lim;
     char cuda_inc[512];
-    sg_cupti *cupti; /* opened by the first timed region */
+    sg_cupti *cupti; /* the profiler's: opened by the first timed region */
 };
 struct sg_be_prog {
     CUmodule mod;
@@ -121,27 +122,24 @@ static int load_nvrtc(sg_be *be, sg_err *err) {
 static int load_driver(sg_be *be, sg_err *err) {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
     cu_api *a = &be->cu;
-    const sg_dl_sym syms[] = {
-        {"cuInit", (void **)&a->init, 0},
-        {"cuDeviceGet", (void **)&a->device_get, 0},
-        {"cuDeviceGetAttribute", (void **)&a->attr, 0},
-        {"cuDevicePrimaryCtxRetain", (void **)&a->primary_retain, 0},
-        {"cuCtxSetCurrent", (void **)&a->set_current, 0},
-        {"cuModuleLoadData", (void **)&a->load, 0},
-        {"cuModuleUnload", (void **)&a->unload, 0},
-        {"cuModuleGetFunction", (void **)&a->get_function, 0},
-        {"cuFuncGetAttribute", (void **)&a->func_attr, 0},
-        {"cuFuncSetAttribute", (void **)&a->func_set_attr, 0},
-        {"cuMemAlloc_v2", (void **)&a->alloc, 0},
-        {"cuMemFree_v2", (void **)&a->free, 0},
-        {"cuMemcpyHtoD_v2", (void **)&a->htod, 0},
-        {"cuMemcpyDtoH_v2", (void **)&a->dtoh, 0},
-        {"cuLaunchKernel", (void **)&a->launch, 0},
-        {"cuCtxSynchronize", (void **)&a->sync, 0},
-        {"cuGetErrorString", (void **)&a->errstr, 0},
-        {"cuMemsetD8_v2", (void **)&a->memset8, 1},
-        {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (void **)&a->occupancy, 1},
-        {NULL, NULL, 0}};
+    const sg_dl_sym syms[] = {{"cuInit", (void **)&a->init, 0},
+                              {"cuDeviceGet", (void **)&a->device_get, 0},
+                              {"cuDeviceGetAttribute", (void **)&a->attr, 0},
+                              {"cuDevicePrimaryCtxRetain", (void **)&a->primary_retain, 0},
+                              {"cuCtxSetCurrent", (void **)&a->set_current, 0},
+                              {"cuModuleLoadData", (void **)&a->load, 0},
+                              {"cuModuleUnload", (void **)&a->unload, 0},
+                              {"cuModuleGetFunction", (void **)&a->get_function, 0},
+                              {"cuFuncGetAttribute", (void **)&a->func_attr, 0},
+                              {"cuFuncSetAttribute", (void **)&a->func_set_attr, 0},
+                              {"cuMemAlloc_v2", (void **)&a->alloc, 0},
+                              {"cuMemFree_v2", (void **)&a->free, 0},
+                              {"cuMemcpyHtoD_v2", (void **)&a->htod, 0},
+                              {"cuMemcpyDtoH_v2", (void **)&a->dtoh, 0},
+                              {"cuLaunchKernel", (void **)&a->launch, 0},
+                              {"cuCtxSynchronize", (void **)&a->sync, 0},
+                              {"cuGetErrorString", (void **)&a->errstr, 0},
+                              {NULL, NULL, 0}};
     if (sg_dl_load(names, syms, &be->cuda_h, err) < 0) return -1;
     CUresult r = a->init(0);
     if (r != 0) return cufail(be, err, "cuInit (is there an NVIDIA GPU and driver?)", r);
@@ -361,6 +359,12 @@ static int cu_finish(sg_be *be, sg_err *err) {
 }
 
 /* ---- the profiler's part: CUPTI timing, L2 flush, kernel facts from the driver ---- */
+static void prof_syms(sg_be *be) {
+    if (be->cu.memset8 || !be->cuda_h) return;
+    *(void **)&be->cu.memset8 = dlsym(be->cuda_h, "cuMemsetD8_v2");
+    *(void **)&be->cu.occupancy = dlsym(be->cuda_h, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+}
+
 static int cu_time_begin(sg_be *be, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: nothing can be timed");
     if (!be->cupti && sg_cupti_open(&be->cupti, err) < 0) return -1;
@@ -375,6 +379,7 @@ static int cu_time_end(sg_be *be, double *ns, sg_err *err) {
 }
 
 static int cu_fill(sg_be *be, sg_be_mem *m, size_t n, sg_err *err) {
+    prof_syms(be);
     if (!be->cu.memset8) return sg_errf(err, "the driver lacks cuMemsetD8");
     CUresult r = be->cu.memset8(m->p, 0x5a, n);
     if (r == 0) r = be->cu.sync();
@@ -390,6 +395,7 @@ static uint64_t cu_llc_bytes(sg_be *be) {
 static int cu_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], uint64_t smem,
                     sg_be_facts *f, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: no driver to ask");
+    prof_syms(be);
     CUfunction fn = p->k[ki];
     int maxt = 0, sh = 0, local = 0, regs = 0;
     memset(f, 0, sizeof *f);
