@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const char details[] =
-    "CANDIDATE is a kernel file (.cu or .cl, '-' for stdin); without its own //@launch lines\n"
+    "CANDIDATE is a kernel file (.cu or .cl); without its own //@launch lines\n"
     "it keeps the baseline's launch plan. It is validated first (as `specgen validate`\n"
     "does); only a correct kernel is timed. Pass the task's own baseline file to measure\n"
     "the noise of the method (speedup 1 within the band).\n"
@@ -36,19 +36,6 @@ static const char details[] =
     "  specgen profile suites/builtin/softmax my_softmax.cl\n"
     "  specgen profile suites/builtin/gelu suites/builtin/gelu/baseline.cl --json\n"
     "  specgen profile suites/builtin/matmul mm.cu --device cuda --max-runs 500\n";
-
-static int read_candidate(const char *path, sg_buf *b) {
-    if (!strcmp(path, "-")) {
-        char chunk[65536];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) sg_buf_append(b, chunk, n);
-        sg_buf_append(b, "", 0);
-        return ferror(stdin) ? -1 : 0;
-    }
-    int rc = sg_buf_read_file(b, path);
-    sg_buf_append(b, "", 0);
-    return rc;
-}
 
 static void timing_json(sg_buf *b, const char *key, const sg_timing *t) {
     sg_buf_printf(b,
@@ -163,7 +150,7 @@ int sg_cmd_profile(int argc, char **argv) {
     if (device) {
         if (sg_val_lang_parse(device, &po.device, &err) < 0)
             return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
-    } else if (strcmp(pos[1], "-")) {
+    } else {
         sg_val_lang_of_path(pos[1], &po.device);
     }
     if (warmup < 0 || warmup > 1000)
@@ -185,7 +172,7 @@ int sg_cmd_profile(int argc, char **argv) {
     sg_feedback_templates fb;
     if (sg_feedback_load(prompts, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     sg_buf cand = {0};
-    if (read_candidate(pos[1], &cand) < 0) {
+    if (sg_buf_read_file(&cand, pos[1]) < 0) {
         sg_feedback_free(&fb);
         sg_buf_free(&cand);
         return sg_cli_fail(&spec, 1, "cannot read candidate %s", pos[1]);
@@ -206,7 +193,8 @@ int sg_cmd_profile(int argc, char **argv) {
         fprintf(stderr, "specgen profile: %s\n", err.msg);
         goto out;
     }
-    sg_val_job job = {pos[0], cand.data, cand.len - 1, pos[1], (uint64_t)seed};
+    sg_buf_append(&cand, "", 0); /* NUL-terminated; len stays the file's */
+    sg_val_job job = {pos[0], cand.data, cand.len, pos[1], (uint64_t)seed};
     sg_val_result vr;
     if (sg_val_pool_validate(pool, 0, &job, &vr, &err) < 0) {
         fprintf(stderr, "specgen profile: %s\n", err.msg);

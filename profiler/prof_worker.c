@@ -315,8 +315,6 @@ static void opts_from(const json_t *req, prof_opts *o) {
     if ((v = json_object_get(req, "max_runs"))) o->stab.max_runs = (int)json_integer_value(v);
     if ((v = json_object_get(req, "window"))) o->stab.window = (int)json_integer_value(v);
     if ((v = json_object_get(req, "tol"))) o->stab.tol = json_number_value(v);
-    const char *seed = json_string_value(json_object_get(req, "seed"));
-    o->seed = seed ? strtoull(seed, NULL, 10) : 1;
     if (o->input_sets < 1) o->input_sets = 1;
     if (o->warmup < 0) o->warmup = 0;
     if (o->stab.max_runs < 1) o->stab.max_runs = 1;
@@ -393,12 +391,8 @@ out:
 }
 
 int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply) {
-    sg_val_job job = {0};
-    json_t *c = json_object_get(req, "candidate");
-    job.task_dir = json_string_value(json_object_get(req, "task_dir"));
-    job.candidate = json_is_string(c) ? json_string_value(c) : NULL;
-    job.candidate_len = json_is_string(c) ? json_string_length(c) : 0;
-    job.candidate_name = json_string_value(json_object_get(req, "candidate_name"));
+    sg_val_job job;
+    sg_val_job_from_json(req, &job);
     if (!job.task_dir) {
         *reply = json_pack("{s:s}", "error", "profile job without task_dir");
         return 0;
@@ -411,7 +405,7 @@ int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply) {
     }
     prof p = {.d = d, .t = &t};
     opts_from(req, &p.o);
-    job.seed = p.o.seed;
+    p.o.seed = job.seed;
     p.nsets = p.o.input_sets;
     int rc = profile(&p, &job, reply);
     sg_val_task_free(&t);

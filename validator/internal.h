@@ -69,6 +69,7 @@ typedef struct sg_val_prepared {
 int sg_val_prepare_job(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job,
                        sg_val_prepared *cand, sg_val_prepared *ref, sg_val_result *r);
 void sg_val_prepared_free(sg_val_prepared *p);
+void sg_val_job_from_json(const json_t *req, sg_val_job *job); /* worker.c */
 /* The profiler's job, served by the worker (profiler/prof_worker.c). */
 int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply);
 /* Send a request to slot's worker (starting it if needed) and wait for its reply under
