@@ -201,11 +201,12 @@ static int cu_open(sg_be **out, const sg_val_pool_opts *o, sg_err *err) {
 
 static void cu_limits(sg_be *be, sg_be_limits *l) {
     if (be->compile_only) {
-        sg_be_limits d = {1024, {2147483647u, 65535, 65535}, 227 * 1024, 256};
+        sg_be_limits d = {1024, {2147483647u, 65535, 65535}, 227 * 1024, 256, ""};
         *l = d;
     } else {
         *l = be->lim;
     }
+    snprintf(l->arch, sizeof l->arch, "%s", be->arch);
 }
 
 static void cu_free_prog(sg_be *be, sg_be_prog *p) {

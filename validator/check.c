@@ -415,8 +415,8 @@ static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, 
     if (rc < 0) return rc;
     if (d->opts.compile_only) {
         sg_val_result_set(r, SG_VAL_COMPILED,
-                          "compiled for %s %s; nothing was run (--compile-only)",
-                          sg_val_lang_name(d->lang), d->arch);
+                          "compiled for %s%s%s; nothing was run (--compile-only)",
+                          sg_val_lang_name(d->lang), d->arch[0] ? " " : "", d->arch);
         return 0;
     }
     if (d->phase) d->phase(d->phase_arg, "run");

@@ -10,11 +10,11 @@
 #include <string.h>
 
 static const char details[] =
-    "Without CANDIDATE the task's baseline is validated against its reference. Several\n"
-    "candidates are validated one after another by the same sandboxed worker (a worker that\n"
-    "dies or hangs is replaced before the next one). CANDIDATE is a\n"
-    "kernel file (.cu or .cl, '-' for stdin) that may carry its own //@launch and //@scratch\n"
-    "lines; without them it keeps the baseline's launch plan.\n"
+    "Without CANDIDATE the task's baseline is validated against its reference. CANDIDATE is\n"
+    "a kernel file (.cu or .cl, '-' for stdin) that may carry its own //@launch and\n"
+    "//@scratch lines; without them it keeps the baseline's launch plan. Several candidates\n"
+    "are validated one after another by the same sandboxed worker (a worker that dies or\n"
+    "hangs is replaced before the next one).\n"
     "\n"
     "The device is --device, else the candidate's extension, else cuda when --arch is given,\n"
     "else opencl. CUDA needs an NVIDIA GPU to run; on other machines use --device opencl (the\n"

@@ -11,7 +11,9 @@ int sg_val_dev_open(sg_val_dev *d, const sg_val_pool_opts *o, sg_err *err) {
     d->ops = sg_be_ops_for(o->device);
     int rc = d->ops->open(&d->be, o, err);
     if (rc < 0) return rc;
-    snprintf(d->arch, sizeof d->arch, "%s", o->device == SG_VAL_CUDA && o->arch ? o->arch : "");
+    sg_be_limits lim;
+    d->ops->limits(d->be, &lim);
+    snprintf(d->arch, sizeof d->arch, "%s", lim.arch);
     d->cache = sg_val_cache_new(d->ops, d->be, CACHE_ENTRIES);
     return 0;
 }

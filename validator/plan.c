@@ -106,6 +106,9 @@ static int parse_launch(char *rest, const sg_val_task *t, sg_val_plan *p, const 
                            tok[i]);
         *eq = 0;
         char *k = tok[i], *v = eq + 1;
+        int again = (!strcmp(k, "grid") && l->grid[0]) || (!strcmp(k, "block") && l->block[0]) ||
+                    (!strcmp(k, "smem") && l->smem) || (!strcmp(k, "args") && l->args);
+        if (again) return sg_errf(err, "%s:%d: //@launch: %s= is given twice", where, line, k);
         if (!strcmp(k, "grid")) {
             if (parse_dims(v, l->grid, t, where, line, k, err) < 0) return -1;
         } else if (!strcmp(k, "block")) {

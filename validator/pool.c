@@ -5,6 +5,7 @@
 
 #include "common/proc.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,10 @@
 typedef struct slot {
     sg_proc proc;
     int alive, spawns;
+    int busy, compiling, is_ping;
+    json_int_t id;
+    int64_t deadline; /* caller's clock, ms */
+    uint64_t seed;
 } slot;
 
 struct sg_val_pool {
@@ -111,25 +116,46 @@ static void died(slot *s, const char *phase, sg_val_result *r) {
                                                                    : "");
 }
 
-/* Send req and wait for its result, switching from the compile to the run deadline when
- * the worker says it has compiled. */
-static int exchange(sg_val_pool *p, slot *s, json_t *req, json_t **reply, sg_val_result *r,
-                    sg_err *err) {
-    json_int_t id = (json_int_t)++p->jobs;
-    json_object_set_new(req, "id", json_integer(id));
-    if (sg_val_msg_send(s->proc.sock_fd, req, err) < 0) {
-        died(s, "receiving", r);
-        return 1;
+static int submit_json(sg_val_pool *p, int si, json_t *req, int is_ping, int64_t now, sg_err *err) {
+    if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
+    slot *s = &p->s[si];
+    if (s->busy) return sg_errf(err, "pool: slot %d is busy", si);
+    if (ensure(p, s, err) < 0) return -1;
+    s->id = (json_int_t)++p->jobs;
+    json_object_set_new(req, "id", json_integer(s->id));
+    s->busy = 1;
+    s->compiling = 1;
+    s->is_ping = is_ping;
+    s->deadline = now + p->o.compile_timeout_ms;
+    if (sg_val_msg_send(s->proc.sock_fd, req, err) < 0) s->deadline = now; /* step reports it */
+    return 0;
+}
+
+int sg_val_pool_fd(const sg_val_pool *p, int si) {
+    return si >= 0 && si < p->n && p->s[si].busy ? p->s[si].proc.sock_fd : -1;
+}
+
+int64_t sg_val_pool_deadline(const sg_val_pool *p, int si) {
+    return si >= 0 && si < p->n && p->s[si].busy ? p->s[si].deadline : INT64_MAX;
+}
+
+int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
+    slot *s = &p->s[si];
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    r->seed = s->seed;
+    if (!s->busy) {
+        sg_val_result_set(r, SG_VAL_CRASH, "pool: slot %d has no job", si);
+        return 0;
     }
-    int compiling = 1;
-    int64_t deadline = mono_ms() + p->o.compile_timeout_ms;
     for (;;) {
-        int64_t left = deadline - mono_ms();
         json_t *m = NULL;
-        int rc = left <= 0 ? 1 : sg_val_msg_recv(s->proc.sock_fd, (int)left, &m, err);
+        sg_err err;
+        int rc = sg_val_msg_recv(s->proc.sock_fd, 0, &m, &err);
         if (rc == 1) {
+            if (now < s->deadline) return 1;
             kill_slot(s);
-            if (compiling)
+            if (s->compiling)
                 sg_val_result_set(r, SG_VAL_COMPILE_TIMEOUT,
                                   "compiling did not finish within %lld ms; the worker was killed",
                                   (long long)p->o.compile_timeout_ms);
@@ -138,76 +164,101 @@ static int exchange(sg_val_pool *p, slot *s, json_t *req, json_t **reply, sg_val
                                   "the kernels did not finish within %lld ms (a hang or an endless "
                                   "loop); the worker was killed",
                                   (long long)p->o.run_timeout_ms);
-            return 1;
+            break;
         }
         if (rc < 0) {
-            died(s, compiling ? "compiling" : "running", r);
-            return 1;
+            died(s, s->compiling ? "compiling" : "running", r);
+            break;
         }
         const char *type = json_string_value(json_object_get(m, "type"));
-        if (json_integer_value(json_object_get(m, "id")) == id && type && !strcmp(type, "phase")) {
-            compiling = 0;
-            deadline = mono_ms() + p->o.run_timeout_ms;
+        int mine = json_integer_value(json_object_get(m, "id")) == s->id;
+        if (mine && type && !strcmp(type, "phase")) {
+            s->compiling = 0;
+            s->deadline = now + p->o.run_timeout_ms;
+        } else if (mine) {
+            if (!s->is_ping) sg_val_result_from_json(m, r);
+            r->seed = s->seed;
             json_decref(m);
-            continue;
+            break;
         }
-        if (json_integer_value(json_object_get(m, "id")) != id) {
-            json_decref(m);
-            continue;
-        }
-        *reply = m;
-        return 0;
+        json_decref(m);
     }
+    s->busy = 0;
+    return 0;
+}
+
+/* Submit and wait, on the monotonic clock (the command-line path). */
+static int run_sync(sg_val_pool *p, int si, json_t *req, int is_ping, sg_val_result *r,
+                    sg_err *err) {
+    if (submit_json(p, si, req, is_ping, mono_ms(), err) < 0) return -1;
+    slot *s = &p->s[si];
+    for (;;) {
+        int64_t left = s->deadline - mono_ms();
+        struct pollfd pf = {.fd = s->proc.sock_fd, .events = POLLIN};
+        if (left > 0) poll(&pf, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+        if (sg_val_pool_step(p, si, mono_ms(), r) == 0) return 0;
+    }
+}
+
+/* The job as a request; NULL (r filled) when the candidate cannot be sent. */
+static json_t *job_request(const sg_val_job *job, uint64_t seed, sg_val_result *r) {
+    if (job->candidate && job->candidate_len > SG_VAL_MAX_SOURCE) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "source is %zu bytes, over the limit of %d",
+                          job->candidate_len, SG_VAL_MAX_SOURCE);
+        return NULL;
+    }
+    json_t *cand = job->candidate ? json_stringn(job->candidate, job->candidate_len) : json_null();
+    if (!cand) {
+        sg_val_result_set(r, SG_VAL_REJECTED,
+                          "the source is not valid UTF-8 text (or holds a NUL byte)");
+        return NULL;
+    }
+    char seeds[24];
+    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)seed);
+    return json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "validate", "task_dir", job->task_dir,
+                     "candidate", cand, "candidate_name",
+                     job->candidate_name ? job->candidate_name : "candidate", "seed", seeds);
+}
+
+static uint64_t job_seed(sg_val_pool *p, const sg_val_job *job) {
+    return job->seed ? job->seed : p->seed_base + p->jobs * 0x9e3779b97f4a7c15ULL;
+}
+
+int sg_val_pool_submit(sg_val_pool *p, int si, const sg_val_job *job, int64_t now_ms,
+                       sg_val_result *r, sg_err *err) {
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    uint64_t seed = job_seed(p, job);
+    r->seed = seed;
+    json_t *req = job_request(job, seed, r);
+    if (!req) return 1;
+    int rc = submit_json(p, si, req, 0, now_ms, err);
+    json_decref(req);
+    if (rc == 0) p->s[si].seed = seed;
+    return rc;
 }
 
 int sg_val_pool_validate(sg_val_pool *p, int si, const sg_val_job *job, sg_val_result *r,
                          sg_err *err) {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
-    if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
-    slot *s = &p->s[si];
-    uint64_t seed = job->seed ? job->seed : p->seed_base + p->jobs * 0x9e3779b97f4a7c15ULL;
-    if (job->candidate && job->candidate_len > SG_VAL_MAX_SOURCE) {
-        sg_val_result_set(r, SG_VAL_REJECTED, "source is %zu bytes, over the limit of %d",
-                          job->candidate_len, SG_VAL_MAX_SOURCE);
-        return 0;
-    }
-    json_t *cand = job->candidate ? json_stringn(job->candidate, job->candidate_len) : json_null();
-    if (!cand) {
-        sg_val_result_set(r, SG_VAL_REJECTED,
-                          "the source is not valid UTF-8 text (or holds a NUL byte)");
-        return 0;
-    }
-    char seeds[24];
-    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)seed);
-    json_t *req = json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "validate", "task_dir",
-                            job->task_dir, "candidate", cand, "candidate_name",
-                            job->candidate_name ? job->candidate_name : "candidate", "seed", seeds);
-    if (ensure(p, s, err) < 0) {
-        json_decref(req);
-        return -1;
-    }
-    json_t *reply = NULL;
-    int rc = exchange(p, s, req, &reply, r, err);
-    json_decref(req);
-    if (rc == 0) {
-        sg_val_result_from_json(reply, r);
-        json_decref(reply);
-    }
+    uint64_t seed = job_seed(p, job);
     r->seed = seed;
-    return 0;
+    json_t *req = job_request(job, seed, r);
+    if (!req) return 0;
+    if (si >= 0 && si < p->n) p->s[si].seed = seed;
+    int rc = run_sync(p, si, req, 0, r, err);
+    json_decref(req);
+    return rc;
 }
 
 int sg_val_pool_ping(sg_val_pool *p, int si, sg_err *err) {
-    if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
-    slot *s = &p->s[si];
-    if (ensure(p, s, err) < 0) return -1;
-    json_t *req = json_pack("{s:s}", "type", "ping"), *reply = NULL;
+    json_t *req = json_pack("{s:s}", "type", "ping");
     sg_val_result r;
-    int rc = exchange(p, s, req, &reply, &r, err);
+    int rc = run_sync(p, si, req, 1, &r, err);
     json_decref(req);
-    json_decref(reply);
-    return rc == 0 ? 0 : sg_errf(err, "ping: %s", r.message);
+    if (rc == 0 && r.verdict != SG_VAL_PASS) return sg_errf(err, "ping: %s", r.message);
+    return rc;
 }
 
 /* ---- the profiler's job type goes through the same slot, deadlines and respawn ---- */

@@ -188,6 +188,19 @@ typedef struct sg_val_job {
 /* Run one job on slot `slot` (0..slots-1), synchronously. */
 int sg_val_pool_validate(sg_val_pool *p, int slot, const sg_val_job *job, sg_val_result *r,
                          sg_err *err);
+/* The same from an event loop, without blocking. Times are the caller's clock in ms (for
+ * example sg_loop_now()/1000000); this path never reads a clock.
+ *  - submit: start a job on an idle slot. 0: running; 1: answered at once (r filled, e.g.
+ *    a source over the size limit); -1: the slot is busy or no worker could start.
+ *  - fd: watch it for readability while the slot is busy (-1 when idle).
+ *  - deadline: when the running phase times out (INT64_MAX when idle).
+ *  - step: call when fd is readable or the deadline passed; 1: still running, 0: done
+ *    (r filled, the slot is idle again; a killed or dead worker restarts on next submit). */
+int sg_val_pool_submit(sg_val_pool *p, int slot, const sg_val_job *job, int64_t now_ms,
+                       sg_val_result *r, sg_err *err);
+int sg_val_pool_fd(const sg_val_pool *p, int slot);
+int64_t sg_val_pool_deadline(const sg_val_pool *p, int slot);
+int sg_val_pool_step(sg_val_pool *p, int slot, int64_t now_ms, sg_val_result *r);
 /* Round trip of an empty job (for benchmarks): 0 or -1. */
 int sg_val_pool_ping(sg_val_pool *p, int slot, sg_err *err);
 /* How many times the slot's worker was (re)started. */

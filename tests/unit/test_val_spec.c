@@ -190,6 +190,7 @@ static void test_plan(void **st) {
     plan_fails("//@scratch s f16 N\n", "unknown type \"f16\"");
     plan_fails("//@scratch s f32\n", "NAME TYPE COUNT");
     plan_fails("//@launch k grid= block=1\n", "empty");
+    plan_fails("//@launch k grid=1 block=1 block=2\n", "block= is given twice");
 }
 
 int main(void) {

@@ -1,0 +1,284 @@
+/* bench_validate: NVRTC compile latency against `nvcc -cubin` on the builtin CUDA sources,
+ * compile-cache hit cost, worker round-trip overhead, and PoCL validation time per task.
+ * Run from the repository root (make bench-validate). Prints measured numbers only. */
+#include "common/buf.h"
+#include "common/proc.h"
+#include "validator/internal.h"
+#include "validator/launch.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_tasks(const char *suite, char **out, int max) {
+    DIR *d = opendir(suite);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < max) {
+        if (e->d_name[0] == '.') continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s/task.json", suite, e->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f) continue;
+        fclose(f);
+        snprintf(p, sizeof p, "%s/%s", suite, e->d_name);
+        out[n++] = strdup(p);
+    }
+    if (d) closedir(d);
+    qsort(out, (size_t)n, sizeof *out, cmp_str);
+    return n;
+}
+
+static char *slurp(const char *path) {
+    sg_buf b = {0};
+    if (sg_buf_read_file(&b, path) < 0) return NULL;
+    sg_buf_append(&b, "", 0);
+    return sg_buf_steal(&b);
+}
+
+/* Kernel names from the //@launch lines (what NVRTC must export). */
+static int kernels(const char *src, char names[8][64]) {
+    int n = 0;
+    for (const char *p = strstr(src, "//@launch "); p && n < 8; p = strstr(p + 1, "//@launch ")) {
+        if (sscanf(p + 10, "%63s", names[n]) == 1) n++;
+    }
+    return n;
+}
+
+static void bench_nvrtc(char **tasks, int nt, const char *arch) {
+    sg_val_pool_opts o;
+    sg_val_pool_opts_default(&o);
+    o.device = SG_VAL_CUDA;
+    o.compile_only = 1;
+    o.arch = arch;
+    sg_be *be = NULL;
+    sg_err err;
+    if (sg_be_cuda_ops.open(&be, &o, &err) < 0) {
+        printf("NVRTC: not available (%s)\n", err.msg);
+        return;
+    }
+    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char nvcc[512];
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home);
+    printf("\n== NVRTC vs nvcc -cubin, %s (ms per source; ratio = nvcc / NVRTC)\n", arch);
+    printf("%-34s %10s %10s %8s\n", "source", "NVRTC", "nvcc", "ratio");
+    double tr = 0, tn = 0;
+    int counted = 0;
+    for (int i = 0; i < nt; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/baseline.cu", tasks[i]);
+        char *src = slurp(path);
+        if (!src) continue;
+        char names[8][64];
+        const char *np[8];
+        int nk = kernels(src, names);
+        for (int k = 0; k < nk; k++) np[k] = names[k];
+        sg_be_prog *prog = NULL;
+        sg_buf log = {0};
+        double t0 = now_ms();
+        int rc = sg_be_cuda_ops.compile(be, src, tasks[i], np, nk, &prog, &log, &err);
+        double rt = now_ms() - t0;
+        sg_be_cuda_ops.free_prog(be, prog);
+        sg_buf_free(&log);
+        char archopt[64];
+        snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+        char *argv[] = {nvcc, "-cubin", archopt, "-o", "/dev/null", path, NULL};
+        sg_buf out = {0};
+        int st = 0;
+        t0 = now_ms();
+        int nrc = sg_proc_run(argv, 120000, &out, &st, &err);
+        double nt_ms = now_ms() - t0;
+        sg_buf_free(&out);
+        if (rc < 0 || nrc != 0 || st != 0) {
+            printf("%-34s %10s %10s %8s\n", path + strlen("suites/"), rc < 0 ? "error" : "",
+                   "error", "");
+        } else {
+            printf("%-34s %10.1f %10.1f %7.1fx\n", path + strlen("suites/"), rt, nt_ms, nt_ms / rt);
+            tr += rt;
+            tn += nt_ms;
+            counted++;
+        }
+        free(src);
+    }
+    if (counted)
+        printf("%-34s %10.1f %10.1f %7.1fx  (mean over %d sources)\n", "all", tr / counted,
+               tn / counted, tn / tr, counted);
+    sg_be_cuda_ops.close(be);
+}
+
+static void bench_cache(void) {
+    sg_val_pool_opts o;
+    sg_val_pool_opts_default(&o);
+    sg_val_dev d = {0};
+    sg_err err;
+    if (sg_val_dev_open(&d, &o, &err) < 0) {
+        printf("cache: OpenCL not available (%s)\n", err.msg);
+        return;
+    }
+    char *src = slurp("suites/builtin/softmax/baseline.cl");
+    const char *names[] = {"softmax"};
+    sg_be_prog *p;
+    int hit;
+    char hash[33];
+    sg_buf log = {0};
+    double t0 = now_ms();
+    sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
+                     &log, &err);
+    double miss = now_ms() - t0;
+    int reps = 2000;
+    t0 = now_ms();
+    for (int i = 0; i < reps; i++)
+        sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
+                         &log, &err);
+    double per = (now_ms() - t0) / reps;
+    printf("\n== compile cache (softmax baseline, OpenCL on PoCL)\n");
+    printf("miss (real compile): %.1f ms; hit: %.3f ms (%.0f us); ratio %.0fx\n", miss, per,
+           per * 1e3, miss / per);
+    sg_buf_free(&log);
+    free(src);
+    sg_val_dev_close(&d);
+}
+
+static void bench_pool(char **tasks, int nt) {
+    sg_val_pool_opts o;
+    sg_val_pool_opts_default(&o);
+    sg_val_pool *pool;
+    sg_err err;
+    if (sg_val_pool_new(&o, &pool, &err) < 0) return;
+    sg_val_pool_ping(pool, 0, &err); /* start the worker */
+    int reps = 2000;
+    double t0 = now_ms();
+    for (int i = 0; i < reps; i++)
+        if (sg_val_pool_ping(pool, 0, &err) < 0) {
+            printf("ping failed: %s\n", err.msg);
+            break;
+        }
+    double per = (now_ms() - t0) / reps;
+    printf("\n== worker round trip (length-prefixed JSON over a socketpair)\n");
+    printf("empty job: %.3f ms per round trip (goal < 2 ms)\n", per);
+    printf("\n== PoCL validation per task (baseline vs reference, 3 shapes; warm worker)\n");
+    printf("%-26s %10s %10s %10s %10s\n", "task", "cold ms", "warm ms", "compile", "run");
+    double tot = 0;
+    for (int i = 0; i < nt; i++) {
+        sg_val_job job = {tasks[i], NULL, 0, NULL, 1};
+        sg_val_result r;
+        double a = now_ms();
+        sg_val_pool_validate(pool, 0, &job, &r, &err);
+        double cold = now_ms() - a;
+        a = now_ms();
+        sg_val_pool_validate(pool, 0, &job, &r, &err);
+        double warm = now_ms() - a;
+        tot += warm;
+        printf("%-26s %10.1f %10.1f %10.1f %10.1f %s\n", strrchr(tasks[i], '/') + 1, cold, warm,
+               r.compile_ms, r.run_ms,
+               r.verdict == SG_VAL_PASS ? "" : sg_val_verdict_name(r.verdict));
+    }
+    printf("%-26s %10s %10.1f  (mean warm %.1f ms)\n", "all", "", tot, nt ? tot / nt : 0);
+    sg_val_pool_free(pool);
+}
+
+/* Kernel time of one source's plan at the task's main shape: median of `reps` runs. */
+static double plan_time(sg_val_dev *d, const sg_val_task *t, const char *path, sg_be_mem **mem,
+                        int reps, sg_err *err) {
+    char *src = slurp(path);
+    sg_val_plan plan;
+    if (!src || sg_val_plan_parse(src, t, path, &plan, err) < 0) return -1;
+    const char *names[8];
+    for (int i = 0; i < plan.nlaunch && i < 8; i++) names[i] = plan.launch[i].kernel;
+    sg_be_prog *prog;
+    int hit;
+    char hash[33];
+    sg_buf log = {0};
+    double best[64], med = -1;
+    if (sg_val_cache_get(d->cache, src, t->dir, names, plan.nlaunch, "opencl", &prog, &hit, hash,
+                         &log, err) == 0) {
+        sg_be_limits lim;
+        d->ops->limits(d->be, &lim);
+        sg_be_arg args[8];
+        for (int a = 0; a < t->narg && a < 8; a++) {
+            memset(&args[a], 0, sizeof args[a]);
+            for (int b = 0; b < t->nbuf; b++)
+                if (!strcmp(t->buf[b].name, t->args[a])) args[a].mem = mem[b];
+            for (int s = 0; s < t->nscalar; s++)
+                if (!strcmp(t->scalar[s].name, t->args[a]))
+                    sg_val_scalar_arg(&t->scalar[s], &t->sizes, &args[a], err);
+        }
+        for (int r = 0; r < reps && r < 64; r++) {
+            double t0 = now_ms();
+            for (int i = 0; i < plan.nlaunch; i++) {
+                sg_val_dims dm;
+                sg_val_launch_dims(&plan.launch[i], &t->sizes, &lim, path, &dm, err);
+                d->ops->launch(d->be, prog, i, args, t->narg, dm.grid, dm.block, dm.smem, err);
+            }
+            d->ops->finish(d->be, err);
+            best[r] = now_ms() - t0;
+        }
+        for (int i = 0; i < reps; i++) /* insertion sort for the median */
+            for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
+                double x = best[j];
+                best[j] = best[j - 1];
+                best[j - 1] = x;
+            }
+        med = best[reps / 2];
+    }
+    sg_buf_free(&log);
+    sg_val_plan_free(&plan);
+    free(src);
+    return med;
+}
+
+/* How much faster the demo task's plain baseline can get on PoCL (what `make demo` shows). */
+static void bench_demo(void) {
+    sg_val_pool_opts o;
+    sg_val_pool_opts_default(&o);
+    sg_val_dev d = {0};
+    sg_val_task t;
+    sg_err err;
+    if (sg_val_task_load("suites/demo/vector_scale", &t, &err) < 0 ||
+        sg_val_dev_open(&d, &o, &err) < 0) {
+        printf("demo: %s\n", err.msg);
+        return;
+    }
+    sg_be_mem *mem[2] = {0};
+    int64_t n = 0;
+    sg_val_sizes_get(&t.sizes, "N", &n);
+    for (int b = 0; b < 2; b++) d.ops->alloc(d.be, (size_t)n * 4, &mem[b], &err);
+    double base = plan_time(&d, &t, "suites/demo/vector_scale/baseline.cl", mem, 15, &err);
+    double good = plan_time(&d, &t, "tests/hostile/opencl/good.cl", mem, 15, &err);
+    printf("\n== demo headroom: suites/demo/vector_scale on PoCL, N=%lld (median of 15 runs)\n",
+           (long long)n);
+    printf("baseline.cl %.2f ms; tests/hostile/opencl/good.cl %.2f ms; speedup %.1fx\n", base, good,
+           base / good);
+    for (int b = 0; b < 2; b++) d.ops->free_mem(d.be, mem[b]);
+    sg_val_dev_close(&d);
+    sg_val_task_free(&t);
+}
+
+int main(int argc, char **argv) {
+    const char *arch = argc > 1 ? argv[1] : "sm_90";
+    setenv("POCL_KERNEL_CACHE", "0", 1); /* a compile must be a real one, not PoCL's disk cache */
+    char *tasks[64];
+    int nt = list_tasks("suites/builtin", tasks, 64);
+    if (nt == 0) {
+        fprintf(stderr, "bench_validate: run from the repository root (no suites/builtin)\n");
+        return 1;
+    }
+    bench_pool(tasks, nt);
+    bench_demo();
+    bench_cache();
+    bench_nvrtc(tasks, nt, arch);
+    for (int i = 0; i < nt; i++) free(tasks[i]);
+    return 0;
+}
