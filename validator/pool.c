@@ -21,6 +21,8 @@ typedef struct slot {
     json_int_t id;
     int64_t deadline; /* caller's clock, ms */
     uint64_t seed;
+    int keep;       /* the profiler's call: keep the raw reply */
+    json_t *reply;
 } slot;
 
 struct sg_val_pool {
@@ -178,6 +180,7 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
         } else if (mine) {
             if (!s->is_ping) sg_val_result_from_json(m, r);
             r->seed = s->seed;
+            if (s->keep) s->reply = m, m = NULL;
             json_decref(m);
             break;
         }
@@ -268,6 +271,10 @@ int sg_val_pool_call(sg_val_pool *p, int si, json_t *req, json_t **reply, sg_val
     r->first_bad = -1;
     if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
     slot *s = &p->s[si];
-    if (ensure(p, s, err) < 0) return -1;
-    return exchange(p, s, req, reply, r, err);
+    s->keep = 1;
+    int rc = run_sync(p, si, req, 0, r, err);
+    s->keep = 0;
+    *reply = s->reply;
+    s->reply = NULL;
+    return rc < 0 ? -1 : *reply ? 0 : 1; /* 1: killed or died, r says how */
 }

@@ -22,7 +22,10 @@ static char *slurp(const char *dir, const char *name, size_t *len) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     sg_buf b = {0};
-    if (sg_buf_read_file(&b, path) < 0) return NULL;
+    if (sg_buf_read_file(&b, path) < 0) {
+        sg_buf_free(&b);
+        return NULL;
+    }
     *len = b.len;
     sg_buf_append(&b, "", 0);
     return sg_buf_steal(&b);
