@@ -22,7 +22,6 @@ struct sg_cupti {
     CUptiResult (*flush)(uint32_t);
     CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*errstr)(CUptiResult, const char **);
-    void *range_enable; /* cuptiRangeProfilerEnable (CUDA 12.6+), only looked for */
     uint64_t first, last;
     int n, collecting;
     unsigned dropped;
@@ -74,7 +73,6 @@ int sg_cupti_open(sg_cupti **out, sg_err *err) {
                               {"cuptiActivityFlushAll", (void **)&c->flush, 0},
                               {"cuptiActivityGetNextRecord", (void **)&c->next, 0},
                               {"cuptiGetResultString", (void **)&c->errstr, 1},
-                              {"cuptiRangeProfilerEnable", &c->range_enable, 1},
                               {NULL, NULL, 0}};
     if (sg_dl_load(names, syms, &c->h, err) < 0) {
         free(c);
@@ -118,14 +116,6 @@ int sg_cupti_end(sg_cupti *c, double *ns, int *nkernels, sg_err *err) {
     return 0;
 }
 
-int sg_cupti_metrics_check(sg_cupti *c, sg_err *err) {
-    if (!c->range_enable)
-        return sg_errf(err,
-                       "metrics unavailable: this libcupti has no Range Profiler (CUDA 12.6+)");
-    return sg_errf(err, "metrics unavailable: collection through the CUPTI Range Profiler is not "
-                        "implemented yet (libcupti has it)");
-}
-
 #else /* no CUDA headers at build time */
 
 int sg_cupti_open(sg_cupti **c, sg_err *err) {
@@ -136,8 +126,5 @@ void sg_cupti_close(sg_cupti *c) {}
 int sg_cupti_begin(sg_cupti *c, sg_err *err) { return sg_errf(err, "CUPTI not built"); }
 int sg_cupti_end(sg_cupti *c, double *ns, int *n, sg_err *err) {
     return sg_errf(err, "CUPTI not built");
-}
-int sg_cupti_metrics_check(sg_cupti *c, sg_err *err) {
-    return sg_errf(err, "metrics unavailable: CUPTI was not built");
 }
 #endif

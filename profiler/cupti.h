@@ -7,7 +7,12 @@
  * candidate hides on another stream is counted. CUPTI's buffer callbacks carry no user
  * pointer, so one collector per process is active at a time (the worker's). Without a
  * GPU nothing here can run; without the CUDA headers at build time open() says so.
- * sg_cupti_metrics_check says whether hardware metrics (Range Profiler) can be collected. */
+ *
+ * sg_cupti_metrics_begin / _end (cupti_range.c): hardware metrics (names as in Nsight
+ * Compute: dram and SM throughput as % of peak, achieved occupancy, L2 hit rate) of the
+ * kernels launched in between, through the CUPTI Range Profiler and Profiler Host API
+ * (CUDA 12.6+), one auto range per launch with kernel replay. Errors start with "metrics
+ * unavailable:". Do not keep an activity collector open meanwhile. */
 #ifndef SG_CUPTI_H
 #define SG_CUPTI_H
 
@@ -20,7 +25,10 @@ void sg_cupti_close(sg_cupti *c);
 int sg_cupti_begin(sg_cupti *c, sg_err *err);
 /* ns: last end - first start; nkernels: records seen. -1 when no kernel ran. */
 int sg_cupti_end(sg_cupti *c, double *ns, int *nkernels, sg_err *err);
-/* -1 with "metrics unavailable: why" in err. */
-int sg_cupti_metrics_check(sg_cupti *c, sg_err *err);
+typedef struct sg_cupti_metrics sg_cupti_metrics;
+/* ctx: the CUcontext; device: its ordinal. */
+int sg_cupti_metrics_begin(sg_cupti_metrics **m, void *ctx, int device, sg_err *err);
+/* Call after the context was synchronized; always releases m. One line into out. */
+int sg_cupti_metrics_end(sg_cupti_metrics *m, char *out, size_t n, sg_err *err);
 
 #endif

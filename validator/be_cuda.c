@@ -70,6 +70,7 @@ struct sg_be {
     sg_be_limits lim;
     char cuda_inc[512];
     sg_cupti *cupti; /* the profiler's: opened by the first timed region */
+    sg_cupti_metrics *metrics;
 };
 struct sg_be_prog {
     CUmodule mod;
@@ -432,15 +433,24 @@ static int cu_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], u
     return 0;
 }
 
+/* The activity collector is closed first (reopened by the next timed region): the
+ * Range Profiler replays kernels and must not share them with activity records. */
 static int cu_metrics_begin(sg_be *be, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "metrics unavailable: compile-only");
-    if (!be->cupti && sg_cupti_open(&be->cupti, err) < 0)
-        return sg_err_prefix(err, "metrics unavailable");
-    return sg_cupti_metrics_check(be->cupti, err);
+    int rc = cu_finish(be, err);
+    if (rc < 0) return rc;
+    sg_cupti_close(be->cupti);
+    be->cupti = NULL;
+    return sg_cupti_metrics_begin(&be->metrics, be->ctx, (int)be->dev, err);
 }
 
 static int cu_metrics_end(sg_be *be, char *out, size_t n, sg_err *err) {
-    return sg_errf(err, "no metrics were collected");
+    int rc = cu_finish(be, err);
+    sg_cupti_metrics *m = be->metrics;
+    be->metrics = NULL;
+    if (!m) return sg_errf(err, "metrics unavailable: collection was not started");
+    int rc2 = sg_cupti_metrics_end(m, out, n, err);
+    return rc < 0 ? rc : rc2;
 }
 
 const sg_be_ops sg_be_cuda_ops = {"cuda",        cu_open,          cu_close,      cu_limits,

@@ -138,8 +138,6 @@ int main(void) {
            alone_ns / 1e6, short_ns / 1e6, both_ns / 1e6, both_ev / 1e6);
     check(both_ns >= 0.9 * alone_ns, "the measured time includes the second stream's work");
     check(both_ns > 5 * short_ns, "and is far above the default stream's kernel alone");
-    sg_cupti_metrics_check(c, &err);
-    printf("# metrics: %s\n", err.msg);
     sg_cupti_close(c);
     return failed;
 }

@@ -65,6 +65,12 @@ static void test_speedup_verdicts(void **state) {
     assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SAME); /* 2.6% < 4% band */
     c.median_ns = 500;
     assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SLOWER);
+    /* A noisy baseline (band 150%): 12x slower is still slower, 2x is not. */
+    b.noise = 1.48;
+    c.median_ns = 4800;
+    assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SLOWER);
+    c.median_ns = 800;
+    assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SAME);
     assert_string_equal(sg_cmp_name(SG_CMP_SAME), "no change");
 }
 

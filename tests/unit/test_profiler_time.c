@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -70,9 +71,26 @@ static void profile(const char *cand_file, const sg_prof_opts *o, sg_prof_result
     free(src);
 }
 
-/* The kernel against itself, ten times: every speedup lies inside its reported band. */
+/* Load from other processes (1-minute average) per CPU. */
+static double load_per_cpu(void) {
+    double l = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f && fscanf(f, "%lf", &l) != 1) l = 0;
+    if (f) fclose(f);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return l / (n > 0 ? (double)n : 1);
+}
+
+/* The kernel against itself, ten times: every speedup lies inside its reported band.
+ * Needs a machine that is not overloaded: with other processes fighting for the cores,
+ * PoCL's run times turn bimodal and a median can sit on either mode. */
 static void test_ten_measurements_inside_band(void **state) {
     if (no_device) skip();
+    if (load_per_cpu() > 1.5) {
+        printf("# SKIP: load average %.1f per CPU; this measures the method, not the load\n",
+               load_per_cpu());
+        skip();
+    }
     sg_prof_opts o;
     opts(&o);
     /* At least 20 runs: with fewer, a burst of load from other processes on this shared
@@ -83,8 +101,7 @@ static void test_ten_measurements_inside_band(void **state) {
     for (int i = 0; i < 10; i++) {
         sg_prof_result r;
         profile("baseline.cl", &o, &r);
-        double dev = r.speedup.speedup - 1;
-        int ok = (dev < 0 ? -dev : dev) <= r.speedup.band;
+        int ok = r.speedup.verdict == SG_CMP_SAME; /* inside [1/(1+band), 1+band] */
         inside += ok;
         printf("# A/A %d: %.3f ms vs %.3f ms, speedup %.3f, band +-%.1f%%, runs %d%s\n", i + 1,
                r.baseline.median_ns / 1e6, r.candidate.median_ns / 1e6, r.speedup.speedup,
