@@ -21,7 +21,7 @@ typedef struct slot {
     json_int_t id;
     int64_t deadline; /* caller's clock, ms */
     uint64_t seed;
-    int keep;       /* the profiler's call: keep the raw reply */
+    int keep; /* the profiler's call: keep the raw reply */
     json_t *reply;
 } slot;
 
