@@ -359,6 +359,7 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
         goto fail;
     if ((rc = time_all(p, sides, nsides, &e)) < 0) goto fail;
     int bad = 0;
+    if (d->phase) d->phase(d->phase_arg, "run"); /* the checks after timing: a new batch */
     if (have_cand && (bad = verify_sets(p, &cand, &ref, &r, &e)) < 0) {
         rc = bad;
         goto fail;
