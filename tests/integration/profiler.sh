@@ -56,6 +56,10 @@ out=$("$SPECGEN" profile $task $c/memo_out.cl "${quick[@]}" 2>&1)
 check_output "a kernel that keeps old outputs is reported wrong after timing" \
     'memo_out.cl is WRONG: wrong result after timing: on input set [23] of 3' echo "$out"
 
+check_output "a kernel that hangs while being timed is killed at the run deadline" \
+    'passed validation but could not be timed: .*did not finish within 2000 ms.*the worker was killed' \
+    "$SPECGEN" profile $task $c/hang_second.cl --timeout 2s
+
 if [ -e /dev/nvidiactl ]; then
     skip "cuda without a GPU explains itself" "this machine has an NVIDIA GPU"
 else
