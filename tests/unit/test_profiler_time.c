@@ -156,6 +156,20 @@ static void test_stale_outputs_are_caught_after_timing(void **state) {
     assert_non_null(strstr(r.message, "output y"));
 }
 
+/* No candidate: the baseline alone is timed (how `specgen optimize` times the start). */
+static void test_baseline_alone(void **state) {
+    if (no_device) skip();
+    sg_prof_opts o;
+    opts(&o);
+    sg_prof_result r;
+    profile(NULL, &o, &r);
+    assert_int_equal(r.candidate.runs, 0);
+    assert_true(r.baseline.runs >= o.stab.min_runs && r.baseline.median_ns > 0);
+    assert_true(r.wall_ms > r.device_ms && r.device_ms > 0);
+    assert_true(r.flush_bytes > 0);
+    assert_non_null(strstr(r.facts_text, "busy: block 64"));
+}
+
 static void test_bad_task_is_an_error(void **state) {
     sg_prof_opts o;
     opts(&o);
@@ -172,6 +186,7 @@ int main(void) {
         cmocka_unit_test(test_four_times_the_work_is_at_least_three_times_slower),
         cmocka_unit_test(test_memoizing_kernel_shows_no_speedup_under_rotation),
         cmocka_unit_test(test_stale_outputs_are_caught_after_timing),
+        cmocka_unit_test(test_baseline_alone),
         cmocka_unit_test(test_bad_task_is_an_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
