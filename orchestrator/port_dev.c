@@ -58,7 +58,7 @@ void sg_port_dev_outcome(const sg_feedback_templates *fb, const char *name, cons
         o->noise = pr->speedup.band;
         o->runs = pr->candidate.runs;
         o->profile_ms = pr->wall_ms;
-        sg_fb_timing tm = {.candidate = name, .baseline = pr->baseline, .cand = pr->candidate, .facts = pr->facts};
+        sg_fb_timing tm = {.candidate = name, .baseline = pr->baseline, .cand = pr->candidate, .facts = pr->facts, .roof = pr->roof};
         sg_feedback_timing(fb, &tm, &text);
     } else if (pr) {
         o->base_ns = pr->baseline.median_ns;

@@ -68,6 +68,11 @@ static void print_json(const char *cand, const sg_val_result *vr, const sg_prof_
         sg_buf_append_json_string(&b, pr->facts_text);
         sg_buf_append_str(&b, ",\"metrics\":");
         sg_buf_append_json_string(&b, pr->metrics);
+        if (pr->roof.have)
+            sg_buf_printf(&b,
+                          ",\"roofline\":{\"bytes\":%.0f,\"flops\":%.0f,\"peak_gbs\":%.1f,"
+                          "\"peak_gflops\":%.1f}",
+                          pr->roof.bytes, pr->roof.flops, pr->roof.peak_gbs, pr->roof.peak_gflops);
     }
     sg_buf_append_str(&b, ",\"feedback\":");
     sg_buf_append_json_string(&b, o->feedback);
@@ -98,6 +103,13 @@ static void print_text(const sg_prof_result *pr, const sg_dev_outcome *o) {
                "method", pr->input_sets, fl);
         printf("%-10s %s\n", "facts", pr->facts_text[0] ? pr->facts_text : "(none reported)");
         printf("%-10s %s\n", "metrics", pr->metrics);
+        if (pr->roof.have && pr->candidate.median_ns > 0) {
+            double s = pr->candidate.median_ns / 1e9;
+            printf("%-10s %.1f GB/s of %.0f peak, %.1f GFLOP/s of %.0f peak (task: %.3g bytes, "
+                   "%.3g flops per run)\n",
+                   "roofline", pr->roof.bytes / s / 1e9, pr->roof.peak_gbs,
+                   pr->roof.flops / s / 1e9, pr->roof.peak_gflops, pr->roof.bytes, pr->roof.flops);
+        }
         printf("%-10s %.0f ms wall, %.1f ms of it timed kernel runs\n", "profiler", pr->wall_ms,
                pr->device_ms);
         printf("\n");

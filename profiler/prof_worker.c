@@ -299,6 +299,43 @@ static void metrics_line(prof *p, side *s, char *out, size_t n) {
         snprintf(out, n, "metrics unavailable: %s", e.msg);
 }
 
+/* One run's bytes moved and flops from task.json's optional "bytes" / "flops" (size
+ * expressions, or numbers) at the main sizes. 0 with *v = -1 when the field is absent. */
+static int task_amount(const json_t *root, const char *key, prof *p, double *v, sg_err *err) {
+    json_t *j = json_object_get(root, key);
+    *v = -1;
+    if (!j) return 0;
+    if (json_is_number(j)) {
+        *v = json_number_value(j);
+        return 0;
+    }
+    int64_t n;
+    sg_err e2;
+    if (!json_is_string(j) || sg_val_expr_eval(json_string_value(j), &p->t->sizes, &n, &e2) < 0)
+        return sg_errf(err, "%s/task.json: field \"%s\": %s", p->t->dir, key,
+                       json_is_string(j) ? e2.msg : "expected a number or a size expression");
+    *v = (double)n;
+    return 0;
+}
+
+/* The roofline inputs when the task declares bytes and flops; NULL otherwise. */
+static int roofline(prof *p, json_t **out, sg_err *err) {
+    *out = NULL;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/task.json", p->t->dir);
+    json_t *root = json_load_file(path, 0, NULL);
+    double bytes = -1, flops = -1, gbs = 0, gflops = 0;
+    int rc = root ? task_amount(root, "bytes", p, &bytes, err) : 0;
+    if (rc == 0 && root) rc = task_amount(root, "flops", p, &flops, err);
+    json_decref(root);
+    if (rc < 0 || bytes < 0 || flops < 0 || !p->d->ops->peaks) return rc;
+    sg_err e2;
+    if (p->d->ops->peaks(p->d->be, &gbs, &gflops, &e2) < 0) return 0; /* no peaks: no roofline */
+    *out = json_pack("{s:f, s:f, s:f, s:f}", "bytes", bytes, "flops", flops, "peak_gbs", gbs,
+                     "peak_gflops", gflops);
+    return 0;
+}
+
 static json_t *samples_json(const side *s) {
     json_t *a = json_array();
     for (int i = 0; s && i < s->nsamples; i++) json_array_append_new(a, json_real(s->samples[i]));
@@ -357,11 +394,16 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     if ((rc = make_sets(p, &e)) < 0 || (rc = side_open(p, &base, &e)) < 0 ||
         (have_cand && (rc = side_open(p, &cand, &e)) < 0) || (rc = side_open(p, &ref, &e)) < 0)
         goto fail;
-    if ((rc = time_all(p, sides, nsides, &e)) < 0) goto fail;
+    json_t *roof = NULL; /* first: a bad bytes/flops field should not wait for the timing */
+    if ((rc = roofline(p, &roof, &e)) < 0 || (rc = time_all(p, sides, nsides, &e)) < 0) {
+        json_decref(roof);
+        goto fail;
+    }
     int bad = 0;
     if (d->phase) d->phase(d->phase_arg, "run"); /* the checks after timing: a new batch */
     if (have_cand && (bad = verify_sets(p, &cand, &ref, &r, &e)) < 0) {
         rc = bad;
+        json_decref(roof);
         goto fail;
     }
     char metrics[512];
@@ -371,6 +413,7 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
                        bad ? "mismatch" : "pass", "message", bad ? r.message : "", "facts",
                        facts_json(p, have_cand ? &cand : &base), "metrics", metrics, "flush_bytes",
                        (json_int_t)p->flush_bytes, "input_sets", p->nsets);
+    if (roof) json_object_set_new(*reply, "roof", roof);
     goto out;
 fail:
     *reply = json_pack("{s:s, s:s}", "error", e.msg, "verdict",

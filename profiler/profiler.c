@@ -121,6 +121,14 @@ int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_pr
     r->device_ms = total / 1e6;
     if (r->candidate.runs) r->speedup = sg_speedup_compare(&r->baseline, &r->candidate);
     take_facts(json_object_get(reply, "facts"), r);
+    json_t *roof = json_object_get(reply, "roof");
+    if (roof) {
+        r->roof.have = 1;
+        r->roof.bytes = json_number_value(json_object_get(roof, "bytes"));
+        r->roof.flops = json_number_value(json_object_get(roof, "flops"));
+        r->roof.peak_gbs = json_number_value(json_object_get(roof, "peak_gbs"));
+        r->roof.peak_gflops = json_number_value(json_object_get(roof, "peak_gflops"));
+    }
     snprintf(r->metrics, sizeof r->metrics, "%s",
              json_string_value(json_object_get(reply, "metrics")) ?: "");
     const char *verdict = json_string_value(json_object_get(reply, "verdict"));

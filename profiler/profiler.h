@@ -40,6 +40,7 @@ typedef struct sg_prof_result {
     sg_timing baseline, candidate; /* candidate.runs == 0 when only the baseline ran */
     sg_speedup speedup;
     sg_fb_static facts;    /* the worst over the candidate's kernels */
+    sg_fb_roofline roof;   /* when the task declares "bytes" and "flops" per run */
     char facts_text[1024]; /* every kernel's facts, one clause each */
     char metrics[512];
     double wall_ms;   /* the profiler's own wall time for this job */

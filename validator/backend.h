@@ -78,6 +78,8 @@ typedef struct sg_be_ops {
      * -1 with "metrics unavailable: why" in err when the device cannot collect them. */
     int (*metrics_begin)(sg_be *be, sg_err *err);
     int (*metrics_end)(sg_be *be, char *out, size_t n, sg_err *err);
+    /* Peak memory bandwidth (GB/s) and FP32 arithmetic (GFLOP/s) for the roofline. */
+    int (*peaks)(sg_be *be, double *gbs, double *gflops, sg_err *err);
 } sg_be_ops;
 
 extern const sg_be_ops sg_be_opencl_ops;

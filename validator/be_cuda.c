@@ -453,11 +453,28 @@ static int cu_metrics_end(sg_be *be, char *out, size_t n, sg_err *err) {
     return rc < 0 ? rc : rc2;
 }
 
-const sg_be_ops sg_be_cuda_ops = {"cuda",        cu_open,          cu_close,      cu_limits,
-                                  cu_compile,    cu_free_prog,     cu_alloc,      cu_free_mem,
-                                  cu_write,      cu_read,          cu_launch,     cu_finish,
-                                  cu_time_begin, cu_time_end,      cu_fill,       cu_llc_bytes,
-                                  cu_facts,      cu_metrics_begin, cu_metrics_end};
+/* Peaks from the driver: DDR memory clock x bus width, and SMs x clock x FP32 lanes per
+ * SM x 2 (FMA); the lanes per SM by architecture (64 on sm_70/sm_80, 128 from sm_86). */
+static int cu_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
+    if (be->compile_only) return sg_errf(err, "compile-only: no device");
+    int mem_khz = 0, bus_bits = 0, sms = 0, khz = 0, major = 0, minor = 0;
+    be->cu.attr(&mem_khz, 36, be->dev);  /* MEMORY_CLOCK_RATE */
+    be->cu.attr(&bus_bits, 37, be->dev); /* GLOBAL_MEMORY_BUS_WIDTH */
+    be->cu.attr(&sms, 16, be->dev);      /* MULTIPROCESSOR_COUNT */
+    be->cu.attr(&khz, 13, be->dev);      /* CLOCK_RATE */
+    be->cu.attr(&major, 75, be->dev);
+    be->cu.attr(&minor, 76, be->dev);
+    int lanes = major < 8 || (major == 8 && minor == 0) ? 64 : 128;
+    *gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+    *gflops = (double)sms * khz * 1e3 * lanes * 2 / 1e9;
+    return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the driver did not report the peaks");
+}
+
+const sg_be_ops sg_be_cuda_ops = {"cuda",        cu_open,          cu_close,       cu_limits,
+                                  cu_compile,    cu_free_prog,     cu_alloc,       cu_free_mem,
+                                  cu_write,      cu_read,          cu_launch,      cu_finish,
+                                  cu_time_begin, cu_time_end,      cu_fill,        cu_llc_bytes,
+                                  cu_facts,      cu_metrics_begin, cu_metrics_end, cu_peaks};
 
 const sg_be_ops *sg_be_ops_for(sg_val_lang lang) {
     return lang == SG_VAL_CUDA ? &sg_be_cuda_ops : &sg_be_opencl_ops;

@@ -310,7 +310,38 @@ static int cl_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], u
     return 0;
 }
 
+/* No OpenCL query gives peaks: bandwidth is measured (the best of three device fills of
+ * 64 MiB, timed by events), arithmetic is compute units x clock x float vector width x 2
+ * (FMA). Estimates, good enough to tell memory-bound from compute-bound. */
+static int cl_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
+    const size_t n = 64u << 20;
+    static const cl_uint pattern = 0;
+    sg_be_mem *m;
+    if (cl_alloc(be, n, &m, err) < 0) return -1;
+    double best = 0;
+    for (int i = 0; i < 3; i++) {
+        cl_event ev = NULL;
+        cl_ulong a = 0, b = 0;
+        if (clEnqueueFillBuffer(be->q, m->m, &pattern, sizeof pattern, 0, n, 0, NULL, &ev) !=
+            CL_SUCCESS)
+            break;
+        clWaitForEvents(1, &ev);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        clReleaseEvent(ev);
+        if (b > a && (best == 0 || (double)(b - a) < best)) best = (double)(b - a);
+    }
+    cl_free_mem(be, m);
+    cl_uint cus = 0, mhz = 0, width = 0;
+    clGetDeviceInfo(be->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    clGetDeviceInfo(be->dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL);
+    clGetDeviceInfo(be->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof width, &width, NULL);
+    *gbs = best > 0 ? n / best : 0;
+    *gflops = (double)cus * mhz * (width ? width : 1) * 2 / 1000;
+    return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the device's peaks are unknown");
+}
+
 const sg_be_ops sg_be_opencl_ops = {"opencl",     cl_open,   cl_close,      cl_limits,   cl_compile,
                                     cl_free_prog, cl_alloc,  cl_free_mem,   cl_write,    cl_read,
                                     cl_launch,    cl_finish, cl_time_begin, cl_time_end, cl_fill,
-                                    cl_llc_bytes, cl_facts,  NULL,          NULL};
+                                    cl_llc_bytes, cl_facts,  NULL,          NULL,        cl_peaks};

@@ -33,7 +33,11 @@ out=$("$SPECGEN" profile $task $c/slow4x.cl --max-runs 40 2>&1)
 check_output "slow but correct: timing with speedup, noise and verdict" \
     'slow4x.cl is correct\. Time .* vs baseline .* \(medians of [0-9]+ runs, noise ±[0-9.]+%\): speedup 0\.[0-3][0-9]x, slower than the baseline\.' \
     echo "$out"
-check_output "slow but correct: a diagnosis line follows" '^Diagnosis: ' echo "$out"
+check_output "slow but correct: a roofline diagnosis from the task's bytes and flops" \
+    '^Diagnosis: latency-bound: only [0-9]+% of peak bandwidth and [0-9]+% of peak arithmetic' \
+    echo "$out"
+check_output "slow but correct: the roofline line shows achieved vs peak" \
+    '^roofline +[0-9.]+ GB/s of [0-9]+ peak, [0-9.]+ GFLOP/s of [0-9]+ peak' echo "$out"
 check_output "slow but correct: static facts of the kernel (work-group limit, private memory)" \
     '^facts +busy: block 64 of at most [0-9]+, [0-9]+ B private' echo "$out"
 check_output "slow but correct: the method line names the rotation and the flush" \
@@ -51,6 +55,12 @@ assert j["change"] in ("faster", "slower", "no change") and j["band"] >= 0, j
 assert (j["change"] == "no change") == (1 / (1 + j["band"]) <= j["speedup"] <= 1 + j["band"]), j
 assert j["flush_bytes"] > 0 and j["input_sets"] == 3 and j["wall_ms"] > j["device_ms"] > 0
 print("ok")' "$json"
+
+cp -r $task "$TMPDIR_TEST/badroof"
+sed -i 's/"8\*N"/"8*M"/' "$TMPDIR_TEST/badroof/task.json"
+check_output "a bad bytes expression names the file and the field" \
+    'badroof/task.json: field "bytes": .*M' \
+    "$SPECGEN" profile "$TMPDIR_TEST/badroof" $task/baseline.cl "${quick[@]}"
 
 out=$("$SPECGEN" profile $task $c/memo_out.cl "${quick[@]}" 2>&1)
 check_output "a kernel that keeps old outputs is reported wrong after timing" \
