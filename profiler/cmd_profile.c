@@ -207,7 +207,11 @@ int sg_cmd_profile(int argc, char **argv) {
         goto out;
     }
     sg_buf_append(&cand, "", 0); /* NUL-terminated; len stays the file's */
-    sg_val_job job = {pos[0], cand.data, cand.len, pos[1], (uint64_t)seed};
+    sg_val_job job = {.task_dir = pos[0],
+                      .candidate = cand.data,
+                      .candidate_len = cand.len,
+                      .candidate_name = pos[1],
+                      .seed = (uint64_t)seed};
     sg_val_result vr;
     if (sg_val_pool_validate(pool, 0, &job, &vr, &err) < 0) {
         fprintf(stderr, "specgen profile: %s\n", err.msg);

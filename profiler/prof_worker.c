@@ -27,7 +27,7 @@ typedef struct prof_opts {
 /* One program's device buffers: outputs and scratch are shared by every input set (so a
  * kernel that keeps results in them sees them change under it); inputs come from the set. */
 typedef struct side {
-    sg_val_prepared p;
+    sg_val_source p;
     int n; /* task buffers, then the plan's scratch */
     const char **name;
     sg_be_mem **mem; /* NULL for task inputs */
@@ -122,7 +122,7 @@ static void side_close(prof *p, side *s) {
     free(s->mem);
     free(s->bytes);
     free(s->samples);
-    sg_val_prepared_free(&s->p);
+    sg_val_source_free(&s->p);
 }
 
 static int bind(prof *p, side *s, int set, const char *name, sg_be_arg *a, sg_err *err) {

@@ -103,7 +103,7 @@ int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_pr
         "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
     json_t *reply = NULL;
     sg_val_result vr;
-    int rc = sg_val_pool_call(pool, slot, req, &reply, &vr, err);
+    int rc = sg_val_pool_call(pool, slot, job, req, &reply, &vr, err);
     json_decref(req);
     if (rc < 0) return -1;
     if (rc == 1)

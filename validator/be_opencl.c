@@ -57,9 +57,9 @@ static int cl_open(sg_be **out, const sg_val_pool_opts *o, sg_err *err) {
         free(be);
         return clfail(err, "clCreateContext", rc);
     }
-    /* Profiling on: the profiler reads device time from event timestamps. */
-    const cl_queue_properties qprops[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    be->q = clCreateCommandQueueWithProperties(be->ctx, be->dev, qprops, &rc);
+    /* Profiling on from the start: the profiler's job type times with events on this queue. */
+    const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    be->q = clCreateCommandQueueWithProperties(be->ctx, be->dev, props, &rc);
     if (!be->q) {
         clReleaseContext(be->ctx);
         free(be);

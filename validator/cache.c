@@ -1,5 +1,6 @@
 /* Compile cache: the normalized-source hash (plus options, architecture, kernels and
- * task folder) names a compiled program; least recently used entries are dropped. */
+ * task folder) names a compiled program, or the compiler's refusal (a repeated broken
+ * candidate costs no compile either); least recently used entries are dropped. */
 #include "validator/internal.h"
 
 #include <stdlib.h>
@@ -7,7 +8,8 @@
 
 typedef struct entry {
     char hash[33];
-    sg_be_prog *prog;
+    sg_be_prog *prog; /* NULL: the compile failed with msg and log */
+    char *msg, *log;
     uint64_t used;
 } entry;
 
@@ -18,6 +20,13 @@ struct sg_val_cache {
     uint64_t tick;
     entry *e;
 };
+
+static void drop(sg_val_cache *c, entry *e) {
+    if (e->prog) c->ops->free_prog(c->be, e->prog);
+    free(e->msg);
+    free(e->log);
+    memset(e, 0, sizeof *e);
+}
 
 sg_val_cache *sg_val_cache_new(const sg_be_ops *ops, sg_be *be, int capacity) {
     sg_val_cache *c = sg_xcalloc(1, sizeof *c);
@@ -30,7 +39,7 @@ sg_val_cache *sg_val_cache_new(const sg_be_ops *ops, sg_be *be, int capacity) {
 
 void sg_val_cache_free(sg_val_cache *c) {
     if (!c) return;
-    for (int i = 0; i < c->n; i++) c->ops->free_prog(c->be, c->e[i].prog);
+    for (int i = 0; i < c->n; i++) drop(c, &c->e[i]);
     free(c->e);
     free(c);
 }
@@ -46,27 +55,39 @@ int sg_val_cache_get(sg_val_cache *c, const char *src, const char *dir, const ch
     c->tick++;
     for (int i = 0; i < c->n; i++)
         if (!strcmp(c->e[i].hash, hash)) {
-            c->e[i].used = c->tick;
-            *prog = c->e[i].prog;
+            entry *e = &c->e[i];
+            e->used = c->tick;
             *hit = 1;
+            if (!e->prog) {
+                sg_buf_append_str(log, e->log);
+                return sg_errf(err, "%s", e->msg);
+            }
+            *prog = e->prog;
             return 0;
         }
     *hit = 0;
     sg_be_prog *p = NULL;
+    size_t log_start = log->len;
     int rc = c->ops->compile(c->be, src, dir, kernels, nk, &p, log, err);
-    if (rc < 0) return rc;
+    if (rc == SG_BE_STICKY) return rc; /* the device, not the source: do not remember */
     int slot = c->n;
     if (c->n == c->cap) { /* evict the least recently used */
         slot = 0;
         for (int i = 1; i < c->n; i++)
             if (c->e[i].used < c->e[slot].used) slot = i;
-        c->ops->free_prog(c->be, c->e[slot].prog);
+        drop(c, &c->e[slot]);
     } else {
         c->n++;
     }
-    memcpy(c->e[slot].hash, hash, 33);
-    c->e[slot].prog = p;
-    c->e[slot].used = c->tick;
+    entry *e = &c->e[slot];
+    memcpy(e->hash, hash, 33);
+    e->used = c->tick;
+    e->prog = rc == 0 ? p : NULL;
+    if (rc < 0) {
+        e->msg = sg_xstrdup(err ? err->msg : "compile failed");
+        e->log = sg_xstrdup(log->data ? log->data + log_start : "");
+        return rc;
+    }
     *prog = p;
     return 0;
 }

@@ -99,7 +99,11 @@ int sg_cmd_validate(int argc, char **argv) {
             sg_val_pool_free(pool);
             return sg_cli_fail(&spec, 1, "cannot read candidate %s", path);
         }
-        sg_val_job job = {pos[0], path ? cand.data : NULL, cand.len, path, (uint64_t)seed};
+        sg_val_job job = {.task_dir = pos[0],
+                          .candidate = path ? cand.data : NULL,
+                          .candidate_len = cand.len,
+                          .candidate_name = path,
+                          .seed = (uint64_t)seed};
         sg_val_result r;
         rc = sg_val_pool_validate(pool, 0, &job, &r, &err);
         sg_buf_free(&cand);

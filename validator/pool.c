@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,7 +20,8 @@ typedef struct slot {
     int alive, spawns;
     int busy, compiling, is_ping;
     json_int_t id;
-    int64_t deadline; /* caller's clock, ms */
+    int64_t deadline;           /* caller's clock, ms */
+    int64_t compile_ms, run_ms; /* this job's limits */
     uint64_t seed;
     int keep; /* the profiler's call: keep the raw reply */
     json_t *reply;
@@ -83,7 +85,15 @@ void sg_val_pool_free(sg_val_pool *p) {
 
 int sg_val_pool_spawns(const sg_val_pool *p, int slot) { return p->s[slot].spawns; }
 
+/* A worker that exited between jobs (after a sticky device error it answers, then exits)
+ * is reaped here, so the next job gets a fresh one instead of a dead socket. */
 static int ensure(sg_val_pool *p, slot *s, sg_err *err) {
+    int st;
+    if (s->alive && waitpid(s->proc.pid, &st, WNOHANG) == s->proc.pid) {
+        s->proc.pid = 0;
+        sg_proc_close_fds(&s->proc);
+        s->alive = 0;
+    }
     if (s->alive) return 0;
     fflush(NULL); /* the child must not flush our buffered output again */
     if (sg_proc_fork(&s->proc, sg_val_worker_main, &p->o, SG_PROC_SOCKET | SG_PROC_NEW_PGRP, err) <
@@ -118,7 +128,8 @@ static void died(slot *s, const char *phase, sg_val_result *r) {
                                                                    : "");
 }
 
-static int submit_json(sg_val_pool *p, int si, json_t *req, int is_ping, int64_t now, sg_err *err) {
+static int submit_json(sg_val_pool *p, int si, json_t *req, const sg_val_job *job, int64_t now,
+                       sg_err *err) {
     if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
     slot *s = &p->s[si];
     if (s->busy) return sg_errf(err, "pool: slot %d is busy", si);
@@ -127,8 +138,11 @@ static int submit_json(sg_val_pool *p, int si, json_t *req, int is_ping, int64_t
     json_object_set_new(req, "id", json_integer(s->id));
     s->busy = 1;
     s->compiling = 1;
-    s->is_ping = is_ping;
-    s->deadline = now + p->o.compile_timeout_ms;
+    s->is_ping = job == NULL;
+    s->compile_ms =
+        job && job->compile_timeout_ms > 0 ? job->compile_timeout_ms : p->o.compile_timeout_ms;
+    s->run_ms = job && job->run_timeout_ms > 0 ? job->run_timeout_ms : p->o.run_timeout_ms;
+    s->deadline = now + s->compile_ms;
     if (sg_val_msg_send(s->proc.sock_fd, req, err) < 0) s->deadline = now; /* step reports it */
     return 0;
 }
@@ -160,12 +174,12 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
             if (s->compiling)
                 sg_val_result_set(r, SG_VAL_COMPILE_TIMEOUT,
                                   "compiling did not finish within %lld ms; the worker was killed",
-                                  (long long)p->o.compile_timeout_ms);
+                                  (long long)s->compile_ms);
             else
                 sg_val_result_set(r, SG_VAL_TIMEOUT,
                                   "the kernels did not finish within %lld ms (a hang or an endless "
                                   "loop); the worker was killed",
-                                  (long long)p->o.run_timeout_ms);
+                                  (long long)s->run_ms);
             break;
         }
         if (rc < 0) {
@@ -176,10 +190,15 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
         int mine = json_integer_value(json_object_get(m, "id")) == s->id;
         if (mine && type && !strcmp(type, "phase")) {
             s->compiling = 0;
-            s->deadline = now + p->o.run_timeout_ms;
+            s->deadline = now + s->run_ms;
         } else if (mine) {
             if (!s->is_ping) sg_val_result_from_json(m, r);
             r->seed = s->seed;
+            if (json_is_true(json_object_get(m, "exiting"))) { /* its device context is lost */
+                if (sg_proc_wait(&s->proc, 5000, NULL) != 0) kill_slot(s);
+                sg_proc_close_fds(&s->proc);
+                s->alive = 0;
+            }
             if (s->keep) s->reply = m, m = NULL;
             json_decref(m);
             break;
@@ -191,9 +210,9 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
 }
 
 /* Submit and wait, on the monotonic clock (the command-line path). */
-static int run_sync(sg_val_pool *p, int si, json_t *req, int is_ping, sg_val_result *r,
+static int run_sync(sg_val_pool *p, int si, json_t *req, const sg_val_job *job, sg_val_result *r,
                     sg_err *err) {
-    if (submit_json(p, si, req, is_ping, mono_ms(), err) < 0) return -1;
+    if (submit_json(p, si, req, job, mono_ms(), err) < 0) return -1;
     slot *s = &p->s[si];
     for (;;) {
         int64_t left = s->deadline - mono_ms();
@@ -235,7 +254,7 @@ int sg_val_pool_submit(sg_val_pool *p, int si, const sg_val_job *job, int64_t no
     r->seed = seed;
     json_t *req = job_request(job, seed, r);
     if (!req) return 1;
-    int rc = submit_json(p, si, req, 0, now_ms, err);
+    int rc = submit_json(p, si, req, job, now_ms, err);
     json_decref(req);
     if (rc == 0) p->s[si].seed = seed;
     return rc;
@@ -250,7 +269,7 @@ int sg_val_pool_validate(sg_val_pool *p, int si, const sg_val_job *job, sg_val_r
     json_t *req = job_request(job, seed, r);
     if (!req) return 0;
     if (si >= 0 && si < p->n) p->s[si].seed = seed;
-    int rc = run_sync(p, si, req, 0, r, err);
+    int rc = run_sync(p, si, req, job, r, err);
     json_decref(req);
     return rc;
 }
@@ -258,21 +277,21 @@ int sg_val_pool_validate(sg_val_pool *p, int si, const sg_val_job *job, sg_val_r
 int sg_val_pool_ping(sg_val_pool *p, int si, sg_err *err) {
     json_t *req = json_pack("{s:s}", "type", "ping");
     sg_val_result r;
-    int rc = run_sync(p, si, req, 1, &r, err);
+    int rc = run_sync(p, si, req, NULL, &r, err);
     json_decref(req);
     if (rc == 0 && r.verdict != SG_VAL_PASS) return sg_errf(err, "ping: %s", r.message);
     return rc;
 }
 
 /* ---- the profiler's job type goes through the same slot, deadlines and respawn ---- */
-int sg_val_pool_call(sg_val_pool *p, int si, json_t *req, json_t **reply, sg_val_result *r,
-                     sg_err *err) {
+int sg_val_pool_call(sg_val_pool *p, int si, const sg_val_job *job, json_t *req, json_t **reply,
+                     sg_val_result *r, sg_err *err) {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
     if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
     slot *s = &p->s[si];
     s->keep = 1;
-    int rc = run_sync(p, si, req, 0, r, err);
+    int rc = run_sync(p, si, req, job, r, err);
     s->keep = 0;
     *reply = s->reply;
     s->reply = NULL;

@@ -181,8 +181,9 @@ typedef struct sg_val_job {
     const char *task_dir;
     const char *candidate; /* source text; NULL: the task's baseline */
     size_t candidate_len;
-    const char *candidate_name; /* shown in messages */
-    uint64_t seed;              /* 0: derived from the job counter */
+    const char *candidate_name;                 /* shown in messages */
+    uint64_t seed;                              /* 0: derived from the job counter */
+    int64_t compile_timeout_ms, run_timeout_ms; /* 0: the pool's */
 } sg_val_job;
 
 /* Run one job on slot `slot` (0..slots-1), synchronously. */

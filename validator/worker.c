@@ -132,6 +132,7 @@ int sg_val_worker_main(int sock, void *arg) {
         } else {
             reply = json_pack("{s:s}", "error", "unknown job type");
         }
+        if (rc == SG_BE_STICKY) json_object_set_new(reply, "exiting", json_true());
         json_object_set_new(reply, "type", json_string("result"));
         json_object_set_new(reply, "id", json_integer(w.id));
         sg_val_msg_send(w.sock, reply, NULL);

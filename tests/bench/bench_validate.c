@@ -172,7 +172,7 @@ static void bench_pool(char **tasks, int nt) {
     printf("%-26s %10s %10s %10s %10s\n", "task", "cold ms", "warm ms", "compile", "run");
     double tot = 0;
     for (int i = 0; i < nt; i++) {
-        sg_val_job job = {tasks[i], NULL, 0, NULL, 1};
+        sg_val_job job = {.task_dir = tasks[i], .seed = 1};
         sg_val_result r;
         double a = now_ms();
         sg_val_pool_validate(pool, 0, &job, &r, &err);

@@ -36,6 +36,9 @@ out=$("$SPECGEN" validate $demo tests/hostile/opencl/good.cl "$TMPDIR_TEST/same.
 check_output "a reformatted duplicate is a compile-cache hit" '"cache_hit":true' \
     bash -c 'sed -n 2p <<<"$1"' _ "$out"
 check_output "the first compile is not a hit" '"cache_hit":false' bash -c 'sed -n 1p <<<"$1"' _ "$out"
+out=$("$SPECGEN" validate $demo tests/hostile/opencl/syntax_error.cl tests/hostile/opencl/syntax_error.cl --json 2>&1)
+check_output "a repeated broken candidate costs no compile and keeps its log" \
+    '"verdict":"compile_error","message":"[^"]*","detail":"[^"]*expected .;.*"cache_hit":true' bash -c 'sed -n 2p <<<"$1"' _ "$out"
 check_output "one worker serves several candidates" 'worker started 1 time' \
     "$SPECGEN" validate $demo tests/hostile/opencl/good.cl tests/hostile/opencl/wrong_result.cl
 check_output "a crashed worker is replaced and the next candidate passes" \

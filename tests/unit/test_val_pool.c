@@ -5,6 +5,7 @@
 #include "validator/validator.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -34,6 +36,19 @@ static char *load(const char *rel, size_t *len) {
     return sg_buf_steal(&b);
 }
 
+/* A killed child has finished exiting once it is a zombie (state Z). */
+static int zombie(int pid) {
+    char p[64], buf[256];
+    snprintf(p, sizeof p, "/proc/%d/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f) return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close = strrchr(buf, ')');
+    return close && close[1] == ' ' && close[2] == 'Z';
+}
+
 static void test_async(void **st) {
     (void)st;
     const char *r = getenv("SPECGEN_ROOT");
@@ -43,14 +58,18 @@ static void test_async(void **st) {
     sg_val_pool_opts o;
     sg_val_pool_opts_default(&o);
     o.slots = 2;
-    o.run_timeout_ms = 1500;
     sg_val_pool *pool;
     sg_err err;
     assert_int_equal(sg_val_pool_new(&o, &pool, &err), 0);
     size_t glen, hlen;
     char *good = load("tests/hostile/opencl/good.cl", &glen);
     char *hang = load("tests/hostile/opencl/infinite_loop.cl", &hlen);
-    sg_val_job jg = {task, good, glen, "good.cl", 11}, jh = {task, hang, hlen, "hang.cl", 12};
+    sg_val_job jg = {.task_dir = task, .candidate = good, .candidate_len = glen, .seed = 11};
+    sg_val_job jh = {.task_dir = task,
+                     .candidate = hang,
+                     .candidate_len = hlen,
+                     .seed = 12,
+                     .run_timeout_ms = 1500};
     sg_val_result res[2];
     assert_int_equal(sg_val_pool_fd(pool, 0), -1);
     assert_int_equal(sg_val_pool_submit(pool, 0, &jg, now_ms(), &res[0], &err), 0);
@@ -87,10 +106,28 @@ static void test_async(void **st) {
     assert_true(again.cache_hit == 0); /* a new worker starts with an empty cache */
     assert_int_equal(sg_val_pool_validate(pool, 1, &jg, &again, &err), 0);
     assert_true(again.cache_hit == 1);
+    /* A worker that dies between jobs (as after a sticky CUDA error) is replaced before
+     * the next job rather than failing it. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int pids[8], n = 0;
+    while (n < 8 && fscanf(f, "%d", &pids[n]) == 1) n++;
+    fclose(f);
+    assert_int_equal(n, 2);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(kill(pids[k], SIGKILL), 0);
+        for (int i = 0; i < 500 && !zombie(pids[k]); i++)
+            usleep(10000); /* exiting takes a moment */
+    }
+    assert_int_equal(sg_val_pool_validate(pool, 1, &jg, &again, &err), 0);
+    if (again.verdict != SG_VAL_PASS) fail_msg("after the worker died: %s", again.message);
+    assert_int_equal(sg_val_pool_spawns(pool, 1), 3);
     /* A source over the limit is answered without a worker. */
     char *big = calloc(SG_VAL_MAX_SOURCE + 10, 1);
     memset(big, ' ', SG_VAL_MAX_SOURCE + 9);
-    sg_val_job jb = {task, big, SG_VAL_MAX_SOURCE + 9, "big.cl", 0};
+    sg_val_job jb = {.task_dir = task, .candidate = big, .candidate_len = SG_VAL_MAX_SOURCE + 9};
     assert_int_equal(sg_val_pool_submit(pool, 0, &jb, now_ms(), &again, &err), 1);
     assert_int_equal(again.verdict, SG_VAL_REJECTED);
     assert_int_equal(sg_val_pool_ping(pool, 0, &err), 0);

@@ -1,5 +1,6 @@
 /* Validator specs: size expressions, launch-plan lines, task.json errors. */
 #include "common/buf.h"
+#include "validator/launch.h"
 #include "validator/validator.h"
 
 #include <setjmp.h>
@@ -193,11 +194,55 @@ static void test_plan(void **st) {
     plan_fails("//@launch k grid=1 block=1 block=2\n", "block= is given twice");
 }
 
+static void dims_fail(const char *src, const char *part) {
+    sg_val_plan p;
+    sg_err err = {{0}};
+    if (plan(src, &p, &err) != 0) fail_msg("%s", err.msg);
+    sg_val_task t;
+    if (load_with(good_task, &t, &err) != 0) fail_msg("%s", err.msg);
+    sg_be_limits lim = {1024, {2147483647u, 65535, 65535}, 48 * 1024, 256, ""};
+    sg_val_dims d;
+    memset(err.msg, 0, sizeof err.msg);
+    assert_int_equal(sg_val_launch_dims(&p.launch[0], &t.sizes, &lim, "cand.cl", &d, &err), -1);
+    if (!strstr(err.msg, part)) fail_msg("'%s': message '%s' lacks '%s'", src, err.msg, part);
+    if (!strstr(err.msg, "N=1000")) fail_msg("'%s': message '%s' lacks the shape", src, err.msg);
+    sg_val_plan_free(&p);
+    sg_val_task_free(&t);
+}
+
+static void test_launch_limits(void **st) {
+    (void)st;
+    sg_val_plan p;
+    sg_err err;
+    if (plan("//@launch k grid=(ceil_div(N,16),B) block=(16,4) smem=1024\n", &p, &err) != 0)
+        fail_msg("%s", err.msg);
+    sg_val_task t;
+    if (load_with(good_task, &t, &err) != 0) fail_msg("%s", err.msg);
+    sg_be_limits lim = {1024, {2147483647u, 65535, 65535}, 48 * 1024, 256, ""};
+    sg_val_dims d;
+    if (sg_val_launch_dims(&p.launch[0], &t.sizes, &lim, "c", &d, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(d.grid[0], 63);
+    assert_int_equal(d.grid[1], 3);
+    assert_int_equal(d.grid[2], 1);
+    assert_int_equal(d.block[1], 4);
+    assert_int_equal(d.smem, 1024);
+    sg_val_plan_free(&p);
+    sg_val_task_free(&t);
+    dims_fail("//@launch k grid=N*N*N*4 block=1\n", "over the device limit");
+    dims_fail("//@launch k grid=N,N*100 block=1\n", "grid dimension 1");
+    dims_fail("//@launch k grid=N*N*8 block=1024\n", "absurd");
+    dims_fail("//@launch k grid=1 block=2048\n", "a block of 2048 threads");
+    dims_fail("//@launch k grid=N-1000 block=1\n", "at least 1");
+    dims_fail("//@launch k grid=1 block=1 smem=N*N\n", "smem=1000000");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expr),
         cmocka_unit_test(test_task),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_launch_limits),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (tmpdir[0]) {
