@@ -1,19 +1,167 @@
+/* `specgen kvstore`: the thin command around kvstore.h. */
+#include "kvstore/backend.h"
+#include "kvstore/kvstore.h"
+
+#include "common/buf.h"
+#include "common/log.h"
+#include "common/units.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
 
-/* Not built yet: the options below are the documented interface; see issue #7. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int parse_memory_opt(const char *v, void *out, sg_err *err) {
+    if (strcmp(v, "auto") == 0) {
+        *(uint64_t *)out = 0;
+        return 0;
+    }
+    if (sg_parse_size_bytes(v, out, err) != 0) return -1;
+    if (*(uint64_t *)out == 0) return sg_errf(err, "'%s': the budget must be above 0 (or auto)", v);
+    return 0;
+}
+
+static int read_password(const char *path, char **out, sg_err *err) {
+    sg_buf b = {0};
+    if (sg_buf_read_file(&b, path) != 0)
+        return sg_errf(err, "--requirepass-file: cannot read '%s': %s", path, strerror(errno));
+    while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r')) b.data[--b.len] = 0;
+    if (b.len == 0 || strlen(b.data) != b.len) {
+        sg_buf_free(&b);
+        return sg_errf(err, "--requirepass-file: '%s' holds no password (or a NUL byte)", path);
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        sg_warn("kvstore", "%s is readable by other users (chmod 600 it)", path);
+    *out = sg_buf_steal(&b);
+    return 0;
+}
+
+/* SIGINT/SIGTERM are blocked in every thread and waited for here. */
+static void *signal_waiter(void *arg) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int sig;
+    sigwait(&set, &sig);
+    sg_info("kvstore", "%s: shutting down", strsignal(sig));
+    sg_kv_server_stop(arg);
+    return NULL;
+}
+
+static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memory, uint64_t bytes) {
+    sg_err err;
+    sg_kv_backend *be;
+    if (memory == 0 && strncmp(backend, "host", 4) == 0) memory = bytes + ((uint64_t)2 << 20);
+    if (sg_kv_backend_open(backend, memory, &be, &err) != 0)
+        return sg_cli_fail(spec, 1, "%s", err.msg);
+    double h2d, d2h;
+    char sz[32];
+    int rc = sg_kv_backend_self_test(be, bytes, &h2d, &d2h, &err);
+    if (rc == 0)
+        printf("kvstore self-test: %s (%s): %s stored and read back bit-exact; "
+               "host->backend %.2f GB/s, backend->host %.2f GB/s\n",
+               be->name, be->detail, sg_fmt_bytes(bytes, sz, sizeof sz), h2d, d2h);
+    be->destroy(be);
+    return rc == 0 ? 0 : sg_cli_fail(spec, 1, "%s", err.msg);
+}
+
 int sg_cmd_kvstore(int argc, char **argv) {
-    static const char *s;
-    static int64_t n;
-    static const sg_opt opts[] = {
-        {"listen", SG_OPT_STR, &s, "HOST:PORT", "address to serve on", "127.0.0.1:6380", NULL},
-        {"memory", SG_OPT_STR, &s, "SIZE|auto", "memory budget", NULL, NULL},
-        {"backend", SG_OPT_STR, &s, "host|cuda:N", "where values live", "host", NULL},
-        {"requirepass-file", SG_OPT_STR, &s, "F", "password file", NULL, NULL},
-        {"io-threads", SG_OPT_INT, &n, "N", "I/O threads", NULL, NULL},
+    const char *listen = "127.0.0.1:6380", *backend = "host", *passfile = NULL;
+    uint64_t memory = 0, test_bytes = 0;
+    int64_t threads = sysconf(_SC_NPROCESSORS_ONLN) < 4 ? sysconf(_SC_NPROCESSORS_ONLN) : 4;
+    int64_t maxclients = 10000, idle_ns = 0;
+    int memory_given = 0;
+    const sg_opt opts[] = {
+        {"listen", SG_OPT_STR, &listen, "HOST:PORT",
+         "address to serve on; anything but loopback needs --requirepass-file", "127.0.0.1:6380",
+         NULL},
+        {"memory", SG_OPT_FN, &memory, "SIZE|auto",
+         "the value region: 4G, 512M, ...; auto = half the available host memory, or a GPU's "
+         "free memory less 10% (required)",
+         NULL, parse_memory_opt},
+        {"backend", SG_OPT_STR, &backend, "host|cuda:N",
+         "where values live: host memory (mmap) or GPU N's memory (driver API)", "host", NULL},
+        {"requirepass-file", SG_OPT_STR, &passfile, "F",
+         "file holding the password clients must AUTH with", NULL, NULL},
+        {"io-threads", SG_OPT_INT, &threads, "N", "I/O threads (epoll loops)", "CPUs, at most 4",
+         NULL},
+        {"maxclients", SG_OPT_INT, &maxclients, "N", "connections served at once", "10000", NULL},
+        {"timeout", SG_OPT_DURATION, &idle_ns, "DURATION",
+         "close connections idle this long (0: never)", "0", NULL},
+        {"self-test", SG_OPT_SIZE, &test_bytes, "SIZE",
+         "instead of serving: write SIZE bytes through the backend, read them back, compare and "
+         "print the copy rates",
+         NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {
-        "kvstore", "", "Serve a KV cache store over the Redis protocol.", NULL, opts, 0, -1};
-    return sg_cli_not_built(&spec, argc, argv, "tracked in issue #7");
+    static const char details[] =
+        "Serves a Redis-protocol (RESP2) key-value store meant for KV-cache chunks of LLM\n"
+        "serving engines (LMCache's redis:// and resp:// remote backends, redis-py,\n"
+        "redis-cli, redis-benchmark). Values up to 512 MiB live in one memory region cut\n"
+        "into 1 MiB slab pages; when it is full the least recently used keys are evicted.\n"
+        "`CONFIG SET maxmemory` lowers or raises the budget at run time (lowering evicts and\n"
+        "gives the memory back). See docs/kv-cache.md.\n\n"
+        "Examples:\n"
+        "  specgen kvstore --memory 4G\n"
+        "  specgen kvstore --listen 0.0.0.0:6380 --memory auto --backend cuda:0 \\\n"
+        "      --requirepass-file /etc/specgen/kv.pass\n"
+        "  redis-cli -p 6380 SET k v\n";
+    const sg_cmd_spec spec = {"kvstore", "", "Serve a KV cache store over the Redis protocol.",
+                              details, opts, 0, 0};
+    char **pos;
+    int npos;
+    uint64_t sentinel = UINT64_MAX;
+    memory = sentinel;
+    int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    if (rc == SG_CLI_HELP) return 0;
+    if (rc != SG_CLI_OK) return 2;
+    memory_given = memory != sentinel;
+    if (!memory_given) memory = 0;
+    if (test_bytes) return self_test(&spec, backend, memory, test_bytes);
+    if (!memory_given)
+        return sg_cli_fail(&spec, 2, "--memory is required (a size such as 4G, or auto)");
+    if (threads < 1 || threads > 256)
+        return sg_cli_fail(&spec, 2, "--io-threads: %lld is not between 1 and 256",
+                           (long long)threads);
+    if (maxclients < 1 || maxclients > 1000000)
+        return sg_cli_fail(&spec, 2, "--maxclients: %lld is not between 1 and 1000000",
+                           (long long)maxclients);
+    sg_err err;
+    char *password = NULL;
+    if (passfile && read_password(passfile, &password, &err) != 0)
+        return sg_cli_fail(&spec, 2, "%s", err.msg);
+    sg_kv_config cfg = {listen, memory, backend, password, (int)threads, (int)maxclients,
+                        idle_ns / 1000000, 0};
+    if (getrandom(&cfg.hash_seed, sizeof cfg.hash_seed, 0) != sizeof cfg.hash_seed)
+        cfg.hash_seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sg_kv_server *srv;
+    if (sg_kv_server_start(&cfg, &srv, &err) != 0) {
+        free(password);
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    }
+    sg_info("kvstore", "serving on %s", sg_kv_server_describe(srv));
+    pthread_t waiter;
+    pthread_create(&waiter, NULL, signal_waiter, srv);
+    rc = sg_kv_server_run(srv, &err);
+    if (rc != 0) sg_error("kvstore", "%s", err.msg);
+    pthread_kill(waiter, SIGTERM); /* wakes the waiter when the loop ended on its own */
+    pthread_join(waiter, NULL);
+    sg_kv_server_free(srv);
+    free(password);
+    return rc == 0 ? 0 : 1;
 }

@@ -1,21 +1,246 @@
+/* `specgen profile TASK_DIR CANDIDATE`: validate a kernel, time it against the task's
+ * baseline in the same sandboxed worker, and print the timings, the speedup with its
+ * noise band, the kernels' static facts and the feedback paragraph the model would get. */
+#include "common/buf.h"
+#include "common/paths.h"
+#include "common/units.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/port_dev.h"
+#include "profiler/profiler.h"
 
-/* Not built yet: the options below are the documented interface; see issue #4. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char details[] =
+    "CANDIDATE is a kernel file (.cu or .cl); without its own //@launch lines\n"
+    "it keeps the baseline's launch plan. It is validated first (as `specgen validate`\n"
+    "does); only a correct kernel is timed. Pass the task's own baseline file to measure\n"
+    "the noise of the method (speedup 1 within the band).\n"
+    "\n"
+    "Method (docs/profiler.md): baseline and candidate run in the same worker, interleaved;\n"
+    "--warmup untimed runs each, then timed runs rotating over --input-sets freshly\n"
+    "generated input sets, the last-level cache flushed before every run (a write over a\n"
+    "buffer twice its size), until both medians are stable (the median of all runs and of\n"
+    "all but the last 5 agree within --tol, after --min-runs) or --max-runs. One run's time\n"
+    "is device time: OpenCL event timestamps, CUDA CUPTI kernel records on every stream,\n"
+    "from the first kernel's start to the last kernel's end. Speedup = baseline median /\n"
+    "candidate median; its band is the sum of both relative IQR half-widths, and a speedup\n"
+    "within [1/(1+band), 1+band] is \"no change\". After timing, the candidate's outputs for "
+    "every\n"
+    "input set are checked again, so a kernel that remembers results is caught.\n"
+    "\n"
+    "Exit status: 0 timed, 1 the candidate is wrong or could not be timed, 2 usage error.\n"
+    "\n"
+    "Examples:\n"
+    "  specgen profile suites/builtin/softmax my_softmax.cl\n"
+    "  specgen profile suites/builtin/gelu suites/builtin/gelu/baseline.cl --json\n"
+    "  specgen profile suites/builtin/matmul mm.cu --device cuda --max-runs 500\n";
+
+static void timing_json(sg_buf *b, const char *key, const sg_timing *t) {
+    sg_buf_printf(b,
+                  "\"%s\":{\"median_ns\":%.0f,\"p25_ns\":%.0f,\"p75_ns\":%.0f,\"min_ns\":%.0f,"
+                  "\"max_ns\":%.0f,\"noise\":%.4f,\"runs\":%d}",
+                  key, t->median_ns, t->p25_ns, t->p75_ns, t->min_ns, t->max_ns, t->noise, t->runs);
+}
+
+static void print_json(const char *cand, const sg_val_result *vr, const sg_prof_result *pr,
+                       const sg_dev_outcome *o) {
+    sg_buf b = {0};
+    sg_buf_append_str(&b, "{\"candidate\":");
+    sg_buf_append_json_string(&b, cand);
+    sg_buf_append_str(&b, ",\"verdict\":");
+    sg_buf_append_json_string(&b, o->verdict);
+    sg_buf_append_str(&b, ",\"message\":");
+    sg_buf_append_json_string(&b, o->message);
+    if (pr) {
+        sg_buf_append_str(&b, ",");
+        timing_json(&b, "baseline", &pr->baseline);
+        sg_buf_append_str(&b, ",");
+        timing_json(&b, "candidate", &pr->candidate);
+        sg_buf_printf(&b, ",\"speedup\":%.4f,\"band\":%.4f,\"change\":\"%s\"", pr->speedup.speedup,
+                      pr->speedup.band, sg_cmp_name(pr->speedup.verdict));
+        sg_buf_printf(&b, ",\"input_sets\":%d,\"flush_bytes\":%.0f", pr->input_sets,
+                      pr->flush_bytes);
+        sg_buf_printf(&b, ",\"wall_ms\":%.1f,\"device_ms\":%.3f", pr->wall_ms, pr->device_ms);
+        sg_buf_append_str(&b, ",\"facts\":");
+        sg_buf_append_json_string(&b, pr->facts_text);
+        sg_buf_append_str(&b, ",\"metrics\":");
+        sg_buf_append_json_string(&b, pr->metrics);
+        if (pr->roof.have)
+            sg_buf_printf(&b,
+                          ",\"roofline\":{\"bytes\":%.0f,\"flops\":%.0f,\"peak_gbs\":%.1f,"
+                          "\"peak_gflops\":%.1f}",
+                          pr->roof.bytes, pr->roof.flops, pr->roof.peak_gbs, pr->roof.peak_gflops);
+    }
+    sg_buf_append_str(&b, ",\"feedback\":");
+    sg_buf_append_json_string(&b, o->feedback);
+    sg_buf_append_str(&b, "}\n");
+    fputs(b.data, stdout);
+    sg_buf_free(&b);
+}
+
+static void print_timing(const char *label, const sg_timing *t) {
+    char med[32], lo[32], hi[32];
+    sg_fmt_duration((int64_t)t->median_ns, med, sizeof med);
+    sg_fmt_duration((int64_t)t->p25_ns, lo, sizeof lo);
+    sg_fmt_duration((int64_t)t->p75_ns, hi, sizeof hi);
+    printf("%-10s %s  (median of %d runs; middle half %s .. %s, noise +-%.1f%%)\n", label, med,
+           t->runs, lo, hi, 100 * t->noise);
+}
+
+static void print_text(const sg_prof_result *pr, const sg_dev_outcome *o) {
+    if (pr) {
+        print_timing("baseline", &pr->baseline);
+        print_timing("candidate", &pr->candidate);
+        printf("%-10s %.3fx +-%.1f%%: %s\n", "speedup", pr->speedup.speedup, 100 * pr->speedup.band,
+               sg_cmp_name(pr->speedup.verdict));
+        char fl[32] = "no cache flush";
+        if (pr->flush_bytes > 0)
+            snprintf(fl, sizeof fl, "%.0f MiB flush", pr->flush_bytes / 1048576);
+        printf("%-10s interleaved in one worker, %d input sets rotated, %s before each run\n",
+               "method", pr->input_sets, fl);
+        printf("%-10s %s\n", "facts", pr->facts_text[0] ? pr->facts_text : "(none reported)");
+        printf("%-10s %s\n", "metrics", pr->metrics);
+        if (pr->roof.have && pr->candidate.median_ns > 0) {
+            double s = pr->candidate.median_ns / 1e9;
+            printf("%-10s %.1f GB/s of %.0f peak, %.1f GFLOP/s of %.0f peak (task: %.3g bytes, "
+                   "%.3g flops per run)\n",
+                   "roofline", pr->roof.bytes / s / 1e9, pr->roof.peak_gbs,
+                   pr->roof.flops / s / 1e9, pr->roof.peak_gflops, pr->roof.bytes, pr->roof.flops);
+        }
+        printf("%-10s %.0f ms wall, %.1f ms of it timed kernel runs\n", "profiler", pr->wall_ms,
+               pr->device_ms);
+        printf("\n");
+    } else {
+        printf("%s: %s\n\n", o->verdict, o->message);
+    }
+    printf("feedback for the model:\n%s", o->feedback);
+}
+
 int sg_cmd_profile(int argc, char **argv) {
-    static const char *s;
-    static int f;
-    static const sg_opt opts[] = {
-        {"device", SG_OPT_STR, &s, "cuda|opencl", "device backend", NULL, NULL},
-        {"json", SG_OPT_FLAG, &f, NULL, "print JSON", NULL, NULL},
+    const char *device = NULL, *prompts_opt = NULL;
+    int json = 0, no_flush = 0;
+    int64_t seed = 0, warmup = 2, sets = 3, min_runs = 10, max_runs = 200;
+    int64_t timeout = 20000000000LL, ctimeout = 30000000000LL;
+    double tol = 0.01;
+    const sg_opt opts[] = {
+        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend",
+         "the candidate's extension, else opencl", NULL},
+        {"json", SG_OPT_FLAG, &json, NULL, "print one JSON object", NULL, NULL},
+        {"warmup", SG_OPT_INT, &warmup, "N", "untimed runs of each kernel first", "2", NULL},
+        {"input-sets", SG_OPT_INT, &sets, "N", "input sets rotated over (1..64)", "3", NULL},
+        {"min-runs", SG_OPT_INT, &min_runs, "N", "timed runs before the stability rule applies",
+         "10", NULL},
+        {"max-runs", SG_OPT_INT, &max_runs, "N", "most timed runs of each kernel", "200", NULL},
+        {"tol", SG_OPT_DOUBLE, &tol, "X", "relative tolerance of a stable median", "0.01", NULL},
+        {"no-flush", SG_OPT_FLAG, &no_flush, NULL, "do not flush the cache before each run", NULL,
+         NULL},
+        {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL},
+        {"timeout", SG_OPT_DURATION, &timeout, "T",
+         "run deadline per timing batch (the worker is killed)", "20s", NULL},
+        {"compile-timeout", SG_OPT_DURATION, &ctimeout, "T", "compile deadline", "30s", NULL},
+        {"prompts", SG_OPT_STR, &prompts_opt, "DIR", "folder with feedback.json",
+         "specgen's prompts/", NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {"profile",
-                                     "TASK_DIR CANDIDATE",
-                                     "Time a kernel against the baseline and explain the result.",
-                                     NULL,
-                                     opts,
-                                     0,
-                                     -1};
-    return sg_cli_not_built(&spec, argc, argv, "tracked in issue #4");
+    const sg_cmd_spec spec = {"profile",
+                              "TASK_DIR CANDIDATE",
+                              "Time a kernel against the baseline and explain the result.",
+                              details,
+                              opts,
+                              2,
+                              2};
+    char **pos;
+    int npos;
+    int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    if (rc == SG_CLI_HELP) return 0;
+    if (rc != SG_CLI_OK) return 2;
+    sg_err err;
+    sg_val_pool_opts po;
+    sg_val_pool_opts_default(&po);
+    if (device) {
+        if (sg_val_lang_parse(device, &po.device, &err) < 0)
+            return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
+    } else {
+        sg_val_lang_of_path(pos[1], &po.device);
+    }
+    if (warmup < 0 || warmup > 1000)
+        return sg_cli_fail(&spec, 2, "--warmup: %lld is not 0..1000", (long long)warmup);
+    if (sets < 1 || sets > 64)
+        return sg_cli_fail(&spec, 2, "--input-sets: %lld is not 1..64", (long long)sets);
+    if (min_runs < 1 || max_runs < min_runs || max_runs > 100000)
+        return sg_cli_fail(&spec, 2,
+                           "--min-runs %lld / --max-runs %lld: need 1 <= min <= max <= 100000",
+                           (long long)min_runs, (long long)max_runs);
+    if (!(tol > 0 && tol < 1))
+        return sg_cli_fail(&spec, 2, "--tol: %g is not between 0 and 1", tol);
+    if (seed < 0) return sg_cli_fail(&spec, 2, "--seed: must not be negative");
+    char prompts[4096];
+    if (prompts_opt)
+        snprintf(prompts, sizeof prompts, "%s", prompts_opt);
+    else if (sg_data_dir("prompts", prompts, sizeof prompts, &err) < 0)
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    sg_feedback_templates fb;
+    if (sg_feedback_load(prompts, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    sg_buf cand = {0};
+    if (sg_buf_read_file(&cand, pos[1]) < 0) {
+        sg_feedback_free(&fb);
+        sg_buf_free(&cand);
+        return sg_cli_fail(&spec, 1, "cannot read candidate %s", pos[1]);
+    }
+    po.run_timeout_ms = timeout / 1000000;
+    po.compile_timeout_ms = ctimeout / 1000000;
+    sg_prof_opts o;
+    sg_prof_opts_default(&o);
+    o.warmup = (int)warmup;
+    o.input_sets = (int)sets;
+    o.flush_cache = !no_flush;
+    o.stab.min_runs = (int)min_runs;
+    o.stab.max_runs = (int)max_runs;
+    o.stab.tol = tol;
+    sg_val_pool *pool = NULL;
+    int status = 1;
+    if (sg_val_pool_new(&po, &pool, &err) < 0) {
+        fprintf(stderr, "specgen profile: %s\n", err.msg);
+        goto out;
+    }
+    sg_buf_append(&cand, "", 0); /* NUL-terminated; len stays the file's */
+    sg_val_job job = {.task_dir = pos[0],
+                      .candidate = cand.data,
+                      .candidate_len = cand.len,
+                      .candidate_name = pos[1],
+                      .seed = (uint64_t)seed};
+    sg_val_result vr;
+    if (sg_val_pool_validate(pool, 0, &job, &vr, &err) < 0) {
+        fprintf(stderr, "specgen profile: %s\n", err.msg);
+        goto out;
+    }
+    sg_dev_outcome out;
+    sg_prof_result pr;
+    int timed = 0;
+    if (vr.verdict == SG_VAL_PASS) {
+        if (sg_prof_time(pool, 0, &job, &o, &pr, &err) < 0) {
+            fprintf(stderr, "specgen profile: %s passed validation but could not be timed: %s\n",
+                    pos[1], err.msg);
+            goto out;
+        }
+        timed = pr.verdict == SG_VAL_PASS;
+        if (!timed) { /* wrong once the inputs rotate: report it like a validation mismatch */
+            vr.verdict = pr.verdict;
+            snprintf(vr.message, sizeof vr.message, "%s", pr.message);
+        }
+    }
+    sg_port_dev_outcome(&fb, pos[1], &vr, timed ? &pr : NULL, &out);
+    if (json)
+        print_json(pos[1], &vr, timed ? &pr : NULL, &out);
+    else
+        print_text(timed ? &pr : NULL, &out);
+    status = timed ? 0 : 1;
+out:
+    sg_val_pool_free(pool);
+    sg_feedback_free(&fb);
+    sg_buf_free(&cand);
+    return status;
 }

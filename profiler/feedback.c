@@ -81,9 +81,43 @@ static void map_line(const char *line, size_t len, int offset, sg_buf *out) {
     sg_buf_append(out, "\n", 1);
 }
 
+/* PoCL prints "error: /root/.cache/pocl/kcache/tempfile_X.cl:4:37: message": put the
+ * location first like other compilers ("kernel.cl:4:37: error: message"), without the
+ * cache path nobody can open. Other lines are copied as they are. */
+static void normalize_log(const char *log, sg_buf *out) {
+    for (const char *p = log; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *kind = !strncmp(p, "error: ", 7)     ? "error"
+                           : !strncmp(p, "warning: ", 9) ? "warning"
+                                                         : NULL;
+        const char *loc = kind ? p + strlen(kind) + 2 : NULL;
+        const char *sp = loc ? memchr(loc, ' ', len - (size_t)(loc - p)) : NULL;
+        size_t a, b;
+        if (sp && sp[-1] == ':' && find_line_number(loc, (size_t)(sp - loc), &a, &b)) {
+            const char *base = loc;
+            for (const char *q = loc; q < loc + a; q++)
+                if (*q == '/') base = q + 1;
+            if (!strncmp(base, "tempfile_", 9))
+                sg_buf_append_str(out, "kernel.cl");
+            else
+                sg_buf_append(out, base, (size_t)(loc + a - 1 - base));
+            sg_buf_append(out, loc + a - 1, (size_t)(sp - 1 - (loc + a - 1)));
+            sg_buf_printf(out, ": %s:", kind);
+            sg_buf_append(out, sp, len - (size_t)(sp - p));
+        } else {
+            sg_buf_append(out, p, len);
+        }
+        sg_buf_append(out, "\n", 1);
+        p += len + (e ? 1 : 0);
+    }
+}
+
 void sg_feedback_compile(const sg_feedback_templates *t, const sg_fb_compile *c, sg_buf *out) {
     int max = c->max_errors > 0 ? c->max_errors : 8;
-    const char *log = c->log ? c->log : "";
+    sg_buf norm = {0};
+    normalize_log(c->log ? c->log : "", &norm);
+    const char *log = norm.data ? norm.data : "";
     int errors = 0, shown = 0, context = 0;
     for (const char *p = log; *p;) {
         const char *e = strchr(p, '\n');
@@ -126,6 +160,7 @@ void sg_feedback_compile(const sg_feedback_templates *t, const sg_fb_compile *c,
                           body.data ? body.data : "(the compiler printed nothing)\n"};
     sg_buf_fill(out, t->compile_error, keys, vals, 3);
     sg_buf_free(&body);
+    sg_buf_free(&norm);
 }
 
 void sg_feedback_mismatch(const sg_feedback_templates *t, const sg_fb_mismatch *m, sg_buf *out) {
@@ -180,7 +215,12 @@ void sg_feedback_diagnose(const sg_fb_timing *tm, sg_buf *out) {
                           100 * tm->facts.occupancy,
                           tm->facts.occupancy_limiter ? tm->facts.occupancy_limiter : "resources");
     }
-    if (out->len == start) sg_buf_append_str(out, "no hardware facts available for this device. ");
+    if (out->len == start)
+        sg_buf_append_str(out, tm->facts.have
+                                   ? "no register spills or occupancy limit reported for its "
+                                     "kernels; without the task's bytes and flops there is no "
+                                     "roofline estimate. "
+                                   : "no hardware facts available for this device. ");
     /* Drop the trailing space. */
     if (out->len > start && out->data[out->len - 1] == ' ') out->data[--out->len] = '\0';
 }

@@ -63,7 +63,7 @@ sg_speedup sg_speedup_compare(const sg_timing *b, const sg_timing *c) {
     r.band = b->noise + c->noise;
     if (r.speedup > 1 + r.band)
         r.verdict = SG_CMP_FASTER;
-    else if (r.speedup < 1 - r.band)
+    else if (r.speedup * (1 + r.band) < 1) /* symmetric: a band over 100% can still say slower */
         r.verdict = SG_CMP_SLOWER;
     return r;
 }

@@ -7,7 +7,8 @@
  *     and the median of all but the last `window` samples agree within tol; a run stops
  *     there, or at max_runs.
  *   - sg_speedup_compare: speedup = baseline median / candidate median; its band is the
- *     sum of the two relative bands; a speedup within 1 ± band is "no change". */
+ *     sum of the two relative bands; a speedup within [1 / (1 + band), 1 + band] is "no
+ *     change" (the same factor either way, so a 12x slowdown with a 150% band is slower). */
 #ifndef SG_STATS_H
 #define SG_STATS_H
 

@@ -36,6 +36,17 @@ typedef struct sg_be_limits {
     char arch[16];        /* CUDA: "sm_90" (what NVRTC compiles for); OpenCL: "" */
 } sg_be_limits;
 
+/* ---- for the profiler: static facts of one kernel (0 where the backend cannot tell) ---- */
+typedef struct sg_be_facts {
+    uint64_t wg_limit;      /* most threads per block / work-group this kernel allows */
+    uint64_t private_bytes; /* OpenCL: private memory per work-item */
+    uint64_t local_bytes;   /* CUDA: local memory per thread (spills, local arrays) */
+    uint64_t shared_bytes;  /* shared / __local memory per block, static + dynamic */
+    int registers;          /* CUDA: registers per thread */
+    double occupancy;       /* theoretical, 0..1 */
+    const char *limiter;    /* a string literal: what limits the occupancy */
+} sg_be_facts;
+
 typedef struct sg_be_ops {
     const char *name;
     /* compile_only: no device needed (CUDA: NVRTC for arch). */
@@ -53,6 +64,22 @@ typedef struct sg_be_ops {
     int (*launch)(sg_be *be, sg_be_prog *prog, int kernel, const sg_be_arg *args, int nargs,
                   const uint64_t grid[3], const uint64_t block[3], uint64_t smem, sg_err *err);
     int (*finish)(sg_be *be, sg_err *err);
+    /* ---- for the profiler (NULL where a backend lacks them) ---- */
+    /* A timed region: launches between begin and end are recorded; end waits for them and
+     * gives device time in ns from the first kernel's start to the last kernel's end. */
+    int (*time_begin)(sg_be *be, sg_err *err);
+    int (*time_end)(sg_be *be, double *ns, sg_err *err);
+    /* Write n bytes on the device (the cache flush between timed runs). */
+    int (*fill)(sg_be *be, sg_be_mem *mem, size_t n, sg_err *err);
+    uint64_t (*llc_bytes)(sg_be *be); /* last-level cache size; 0: unknown */
+    int (*facts)(sg_be *be, sg_be_prog *prog, int kernel, const uint64_t block[3], uint64_t smem,
+                 sg_be_facts *f, sg_err *err);
+    /* Hardware metrics of the launches between begin and end, as one line; begin returns
+     * -1 with "metrics unavailable: why" in err when the device cannot collect them. */
+    int (*metrics_begin)(sg_be *be, sg_err *err);
+    int (*metrics_end)(sg_be *be, char *out, size_t n, sg_err *err);
+    /* Peak memory bandwidth (GB/s) and FP32 arithmetic (GFLOP/s) for the roofline. */
+    int (*peaks)(sg_be *be, double *gbs, double *gflops, sg_err *err);
 } sg_be_ops;
 
 extern const sg_be_ops sg_be_opencl_ops;

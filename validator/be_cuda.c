@@ -6,7 +6,9 @@
 #include "validator/backend.h"
 
 #include "common/dl.h"
+#include "profiler/cupti.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,9 @@ typedef struct cu_api {
     CUresult (*sync)(void);
     CUresult (*errstr)(CUresult, const char **);
     CUresult (*param_info)(CUfunction, size_t, size_t *, size_t *); /* CUDA 12.4+, optional */
+    /* the profiler's, looked up on first use (prof_syms) */
+    CUresult (*memset8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*occupancy)(int *, CUfunction, int, size_t);
 } cu_api;
 
 struct sg_be {
@@ -64,6 +69,8 @@ struct sg_be {
     int compile_only;
     sg_be_limits lim;
     char cuda_inc[512];
+    sg_cupti *cupti; /* the profiler's: opened by the first timed region */
+    sg_cupti_metrics *metrics;
 };
 struct sg_be_prog {
     CUmodule mod;
@@ -159,6 +166,7 @@ static int load_driver(sg_be *be, sg_err *err) {
 
 static void cu_close(sg_be *be) {
     if (!be) return;
+    sg_cupti_close(be->cupti);
     if (be->cuda_h) sg_dl_close(be->cuda_h);
     if (be->nvrtc_h) sg_dl_close(be->nvrtc_h);
     free(be);
@@ -352,9 +360,121 @@ static int cu_finish(sg_be *be, sg_err *err) {
     return r ? cufail(be, err, "the kernel (cuCtxSynchronize)", r) : 0;
 }
 
-const sg_be_ops sg_be_cuda_ops = {"cuda",     cu_open,      cu_close,  cu_limits,
-                                  cu_compile, cu_free_prog, cu_alloc,  cu_free_mem,
-                                  cu_write,   cu_read,      cu_launch, cu_finish};
+/* ---- the profiler's part: CUPTI timing, L2 flush, kernel facts from the driver ---- */
+static void prof_syms(sg_be *be) {
+    if (be->cu.memset8 || !be->cuda_h) return;
+    *(void **)&be->cu.memset8 = dlsym(be->cuda_h, "cuMemsetD8_v2");
+    *(void **)&be->cu.occupancy = dlsym(be->cuda_h, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+}
+
+static int cu_time_begin(sg_be *be, sg_err *err) {
+    if (be->compile_only) return sg_errf(err, "compile-only: nothing can be timed");
+    if (!be->cupti && sg_cupti_open(&be->cupti, err) < 0) return -1;
+    int rc = cu_finish(be, err); /* earlier work must not fall into the region */
+    return rc < 0 ? rc : sg_cupti_begin(be->cupti, err);
+}
+
+static int cu_time_end(sg_be *be, double *ns, sg_err *err) {
+    int rc = cu_finish(be, err); /* every stream: the context, not one stream */
+    if (rc < 0) return rc;
+    return sg_cupti_end(be->cupti, ns, NULL, err);
+}
+
+static int cu_fill(sg_be *be, sg_be_mem *m, size_t n, sg_err *err) {
+    prof_syms(be);
+    if (!be->cu.memset8) return sg_errf(err, "the driver lacks cuMemsetD8");
+    CUresult r = be->cu.memset8(m->p, 0x5a, n);
+    if (r == 0) r = be->cu.sync();
+    return r ? cufail(be, err, "cuMemsetD8 (cache flush)", r) : 0;
+}
+
+static uint64_t cu_llc_bytes(sg_be *be) {
+    int v = 0;
+    if (be->compile_only || be->cu.attr(&v, 38 /* L2_CACHE_SIZE */, be->dev) != 0) return 0;
+    return (uint64_t)v;
+}
+
+static int cu_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], uint64_t smem,
+                    sg_be_facts *f, sg_err *err) {
+    if (be->compile_only) return sg_errf(err, "compile-only: no driver to ask");
+    prof_syms(be);
+    CUfunction fn = p->k[ki];
+    int maxt = 0, sh = 0, local = 0, regs = 0;
+    memset(f, 0, sizeof *f);
+    be->cu.func_attr(&maxt, 0, fn);  /* MAX_THREADS_PER_BLOCK */
+    be->cu.func_attr(&sh, 1, fn);    /* SHARED_SIZE_BYTES (static) */
+    be->cu.func_attr(&local, 3, fn); /* LOCAL_SIZE_BYTES */
+    be->cu.func_attr(&regs, 4, fn);  /* NUM_REGS */
+    f->wg_limit = (uint64_t)maxt;
+    f->shared_bytes = (uint64_t)sh + smem;
+    f->local_bytes = (uint64_t)local;
+    f->registers = regs;
+    int threads = (int)(block[0] * block[1] * block[2]), per_sm = 0;
+    int sm_threads = 0, sm_regs = 0, sm_smem = 0, sm_blocks = 0;
+    be->cu.attr(&sm_threads, 39, be->dev);
+    be->cu.attr(&sm_smem, 81, be->dev);
+    be->cu.attr(&sm_regs, 82, be->dev);
+    be->cu.attr(&sm_blocks, 106, be->dev);
+    if (!be->cu.occupancy || be->cu.occupancy(&per_sm, fn, threads, (size_t)smem) != 0 ||
+        sm_threads <= 0)
+        return 0;
+    f->occupancy = (double)per_sm * threads / sm_threads;
+    /* The limiter: whichever resource allows the fewest blocks per multiprocessor. */
+    long by_threads = sm_threads / (threads ? threads : 1);
+    long reg_need = (long)regs * (threads ? threads : 1);
+    long by_regs = reg_need > 0 ? sm_regs / reg_need : 1L << 30;
+    long by_smem = f->shared_bytes ? sm_smem / (long)f->shared_bytes : 1L << 30;
+    long by_blocks = sm_blocks > 0 ? sm_blocks : 1L << 30;
+    f->limiter = "block size";
+    long best = by_threads;
+    if (by_regs < best) best = by_regs, f->limiter = "registers";
+    if (by_smem < best) best = by_smem, f->limiter = "shared memory";
+    if (by_blocks < best) f->limiter = "blocks per multiprocessor";
+    return 0;
+}
+
+/* The activity collector is closed first (reopened by the next timed region): the
+ * Range Profiler replays kernels and must not share them with activity records. */
+static int cu_metrics_begin(sg_be *be, sg_err *err) {
+    if (be->compile_only) return sg_errf(err, "metrics unavailable: compile-only");
+    int rc = cu_finish(be, err);
+    if (rc < 0) return rc;
+    sg_cupti_close(be->cupti);
+    be->cupti = NULL;
+    return sg_cupti_metrics_begin(&be->metrics, be->ctx, (int)be->dev, err);
+}
+
+static int cu_metrics_end(sg_be *be, char *out, size_t n, sg_err *err) {
+    int rc = cu_finish(be, err);
+    sg_cupti_metrics *m = be->metrics;
+    be->metrics = NULL;
+    if (!m) return sg_errf(err, "metrics unavailable: collection was not started");
+    int rc2 = sg_cupti_metrics_end(m, out, n, err);
+    return rc < 0 ? rc : rc2;
+}
+
+/* Peaks from the driver: DDR memory clock x bus width, and SMs x clock x FP32 lanes per
+ * SM x 2 (FMA); the lanes per SM by architecture (64 on sm_70/sm_80, 128 from sm_86). */
+static int cu_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
+    if (be->compile_only) return sg_errf(err, "compile-only: no device");
+    int mem_khz = 0, bus_bits = 0, sms = 0, khz = 0, major = 0, minor = 0;
+    be->cu.attr(&mem_khz, 36, be->dev);  /* MEMORY_CLOCK_RATE */
+    be->cu.attr(&bus_bits, 37, be->dev); /* GLOBAL_MEMORY_BUS_WIDTH */
+    be->cu.attr(&sms, 16, be->dev);      /* MULTIPROCESSOR_COUNT */
+    be->cu.attr(&khz, 13, be->dev);      /* CLOCK_RATE */
+    be->cu.attr(&major, 75, be->dev);
+    be->cu.attr(&minor, 76, be->dev);
+    int lanes = major < 8 || (major == 8 && minor == 0) ? 64 : 128;
+    *gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+    *gflops = (double)sms * khz * 1e3 * lanes * 2 / 1e9;
+    return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the driver did not report the peaks");
+}
+
+const sg_be_ops sg_be_cuda_ops = {"cuda",        cu_open,          cu_close,       cu_limits,
+                                  cu_compile,    cu_free_prog,     cu_alloc,       cu_free_mem,
+                                  cu_write,      cu_read,          cu_launch,      cu_finish,
+                                  cu_time_begin, cu_time_end,      cu_fill,        cu_llc_bytes,
+                                  cu_facts,      cu_metrics_begin, cu_metrics_end, cu_peaks};
 
 const sg_be_ops *sg_be_ops_for(sg_val_lang lang) {
     return lang == SG_VAL_CUDA ? &sg_be_cuda_ops : &sg_be_opencl_ops;

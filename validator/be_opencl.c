@@ -16,6 +16,9 @@ struct sg_be {
     cl_context ctx;
     cl_command_queue q;
     sg_be_limits lim;
+    /* profiler: events of the launches in a timed region */
+    int timing, nev, cap;
+    cl_event *ev;
 };
 struct sg_be_prog {
     cl_program prog;
@@ -78,6 +81,8 @@ static int cl_open(sg_be **out, const sg_val_pool_opts *o, sg_err *err) {
 
 static void cl_close(sg_be *be) {
     if (!be) return;
+    for (int i = 0; i < be->nev; i++) clReleaseEvent(be->ev[i]);
+    free(be->ev);
     clReleaseCommandQueue(be->q);
     clReleaseContext(be->ctx);
     free(be);
@@ -216,9 +221,18 @@ static int cl_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, in
             g[d] = (size_t)(grid[d] * block[d]);
             l[d] = (size_t)block[d];
         }
-        cl_int e = clEnqueueNDRangeKernel(be->q, k, 3, NULL, g, l, 0, NULL, NULL);
+        cl_event ev = NULL;
+        cl_int e =
+            clEnqueueNDRangeKernel(be->q, k, 3, NULL, g, l, 0, NULL, be->timing ? &ev : NULL);
         if (e != CL_SUCCESS)
             rc = sg_errf(err, "the device refused the launch (OpenCL error %d)", (int)e);
+        else if (ev) {
+            if (be->nev == be->cap) {
+                be->cap = be->cap ? 2 * be->cap : 16;
+                be->ev = sg_xrealloc(be->ev, (size_t)be->cap * sizeof *be->ev);
+            }
+            be->ev[be->nev++] = ev;
+        }
     }
     for (int i = 0; i < nsub; i++) clReleaseMemObject(subs[i]);
     return rc;
@@ -229,6 +243,105 @@ static int cl_finish(sg_be *be, sg_err *err) {
     return rc == CL_SUCCESS ? 0 : clfail(err, "clFinish", rc);
 }
 
-const sg_be_ops sg_be_opencl_ops = {"opencl",   cl_open,      cl_close,  cl_limits,
-                                    cl_compile, cl_free_prog, cl_alloc,  cl_free_mem,
-                                    cl_write,   cl_read,      cl_launch, cl_finish};
+/* ---- the profiler's part: event timestamps, cache flush, kernel facts ---- */
+static void drop_events(sg_be *be) {
+    for (int i = 0; i < be->nev; i++) clReleaseEvent(be->ev[i]);
+    be->nev = 0;
+}
+
+static int cl_time_begin(sg_be *be, sg_err *err) {
+    drop_events(be);
+    be->timing = 1;
+    return 0;
+}
+
+/* One run = first kernel's start to last kernel's end (every launch since begin). */
+static int cl_time_end(sg_be *be, double *ns, sg_err *err) {
+    be->timing = 0;
+    int rc = cl_finish(be, err);
+    cl_ulong first = ~0ULL, last = 0;
+    for (int i = 0; rc == 0 && i < be->nev; i++) {
+        cl_ulong a = 0, b = 0;
+        cl_int e =
+            clGetEventProfilingInfo(be->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        if (e == CL_SUCCESS)
+            e = clGetEventProfilingInfo(be->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (e != CL_SUCCESS) rc = clfail(err, "clGetEventProfilingInfo", e);
+        if (a < first) first = a;
+        if (b > last) last = b;
+    }
+    if (rc == 0 && be->nev == 0) rc = sg_errf(err, "no kernel was launched in the timed region");
+    *ns = rc == 0 && last > first ? (double)(last - first) : 0;
+    drop_events(be);
+    return rc;
+}
+
+static int cl_fill(sg_be *be, sg_be_mem *m, size_t n, sg_err *err) {
+    static const cl_uint pattern = 0x5a5a5a5a;
+    n &= ~(size_t)3;
+    cl_int rc = clEnqueueFillBuffer(be->q, m->m, &pattern, sizeof pattern, 0, n, 0, NULL, NULL);
+    if (rc == CL_SUCCESS) rc = clFinish(be->q);
+    return rc == CL_SUCCESS ? 0 : clfail(err, "clEnqueueFillBuffer", rc);
+}
+
+static uint64_t cl_llc_bytes(sg_be *be) {
+    cl_ulong n = 0;
+    clGetDeviceInfo(be->dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof n, &n, NULL);
+    return n;
+}
+
+static int cl_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], uint64_t smem,
+                    sg_be_facts *f, sg_err *err) {
+    size_t wg = 0;
+    cl_ulong priv = 0, lm = 0;
+    cl_int rc = clGetKernelWorkGroupInfo(p->k[ki], be->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg,
+                                         &wg, NULL);
+    if (rc == CL_SUCCESS)
+        rc = clGetKernelWorkGroupInfo(p->k[ki], be->dev, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv,
+                                      &priv, NULL);
+    if (rc == CL_SUCCESS)
+        rc = clGetKernelWorkGroupInfo(p->k[ki], be->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm,
+                                      NULL);
+    if (rc != CL_SUCCESS) return clfail(err, "clGetKernelWorkGroupInfo", rc);
+    memset(f, 0, sizeof *f);
+    f->wg_limit = wg;
+    f->private_bytes = priv;
+    f->shared_bytes = lm + smem;
+    return 0;
+}
+
+/* No OpenCL query gives peaks: bandwidth is measured (the best of three device fills of
+ * 64 MiB, timed by events), arithmetic is compute units x clock x float vector width x 2
+ * (FMA). Estimates, good enough to tell memory-bound from compute-bound. */
+static int cl_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
+    const size_t n = 64u << 20;
+    static const cl_uint pattern = 0;
+    sg_be_mem *m;
+    if (cl_alloc(be, n, &m, err) < 0) return -1;
+    double best = 0;
+    for (int i = 0; i < 3; i++) {
+        cl_event ev = NULL;
+        cl_ulong a = 0, b = 0;
+        if (clEnqueueFillBuffer(be->q, m->m, &pattern, sizeof pattern, 0, n, 0, NULL, &ev) !=
+            CL_SUCCESS)
+            break;
+        clWaitForEvents(1, &ev);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        clReleaseEvent(ev);
+        if (b > a && (best == 0 || (double)(b - a) < best)) best = (double)(b - a);
+    }
+    cl_free_mem(be, m);
+    cl_uint cus = 0, mhz = 0, width = 0;
+    clGetDeviceInfo(be->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    clGetDeviceInfo(be->dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL);
+    clGetDeviceInfo(be->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof width, &width, NULL);
+    *gbs = best > 0 ? n / best : 0;
+    *gflops = (double)cus * mhz * (width ? width : 1) * 2 / 1000;
+    return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the device's peaks are unknown");
+}
+
+const sg_be_ops sg_be_opencl_ops = {"opencl",     cl_open,   cl_close,      cl_limits,   cl_compile,
+                                    cl_free_prog, cl_alloc,  cl_free_mem,   cl_write,    cl_read,
+                                    cl_launch,    cl_finish, cl_time_begin, cl_time_end, cl_fill,
+                                    cl_llc_bytes, cl_facts,  NULL,          NULL,        cl_peaks};

@@ -110,8 +110,8 @@ static int compile(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, int *h
     return rc;
 }
 
-static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
-                    sg_val_source *ref, sg_val_result *r) {
+int sg_val_prepare_job(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job,
+                       sg_val_source *cand, sg_val_source *ref, sg_val_result *r) {
     sg_err e;
     const char *base = t->source[d->lang], *refp = t->reference[d->lang];
     if (!refp || !base) {
@@ -154,7 +154,19 @@ static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, 
     r->cache_hit = hit;
     r->compile_ms = now_ms() - t0;
     if (rc < 0) return rc;
-    if ((rc = compile(d, t, ref, &rhit, rhash, r)) < 0) return rc;
+    return compile(d, t, ref, &rhit, rhash, r);
+}
+
+void sg_val_source_free(sg_val_source *p) {
+    free(p->src);
+    sg_val_plan_free(&p->plan);
+    memset(p, 0, sizeof *p);
+}
+
+static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                    sg_val_source *ref, sg_val_result *r) {
+    int rc = sg_val_prepare_job(d, t, job, cand, ref, r);
+    if (rc < 0) return rc;
     if (d->opts.compile_only) {
         sg_val_result_set(r, SG_VAL_COMPILED,
                           "compiled for %s%s%s; nothing was run (--compile-only)",
@@ -162,7 +174,7 @@ static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, 
         return 0;
     }
     if (d->phase) d->phase(d->phase_arg, "run");
-    t0 = now_ms();
+    double t0 = now_ms();
     for (int k = 0; k <= t->ncheck; k++) {
         const sg_val_sizes *s = k < t->ncheck ? &t->check[k] : &t->sizes;
         rc = sg_val_check_shape(d, t, s, r->seed + (uint64_t)k * 0x9e3779b97f4a7c15ULL, cand, ref,

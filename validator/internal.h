@@ -62,6 +62,23 @@ typedef struct sg_val_source {
 int sg_val_check_shape(sg_val_dev *d, const sg_val_task *t, const sg_val_sizes *s, uint64_t seed,
                        const sg_val_source *cand, const sg_val_source *ref, sg_val_result *r);
 
+/* ---- shared with the profiler's job type (profiler/prof_worker.c) ---- */
+/* Read, check and compile the job's candidate (the task's baseline when job->candidate is
+ * NULL) into cand and the task's reference into ref, as validation does. Returns 0, or
+ * -1 / SG_BE_STICKY with r saying why. Release both with sg_val_source_free. */
+int sg_val_prepare_job(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job,
+                       sg_val_source *cand, sg_val_source *ref, sg_val_result *r);
+void sg_val_source_free(sg_val_source *p);
+void sg_val_job_from_json(const json_t *req, sg_val_job *job); /* worker.c */
+/* The profiler's job, served by the worker (profiler/prof_worker.c). */
+int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply);
+/* Send a request to slot's worker (starting it if needed) and wait for its reply under
+ * the pool's deadlines; each "phase" message from the worker restarts the run deadline.
+ * Returns 0 with *reply, 1 when the worker was killed or died (r says how), -1 (err). */
+int sg_val_pool_call(sg_val_pool *p, int slot, const sg_val_job *job, json_t *req, json_t **reply,
+                     sg_val_result *r, sg_err *err);
+/* ---- end of the profiler's part ---- */
+
 /* The worker process: serve jobs from sock until it closes. */
 int sg_val_worker_main(int sock, void *opts /* const sg_val_pool_opts* */);
 

@@ -23,6 +23,8 @@ typedef struct slot {
     int64_t deadline;           /* caller's clock, ms */
     int64_t compile_ms, run_ms; /* this job's limits */
     uint64_t seed;
+    int keep; /* the profiler's call: keep the raw reply */
+    json_t *reply;
 } slot;
 
 struct sg_val_pool {
@@ -197,6 +199,7 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
                 sg_proc_close_fds(&s->proc);
                 s->alive = 0;
             }
+            if (s->keep) s->reply = m, m = NULL;
             json_decref(m);
             break;
         }
@@ -278,4 +281,19 @@ int sg_val_pool_ping(sg_val_pool *p, int si, sg_err *err) {
     json_decref(req);
     if (rc == 0 && r.verdict != SG_VAL_PASS) return sg_errf(err, "ping: %s", r.message);
     return rc;
+}
+
+/* ---- the profiler's job type goes through the same slot, deadlines and respawn ---- */
+int sg_val_pool_call(sg_val_pool *p, int si, const sg_val_job *job, json_t *req, json_t **reply,
+                     sg_val_result *r, sg_err *err) {
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
+    slot *s = &p->s[si];
+    s->keep = 1;
+    int rc = run_sync(p, si, req, job, r, err);
+    s->keep = 0;
+    *reply = s->reply;
+    s->reply = NULL;
+    return rc < 0 ? -1 : *reply ? 0 : 1; /* 1: killed or died, r says how */
 }

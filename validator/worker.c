@@ -50,6 +50,18 @@ static void send_phase(void *arg, const char *phase) {
     json_decref(m);
 }
 
+/* The job fields of a validate or profile request (strings borrowed from req). */
+void sg_val_job_from_json(const json_t *req, sg_val_job *job) {
+    memset(job, 0, sizeof *job);
+    json_t *cand = json_object_get(req, "candidate");
+    job->task_dir = json_string_value(json_object_get(req, "task_dir"));
+    job->candidate = json_is_string(cand) ? json_string_value(cand) : NULL;
+    job->candidate_len = json_is_string(cand) ? json_string_length(cand) : 0;
+    job->candidate_name = json_string_value(json_object_get(req, "candidate_name"));
+    const char *seed = json_string_value(json_object_get(req, "seed"));
+    job->seed = seed ? strtoull(seed, NULL, 10) : 1;
+}
+
 static int do_validate(worker *w, const json_t *req, json_t **reply) {
     sg_val_result r;
     memset(&r, 0, sizeof r);
@@ -59,14 +71,8 @@ static int do_validate(worker *w, const json_t *req, json_t **reply) {
         *reply = sg_val_result_to_json(&r);
         return 0;
     }
-    sg_val_job job = {0};
-    json_t *cand = json_object_get(req, "candidate");
-    job.task_dir = json_string_value(json_object_get(req, "task_dir"));
-    job.candidate = json_is_string(cand) ? json_string_value(cand) : NULL;
-    job.candidate_len = json_is_string(cand) ? json_string_length(cand) : 0;
-    job.candidate_name = json_string_value(json_object_get(req, "candidate_name"));
-    const char *seed = json_string_value(json_object_get(req, "seed"));
-    job.seed = seed ? strtoull(seed, NULL, 10) : 1;
+    sg_val_job job;
+    sg_val_job_from_json(req, &job);
     if (!job.task_dir) {
         sg_val_result_set(&r, SG_VAL_REJECTED, "worker: the job has no task_dir");
         *reply = sg_val_result_to_json(&r);
@@ -117,6 +123,12 @@ int sg_val_worker_main(int sock, void *arg) {
         } else if (type && !strcmp(type, "validate")) {
             open_device(&w, o);
             rc = do_validate(&w, req, &reply);
+        } else if (type && !strcmp(type, "profile")) { /* profiler/prof_worker.c */
+            open_device(&w, o);
+            if (w.opened < 0)
+                reply = json_pack("{s:s, s:b}", "error", w.why.msg, "nodev", w.nodev);
+            else
+                rc = sg_prof_worker_job(&w.dev, req, &reply);
         } else {
             reply = json_pack("{s:s}", "error", "unknown job type");
         }

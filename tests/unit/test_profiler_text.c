@@ -65,6 +65,12 @@ static void test_speedup_verdicts(void **state) {
     assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SAME); /* 2.6% < 4% band */
     c.median_ns = 500;
     assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SLOWER);
+    /* A noisy baseline (band 150%): 12x slower is still slower, 2x is not. */
+    b.noise = 1.48;
+    c.median_ns = 4800;
+    assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SLOWER);
+    c.median_ns = 800;
+    assert_int_equal(sg_speedup_compare(&b, &c).verdict, SG_CMP_SAME);
     assert_string_equal(sg_cmp_name(SG_CMP_SAME), "no change");
 }
 
@@ -98,6 +104,17 @@ static void test_compile_feedback_maps_lines_and_trims(void **state) {
     assert_non_null(strstr(out.data, "... and 9 more errors"));
     sg_buf_free(&out);
     sg_buf_free(&log);
+    /* PoCL's own format: location after "error:", in a cache file nobody can open. */
+    sg_fb_compile pocl = {.candidate = "Candidate 6",
+                          .log = "error: /root/.cache/pocl/kcache/tempfile_sWY4KT.cl:4:37: use of "
+                                 "undeclared identifier 'undefined_offset'\n"
+                                 "Device pthread failed to build the program\n"};
+    sg_feedback_compile(&T, &pocl, &out);
+    assert_non_null(strstr(out.data, "Candidate 6 did not compile (1 error)"));
+    assert_non_null(
+        strstr(out.data, "kernel.cl:4:37: error: use of undeclared identifier 'undefined_offset'"));
+    assert_null(strstr(out.data, "kcache"));
+    sg_buf_free(&out);
     /* An error on a harness line says so instead of a negative number. */
     sg_fb_compile h = {
         .candidate = "Candidate 5", .log = "x.cl:1:1: error: bad\n", .line_offset = 2};
@@ -156,6 +173,11 @@ static void test_timing_feedback_and_diagnosis(void **state) {
     tm.roof.have = 0;
     sg_feedback_diagnose(&tm, &out);
     assert_string_equal(out.data, "no hardware facts available for this device.");
+    sg_buf_free(&out);
+    /* Facts without a problem in them (OpenCL): said so, not "no facts". */
+    tm.facts = (sg_fb_static){.have = 1, .shared_bytes = 1024};
+    sg_feedback_diagnose(&tm, &out);
+    assert_non_null(strstr(out.data, "no register spills or occupancy limit"));
     sg_buf_free(&out);
 }
 

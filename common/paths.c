@@ -1,0 +1,37 @@
+#include "common/paths.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int sg_data_dir(const char *name, char *out, size_t n, sg_err *err) {
+    char exe[4096] = "", bindir[4096] = ".";
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        snprintf(bindir, sizeof bindir, "%s", dirname(exe));
+    }
+    const char *env = getenv("SPECGEN_DATA");
+    char cand[4][4200];
+    int nc = 0;
+    if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s/%s", env, name);
+    snprintf(cand[nc++], sizeof cand[0], "%s/%s", bindir, name);
+    snprintf(cand[nc++], sizeof cand[0], "%s/../share/specgen/%s", bindir, name);
+    snprintf(cand[nc++], sizeof cand[0], "./%s", name);
+    for (int i = 0; i < nc; i++) {
+        if (is_dir(cand[i])) {
+            snprintf(out, n, "%s", cand[i]);
+            return 0;
+        }
+    }
+    return sg_errf(err, "cannot find specgen's %s folder (looked in %s, %s, %s%s%s); set SPECGEN_DATA", name,
+                   cand[0], cand[1], cand[2], nc > 3 ? ", " : "", nc > 3 ? cand[3] : "");
+}

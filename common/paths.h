@@ -1,0 +1,16 @@
+/* paths.h — where specgen's data folders (prompts/, suites/) are.
+ *
+ * Contract: sg_data_dir finds the folder `name` by looking, in order, under
+ * $SPECGEN_DATA, beside the running binary (a source checkout), in
+ * <binary>/../share/specgen (an installed copy), and in the current folder. It writes
+ * the first that exists into out and returns 0, or -1 with the places it looked. */
+#ifndef SG_PATHS_H
+#define SG_PATHS_H
+
+#include "common/err.h"
+
+#include <stddef.h>
+
+int sg_data_dir(const char *name, char *out, size_t n, sg_err *err);
+
+#endif

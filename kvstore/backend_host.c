@@ -1,0 +1,93 @@
+/* The host backend: one anonymous mmap region, huge pages when the system has them. */
+#include "kvstore/backend.h"
+#include "kvstore/slab.h"
+
+#include "common/buf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_2M ((uint64_t)2 << 20)
+
+static int host_write(sg_kv_backend *b, uint64_t off, const void *src, size_t n, sg_err *err) {
+    memcpy((char *)b->impl + off, src, n);
+    return 0;
+}
+
+static int host_read(sg_kv_backend *b, uint64_t off, void *dst, size_t n, sg_err *err) {
+    memcpy(dst, (char *)b->impl + off, n);
+    return 0;
+}
+
+/* Giving a chunk back: the pages return to the kernel; touching them again later
+ * faults in fresh zero pages, so acquire has nothing to do. */
+static int host_release(sg_kv_backend *b, uint32_t chunk, sg_err *err) {
+    uint64_t off = (uint64_t)chunk * b->chunk_bytes;
+    if (madvise((char *)b->impl + off, b->chunk_bytes, MADV_DONTNEED) != 0)
+        return sg_errf(err, "madvise(DONTNEED) of chunk %u: %s", chunk, strerror(errno));
+    return 0;
+}
+
+static int host_acquire(sg_kv_backend *b, uint32_t chunk, sg_err *err) { return 0; }
+
+static void *host_stage_alloc(sg_kv_backend *b, size_t n) { return sg_xmalloc(n); }
+static void host_stage_free(sg_kv_backend *b, void *p, size_t n) { free(p); }
+
+static void host_destroy(sg_kv_backend *b) {
+    munmap(b->impl, b->capacity);
+    free(b);
+}
+
+static uint64_t mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+int sg_kv_backend_host_open(uint64_t bytes, int staged, sg_kv_backend **out, sg_err *err) {
+    if (bytes == 0) bytes = mem_available() / 2;
+    bytes &= ~(HUGE_2M - 1);
+    if (bytes < HUGE_2M)
+        return sg_errf(err, "--memory: the host region needs at least 2 MiB (got %llu bytes)",
+                       (unsigned long long)bytes);
+    /* Explicit huge pages need a reserved pool (vm.nr_hugepages; no MAP_NORESERVE, or an
+     * empty pool would turn into SIGBUS on first touch); without one mmap
+     * fails and transparent huge pages (madvise) are the next best thing. */
+    int hugetlb = 1;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+    if (p == MAP_FAILED) {
+        hugetlb = 0;
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+    }
+    if (p == MAP_FAILED)
+        return sg_errf(err, "cannot map a host region of %llu bytes: %s",
+                       (unsigned long long)bytes, strerror(errno));
+    int thp = !hugetlb && madvise(p, bytes, MADV_HUGEPAGE) == 0;
+    sg_kv_backend *b = sg_xcalloc(1, sizeof *b);
+    snprintf(b->name, sizeof b->name, "%s", staged ? "host-staged" : "host");
+    snprintf(b->detail, sizeof b->detail, "host memory, %s",
+             hugetlb ? "explicit 2 MiB huge pages"
+                     : thp ? "transparent huge pages (madvise)" : "4 KiB pages");
+    b->capacity = bytes;
+    b->chunk_bytes = HUGE_2M;
+    b->host_base = staged ? NULL : p;
+    b->impl = p;
+    b->write = host_write;
+    b->read = host_read;
+    b->release = host_release;
+    b->acquire = host_acquire;
+    b->stage_alloc = host_stage_alloc;
+    b->stage_free = host_stage_free;
+    b->destroy = host_destroy;
+    *out = b;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* kvstore.h — a KV cache store served over the Redis protocol (RESP2; RESP3
+ * for clients that ask with HELLO 3), as a library.
+ *
+ * Contract: sg_kv_server_start binds the listening socket, opens the memory backend
+ * (host memory or a GPU's memory), and starts the I/O threads; sg_kv_server_run then
+ * accepts connections on the calling thread until sg_kv_server_stop is called (from any
+ * thread or a signal handler: it only writes an eventfd). sg_kv_server_free stops the
+ * threads, closes every connection and releases the memory.
+ *
+ * Security: listening on an address other than loopback without a password is refused
+ * (like Redis's protected mode); with a password every connection must AUTH (or HELLO
+ * ... AUTH) first, and passwords are compared in constant time.
+ *
+ * The commands, the memory model (slab pages, LRU eviction, elastic maxmemory) and
+ * their limits are described in docs/kv-cache.md. */
+#ifndef SG_KVSTORE_H
+#define SG_KVSTORE_H
+
+#include "common/err.h"
+
+#include <stdint.h>
+
+typedef struct sg_kv_config {
+    const char *listen;       /* "HOST:PORT"; port 0 picks a free one */
+    uint64_t memory;          /* bytes of the value region; 0: auto */
+    const char *backend;      /* "host", "host-staged" or "cuda:N" */
+    const char *password;     /* NULL: none (then loopback only) */
+    int io_threads;           /* >= 1 */
+    int maxclients;           /* >= 1 */
+    int64_t idle_timeout_ms;  /* 0: never close idle clients */
+    uint64_t hash_seed;       /* keyspace hash seed (random in the command) */
+} sg_kv_config;
+
+typedef struct sg_kv_server sg_kv_server;
+
+int sg_kv_server_start(const sg_kv_config *cfg, sg_kv_server **out, sg_err *err);
+int sg_kv_server_port(const sg_kv_server *s);
+/* One line: backend, region size, huge pages or device name. */
+const char *sg_kv_server_describe(const sg_kv_server *s);
+int sg_kv_server_run(sg_kv_server *s, sg_err *err);
+void sg_kv_server_stop(sg_kv_server *s);
+void sg_kv_server_free(sg_kv_server *s);
+
+/* Constant-time comparison of a candidate password with the configured one (time
+ * depends only on the candidate's length). Returns 1 when equal. */
+int sg_kv_password_equal(const char *want, size_t want_len, const char *got, size_t got_len);
+
+#endif

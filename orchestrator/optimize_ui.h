@@ -1,0 +1,30 @@
+/* optimize_ui.h — what `specgen optimize` shows while it runs and when it ends.
+ *
+ * Contract: on a terminal, one status line rewritten in place (at most ten times a
+ * second) plus a line for each notable event; elsewhere (a pipe, CI) plain lines for
+ * notable events only. Notable: a fork, a candidate's verdict, a new best, an early
+ * stop, the end. The summary names the best kernel's file, its speedup, the time, the
+ * tokens, and how much reasoning the early stop cut. Writes to the FILE given (stderr). */
+#ifndef SG_OPTIMIZE_UI_H
+#define SG_OPTIMIZE_UI_H
+
+#include "orchestrator/task.h"
+
+#include <jansson.h>
+#include <stdio.h>
+
+typedef struct sg_ui {
+    FILE *out;
+    int tty;
+    int64_t last_status_ns;
+    int status_shown;
+} sg_ui;
+
+void sg_ui_init(sg_ui *ui, FILE *out);
+void sg_ui_event(sg_ui *ui, const json_t *ev);
+void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns);
+/* full_reasoning_tokens: the whole reasoning's length when known (a replay trace), else 0. */
+void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, const char *policy,
+                   uint64_t full_reasoning_tokens);
+
+#endif

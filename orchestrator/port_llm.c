@@ -1,0 +1,108 @@
+#include "orchestrator/port_llm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sg_gen {
+    sg_llm_stream *stream;
+    sg_gen_events ev;
+    uint64_t reasoning_chunks, content_chunks;
+};
+
+static void summarize(const sg_gen *g, const sg_llm_result *r, sg_gen_summary *s) {
+    memset(s, 0, sizeof *s);
+    s->prompt_tokens = (uint64_t)r->usage.prompt_tokens;
+    s->reasoning_tokens = r->usage.estimated ? g->reasoning_chunks : (uint64_t)r->usage.reasoning_tokens;
+    s->content_tokens = r->usage.estimated ? g->content_chunks
+                                           : (uint64_t)(r->usage.completion_tokens - r->usage.reasoning_tokens);
+    s->estimated = r->usage.estimated;
+    snprintf(s->finish, sizeof s->finish, "%s", r->finish_reason[0] ? r->finish_reason : "stop");
+}
+
+static void on_reasoning(void *arg, const char *text, size_t len) {
+    sg_gen *g = arg;
+    g->reasoning_chunks++;
+    if (g->ev.reasoning) g->ev.reasoning(g->ev.arg, text, len, g->reasoning_chunks);
+}
+
+static void on_content(void *arg, const char *text, size_t len) {
+    sg_gen *g = arg;
+    g->content_chunks++;
+    if (g->ev.content) g->ev.content(g->ev.arg, text, len);
+}
+
+static void on_finish(void *arg, const sg_llm_result *r) {
+    sg_gen *g = arg;
+    sg_gen_summary s;
+    summarize(g, r, &s);
+    sg_gen_events ev = g->ev;
+    free(g); /* the stream is freed by llm.c when this returns */
+    ev.done(ev.arg, &s);
+}
+
+static void on_error(void *arg, const char *msg, const sg_llm_result *r) {
+    sg_gen *g = arg;
+    sg_gen_summary s;
+    summarize(g, r, &s);
+    snprintf(s.finish, sizeof s.finish, "error");
+    snprintf(s.error, sizeof s.error, "%s", msg);
+    sg_gen_events ev = g->ev;
+    free(g);
+    ev.done(ev.arg, &s);
+}
+
+static sg_gen *start(sg_port_llm *pl, const sg_llm_request *req, const sg_gen_events *ev, sg_err *err) {
+    sg_gen *g = calloc(1, sizeof *g);
+    g->ev = *ev;
+    sg_llm_callbacks cb = {on_reasoning, on_content, NULL, on_finish, on_error, g};
+    g->stream = sg_llm_start(pl->llm, req, &cb, err);
+    if (!g->stream) {
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static sg_gen *start_reasoning(void *impl, const char *system, const char *user, const sg_gen_events *ev,
+                               sg_err *err) {
+    sg_port_llm *pl = impl;
+    sg_llm_request req = {.api = SG_LLM_CHAT,
+                          .model = pl->model,
+                          .system = system,
+                          .user = user,
+                          .max_tokens = pl->reasoning_max_tokens,
+                          .temperature = pl->reasoning_temperature,
+                          .think = SG_LLM_THINK_AUTO,
+                          .priority = 0};
+    return start(pl, &req, ev, err);
+}
+
+static sg_gen *start_fork(void *impl, const char *prompt, int64_t max_tokens, double temperature,
+                          const sg_gen_events *ev, sg_err *err) {
+    sg_port_llm *pl = impl;
+    sg_llm_request req = {.api = SG_LLM_COMPLETIONS,
+                          .model = pl->model,
+                          .prompt = prompt,
+                          .max_tokens = max_tokens,
+                          .temperature = temperature,
+                          .think = SG_LLM_THINK_OFF,
+                          .priority = 1};
+    return start(pl, &req, ev, err);
+}
+
+static void abort_gen(void *impl, sg_gen *g, sg_gen_summary *out) {
+    sg_llm_result r;
+    memset(&r, 0, sizeof r);
+    sg_llm_abort(g->stream, &r);
+    summarize(g, &r, out);
+    snprintf(out->finish, sizeof out->finish, "client-abort");
+    free(g);
+}
+
+void sg_port_llm_init(sg_port_llm *pl, sg_llm_port *port) {
+    port->impl = pl;
+    port->start_reasoning = start_reasoning;
+    port->start_fork = start_fork;
+    port->abort = abort_gen;
+}

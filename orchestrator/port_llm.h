@@ -1,0 +1,25 @@
+/* port_llm.h — the real LLM port: ports.h's interface over orchestrator/llm.h.
+ *
+ * Contract: reasoning streams are chat requests (the server's reasoning parser, or
+ * <think> tags split from content); forks are raw /v1/completions requests on the fork
+ * prompt, with thinking off. The reasoning token count passed to the task is the number
+ * of reasoning chunks received (servers stream about one token per chunk) until the
+ * server's usage says otherwise; summaries carry the server's usage when it sent one and
+ * mark estimates. The port borrows the sg_llm, which must outlive it. */
+#ifndef SG_PORT_LLM_H
+#define SG_PORT_LLM_H
+
+#include "orchestrator/llm.h"
+#include "orchestrator/ports.h"
+
+typedef struct sg_port_llm {
+    sg_llm *llm;
+    const char *model;
+    int64_t reasoning_max_tokens; /* 0: server default */
+    double reasoning_temperature; /* < 0: server default */
+} sg_port_llm;
+
+/* Fill port with the functions and `impl` = pl (which must outlive the port). */
+void sg_port_llm_init(sg_port_llm *pl, sg_llm_port *port);
+
+#endif

@@ -1,0 +1,20 @@
+# profiler/: benchmarks and GPU checks beside the code.
+
+## make bench-profile the profiler's own overhead per candidate and the runs it needed
+##                    to reach a stable median, per builtin OpenCL task (PoCL here)
+.PHONY: bench-profile gpu-check-profiler
+bench-profile: $(BUILD)/bench/bench_profile
+	$(BUILD)/bench/bench_profile suites/builtin
+
+## make gpu-check-profiler  the profiler's GPU checks alone (profiler/gpu-check.sh)
+gpu-check-profiler: $(SPECGEN_BIN) $(BUILD)/gpu/prof_streams
+	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) profiler/gpu-check.sh
+
+# `make gpu-check` (validator/module.mk) runs profiler/gpu-check.sh too; it needs:
+gpu-check: $(BUILD)/gpu/prof_streams
+
+# The second-stream fixture: CUPTI must count work a kernel's launcher put on another stream.
+$(BUILD)/gpu/prof_streams: tests/gpu/prof_streams.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  GPU     $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)

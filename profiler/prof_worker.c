@@ -1,0 +1,457 @@
+/* The profiler's job inside a validation worker (job type "profile", see
+ * docs/validator-protocol.md): baseline and candidate compiled as validation does, then
+ * timed interleaved over several input sets with the last-level cache flushed before
+ * every run, until both medians are stable; then the candidate's outputs for every
+ * input set are checked against the reference, so a kernel that remembers results
+ * across launches is caught. The reply carries the raw samples; the parent summarizes. */
+#include "profiler/stats.h"
+#include "validator/compare.h"
+#include "validator/internal.h"
+#include "validator/launch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POISON 0xFF               /* NaN for floats, -1 for integers */
+#define DEFAULT_LLC (32ULL << 20) /* when the device does not say */
+#define MAX_FLUSH (1ULL << 30)    /* twice the largest last-level cache we expect */
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+typedef struct prof_opts {
+    int warmup, input_sets, flush;
+    sg_stability stab;
+    uint64_t seed;
+} prof_opts;
+
+/* One program's device buffers: outputs and scratch are shared by every input set (so a
+ * kernel that keeps results in them sees them change under it); inputs come from the set. */
+typedef struct side {
+    sg_val_source p;
+    int n; /* task buffers, then the plan's scratch */
+    const char **name;
+    sg_be_mem **mem; /* NULL for task inputs */
+    size_t *bytes;
+    double *samples;
+    int nsamples;
+} side;
+
+typedef struct prof {
+    sg_val_dev *d;
+    const sg_val_task *t;
+    sg_be_limits lim;
+    prof_opts o;
+    int nsets;
+    sg_be_mem ***in; /* [set][task buffer]: inputs on the device (NULL for outputs) */
+    sg_be_mem *flush;
+    size_t flush_bytes;
+} prof;
+
+static int buf_size(const char *expr, const sg_val_sizes *s, sg_val_type ty, const char *name,
+                    size_t *count, size_t *bytes, sg_err *err) {
+    int64_t n;
+    sg_err e2;
+    if (sg_val_expr_eval(expr, s, &n, &e2) < 0) return sg_errf(err, "buffer %s: %s", name, e2.msg);
+    if (n < 0) return sg_errf(err, "buffer %s: negative count %lld", name, (long long)n);
+    *count = (size_t)n;
+    *bytes = (size_t)n * sg_val_type_size(ty);
+    return 0;
+}
+
+/* Fresh inputs for every set, from seed + k * golden. */
+static int make_sets(prof *p, sg_err *err) {
+    const sg_val_task *t = p->t;
+    p->in = sg_xcalloc((size_t)p->nsets, sizeof *p->in);
+    for (int k = 0; k < p->nsets; k++) {
+        p->in[k] = sg_xcalloc((size_t)t->nbuf + 1, sizeof **p->in);
+        sg_val_rng rng = {p->o.seed + (uint64_t)k * GOLDEN};
+        for (int i = 0; i < t->nbuf; i++) {
+            if (t->buf[i].role != SG_VAL_IN) continue;
+            size_t n, bytes;
+            if (buf_size(t->buf[i].count, &t->sizes, t->buf[i].type, t->buf[i].name, &n, &bytes,
+                         err) < 0)
+                return -1;
+            unsigned char *host = sg_xmalloc(bytes + 1);
+            sg_val_fill(&rng, &t->buf[i], host, n);
+            int rc = p->d->ops->alloc(p->d->be, bytes, &p->in[k][i], err);
+            if (rc == 0) rc = p->d->ops->write(p->d->be, p->in[k][i], 0, host, bytes, err);
+            free(host);
+            if (rc < 0) return rc;
+        }
+    }
+    return 0;
+}
+
+static int side_open(prof *p, side *s, sg_err *err) {
+    const sg_val_task *t = p->t;
+    s->n = t->nbuf + s->p.plan.nscratch;
+    s->name = sg_xcalloc((size_t)s->n + 1, sizeof *s->name);
+    s->mem = sg_xcalloc((size_t)s->n + 1, sizeof *s->mem);
+    s->bytes = sg_xcalloc((size_t)s->n + 1, sizeof *s->bytes);
+    s->samples = sg_xcalloc((size_t)p->o.stab.max_runs + 1, sizeof *s->samples);
+    for (int i = 0; i < s->n; i++) {
+        const char *cnt;
+        sg_val_type ty;
+        if (i < t->nbuf) {
+            s->name[i] = t->buf[i].name;
+            if (t->buf[i].role == SG_VAL_IN) continue;
+            cnt = t->buf[i].count;
+            ty = t->buf[i].type;
+        } else {
+            const sg_val_scratch *sc = &s->p.plan.scratch[i - t->nbuf];
+            s->name[i] = sc->name;
+            cnt = sc->count;
+            ty = sc->type;
+        }
+        size_t n;
+        if (buf_size(cnt, &t->sizes, ty, s->name[i], &n, &s->bytes[i], err) < 0) return -1;
+        int rc = p->d->ops->alloc(p->d->be, s->bytes[i], &s->mem[i], err);
+        if (rc < 0) return rc;
+        unsigned char *img = sg_xmalloc(s->bytes[i] + 1);
+        memset(img, POISON, s->bytes[i]);
+        rc = p->d->ops->write(p->d->be, s->mem[i], 0, img, s->bytes[i], err);
+        free(img);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+static void side_close(prof *p, side *s) {
+    for (int i = 0; i < s->n; i++) p->d->ops->free_mem(p->d->be, s->mem[i]);
+    free(s->name);
+    free(s->mem);
+    free(s->bytes);
+    free(s->samples);
+    sg_val_source_free(&s->p);
+}
+
+static int bind(prof *p, side *s, int set, const char *name, sg_be_arg *a, sg_err *err) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->name[i], name)) {
+            memset(a, 0, sizeof *a);
+            a->mem = s->mem[i] ? s->mem[i] : p->in[set][i];
+            a->bytes = s->mem[i] ? s->bytes[i] : 0;
+            if (!s->mem[i]) { /* an input: its size at the main shape */
+                size_t n;
+                buf_size(p->t->buf[i].count, &p->t->sizes, p->t->buf[i].type, name, &n, &a->bytes,
+                         err);
+            }
+            return 0;
+        }
+    for (int i = 0; i < p->t->nscalar; i++)
+        if (!strcmp(p->t->scalar[i].name, name))
+            return sg_val_scalar_arg(&p->t->scalar[i], &p->t->sizes, a, err);
+    return sg_errf(err, "argument \"%s\" is not a buffer, scalar or scratch", name);
+}
+
+/* Enqueue every launch line of the side's plan on input set `set` (no wait). */
+static int launch_all(prof *p, side *s, int set, sg_err *err) {
+    const sg_val_plan *plan = &s->p.plan;
+    for (int li = 0; li < plan->nlaunch; li++) {
+        const sg_val_launch *l = &plan->launch[li];
+        sg_val_dims dm;
+        if (sg_val_launch_dims(l, &p->t->sizes, &p->lim, s->p.where, &dm, err) < 0) return -1;
+        int na = l->args ? l->narg : p->t->narg;
+        char *const *names = l->args ? l->args : p->t->args;
+        sg_be_arg args[64];
+        if (na > 64) return sg_errf(err, "more than 64 arguments");
+        for (int a = 0; a < na; a++)
+            if (bind(p, s, set, names[a], &args[a], err) < 0) return -1;
+        int rc =
+            p->d->ops->launch(p->d->be, s->p.prog, li, args, na, dm.grid, dm.block, dm.smem, err);
+        if (rc < 0)
+            return sg_err_prefix(err, "%s:%d: launch of %s", s->p.where, l->line, l->kernel), rc;
+    }
+    return 0;
+}
+
+static int run_untimed(prof *p, side *s, int set, sg_err *err) {
+    int rc = launch_all(p, s, set, err);
+    return rc < 0 ? rc : p->d->ops->finish(p->d->be, err);
+}
+
+/* Flush the last-level cache, then one timed run. */
+static int run_timed(prof *p, side *s, int set, sg_err *err) {
+    const sg_be_ops *ops = p->d->ops;
+    int rc = 0;
+    if (p->flush) rc = ops->fill(p->d->be, p->flush, p->flush_bytes, err);
+    if (rc == 0) rc = ops->time_begin(p->d->be, err);
+    if (rc == 0) rc = launch_all(p, s, set, err);
+    double ns = 0;
+    int rc2 = ops->time_end(p->d->be, &ns, rc < 0 ? NULL : err);
+    if (rc == 0) rc = rc2;
+    if (rc == 0) s->samples[s->nsamples++] = ns;
+    return rc;
+}
+
+/* Interleaved timing: each step times both sides on the same input set, the order of the
+ * two alternating; the sets rotate. Stops when every side's median is stable. */
+static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
+    int rc = 0;
+    for (int w = 0; w < p->o.warmup && rc == 0; w++)
+        for (int j = 0; j < nsides && rc == 0; j++)
+            rc = run_untimed(p, sides[j], w % p->nsets, err);
+    for (int i = 0; rc == 0; i++) {
+        int set = i % p->nsets;
+        for (int j = 0; j < nsides && rc == 0; j++)
+            rc = run_timed(p, sides[(i + j) % nsides], set, err);
+        if (rc < 0) break;
+        int stable = 1;
+        for (int j = 0; j < nsides; j++)
+            stable &= sg_timing_stable(sides[j]->samples, sides[j]->nsamples, &p->o.stab);
+        if (stable) break;
+        if (set == p->nsets - 1 && p->d->phase) p->d->phase(p->d->phase_arg, "run"); /* a batch */
+    }
+    return rc;
+}
+
+static int read_outputs(prof *p, side *s, unsigned char **out, sg_err *err) {
+    for (int i = 0; i < p->t->nbuf; i++) {
+        if (p->t->buf[i].role != SG_VAL_OUT) continue;
+        out[i] = sg_xmalloc(s->bytes[i] + 1);
+        int rc = p->d->ops->read(p->d->be, s->mem[i], 0, out[i], s->bytes[i], err);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* After timing: the candidate on every input set, its buffers as the timing left them,
+ * against the reference on the same set. 0: all matched; 1: r filled with a mismatch. */
+static int verify_sets(prof *p, side *cand, side *ref, sg_val_result *r, sg_err *err) {
+    const sg_val_task *t = p->t;
+    int rc = 0, bad = 0;
+    for (int k = 0; k < p->nsets && rc == 0 && !bad; k++) {
+        unsigned char **got = sg_xcalloc((size_t)t->nbuf + 1, sizeof *got);
+        unsigned char **want = sg_xcalloc((size_t)t->nbuf + 1, sizeof *want);
+        if ((rc = run_untimed(p, ref, k, err)) == 0 &&
+            (rc = read_outputs(p, ref, want, err)) == 0 && (rc = run_untimed(p, cand, k, err)) == 0)
+            rc = read_outputs(p, cand, got, err);
+        for (int i = 0; rc == 0 && !bad && i < t->nbuf; i++) {
+            if (t->buf[i].role != SG_VAL_OUT) continue;
+            sg_val_cmp c;
+            size_t n = cand->bytes[i] / sg_val_type_size(t->buf[i].type);
+            if (sg_val_compare(&t->buf[i], got[i], want[i], n, &c) == 0) continue;
+            bad = 1;
+            char g[48], e[48], shape[96];
+            sg_val_format_value(t->buf[i].type, c.got, g, sizeof g);
+            sg_val_format_value(t->buf[i].type, c.ref, e, sizeof e);
+            sg_val_sizes_format(&t->sizes, shape, sizeof shape);
+            snprintf(r->output, sizeof r->output, "%s", t->buf[i].name);
+            snprintf(r->shape, sizeof r->shape, "%s", shape);
+            r->first_bad = c.first_bad;
+            r->max_abs = c.max_abs;
+            r->max_rel = c.max_rel;
+            sg_val_result_set(
+                r, SG_VAL_MISMATCH,
+                "wrong result after timing: on input set %d of %d, output %s at shape %s has %zu "
+                "of %zu elements wrong; first at index %lld: got %s, expected %s. It passed "
+                "validation, so it depends on what earlier launches left behind (a kernel that "
+                "reuses remembered results gives stale answers when the inputs change)",
+                k + 1, p->nsets, t->buf[i].name, shape, c.nbad, n, (long long)c.first_bad, g, e);
+        }
+        for (int i = 0; i < t->nbuf; i++) {
+            free(got[i]);
+            free(want[i]);
+        }
+        free(got);
+        free(want);
+    }
+    return rc < 0 ? rc : bad;
+}
+
+static json_t *facts_json(prof *p, side *s) {
+    json_t *arr = json_array();
+    if (!p->d->ops->facts) return arr;
+    for (int li = 0; li < s->p.plan.nlaunch; li++) {
+        const sg_val_launch *l = &s->p.plan.launch[li];
+        sg_val_dims dm;
+        sg_be_facts f;
+        sg_err e;
+        if (sg_val_launch_dims(l, &p->t->sizes, &p->lim, s->p.where, &dm, &e) < 0 ||
+            p->d->ops->facts(p->d->be, s->p.prog, li, dm.block, dm.smem, &f, &e) < 0)
+            continue;
+        json_array_append_new(
+            arr, json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:s, s:I}", "kernel", l->kernel,
+                           "wg_limit", (json_int_t)f.wg_limit, "private_bytes",
+                           (json_int_t)f.private_bytes, "local_bytes", (json_int_t)f.local_bytes,
+                           "shared_bytes", (json_int_t)f.shared_bytes, "registers", f.registers,
+                           "occupancy", f.occupancy, "limiter", f.limiter ? f.limiter : "", "block",
+                           (json_int_t)(dm.block[0] * dm.block[1] * dm.block[2])));
+    }
+    return arr;
+}
+
+/* One run of the candidate under the backend's metrics collector, when it has one. */
+static void metrics_line(prof *p, side *s, char *out, size_t n) {
+    const sg_be_ops *ops = p->d->ops;
+    sg_err e;
+    if (!ops->metrics_begin) {
+        snprintf(out, n, "metrics unavailable: the %s backend has no hardware counter access",
+                 ops->name);
+        return;
+    }
+    if (ops->metrics_begin(p->d->be, &e) < 0) {
+        snprintf(out, n, "%s", e.msg);
+        return;
+    }
+    int rc = launch_all(p, s, 0, &e);
+    if (ops->metrics_end(p->d->be, out, n, rc < 0 ? NULL : &e) < 0 || rc < 0)
+        snprintf(out, n, "metrics unavailable: %s", e.msg);
+}
+
+/* One run's bytes moved and flops from task.json's optional "bytes" / "flops" (size
+ * expressions, or numbers) at the main sizes. 0 with *v = -1 when the field is absent. */
+static int task_amount(const json_t *root, const char *key, prof *p, double *v, sg_err *err) {
+    json_t *j = json_object_get(root, key);
+    *v = -1;
+    if (!j) return 0;
+    if (json_is_number(j)) {
+        *v = json_number_value(j);
+        return 0;
+    }
+    int64_t n;
+    sg_err e2;
+    if (!json_is_string(j) || sg_val_expr_eval(json_string_value(j), &p->t->sizes, &n, &e2) < 0)
+        return sg_errf(err, "%s/task.json: field \"%s\": %s", p->t->dir, key,
+                       json_is_string(j) ? e2.msg : "expected a number or a size expression");
+    *v = (double)n;
+    return 0;
+}
+
+/* The roofline inputs when the task declares bytes and flops; NULL otherwise. */
+static int roofline(prof *p, json_t **out, sg_err *err) {
+    *out = NULL;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/task.json", p->t->dir);
+    json_t *root = json_load_file(path, 0, NULL);
+    double bytes = -1, flops = -1, gbs = 0, gflops = 0;
+    int rc = root ? task_amount(root, "bytes", p, &bytes, err) : 0;
+    if (rc == 0 && root) rc = task_amount(root, "flops", p, &flops, err);
+    json_decref(root);
+    if (rc < 0 || bytes < 0 || flops < 0 || !p->d->ops->peaks) return rc;
+    sg_err e2;
+    if (p->d->ops->peaks(p->d->be, &gbs, &gflops, &e2) < 0) return 0; /* no peaks: no roofline */
+    *out = json_pack("{s:f, s:f, s:f, s:f}", "bytes", bytes, "flops", flops, "peak_gbs", gbs,
+                     "peak_gflops", gflops);
+    return 0;
+}
+
+static json_t *samples_json(const side *s) {
+    json_t *a = json_array();
+    for (int i = 0; s && i < s->nsamples; i++) json_array_append_new(a, json_real(s->samples[i]));
+    return a;
+}
+
+static void opts_from(const json_t *req, prof_opts *o) {
+    json_t *v;
+    o->warmup = (v = json_object_get(req, "warmup")) ? (int)json_integer_value(v) : 2;
+    o->input_sets = (v = json_object_get(req, "input_sets")) ? (int)json_integer_value(v) : 3;
+    o->flush = (v = json_object_get(req, "flush")) ? json_is_true(v) : 1;
+    sg_stability_default(&o->stab);
+    if ((v = json_object_get(req, "min_runs"))) o->stab.min_runs = (int)json_integer_value(v);
+    if ((v = json_object_get(req, "max_runs"))) o->stab.max_runs = (int)json_integer_value(v);
+    if ((v = json_object_get(req, "window"))) o->stab.window = (int)json_integer_value(v);
+    if ((v = json_object_get(req, "tol"))) o->stab.tol = json_number_value(v);
+    if (o->input_sets < 1) o->input_sets = 1;
+    if (o->warmup < 0) o->warmup = 0;
+    if (o->stab.max_runs < 1) o->stab.max_runs = 1;
+}
+
+static json_t *fail_reply(const sg_val_result *r) {
+    return json_pack("{s:s, s:s, s:s}", "error", r->message, "verdict",
+                     sg_val_verdict_name(r->verdict), "detail", r->detail);
+}
+
+/* Compile, time, verify. Returns 0 or SG_BE_STICKY; *reply always set. */
+static int profile(prof *p, const sg_val_job *job, json_t **reply) {
+    sg_val_dev *d = p->d;
+    sg_val_result r;
+    memset(&r, 0, sizeof r);
+    sg_err e = {0};
+    side base = {0}, cand = {0}, ref = {0}, ref2 = {0};
+    sg_val_job bj = *job;
+    bj.candidate = NULL;
+    int have_cand = job->candidate != NULL, rc;
+    if ((rc = sg_val_prepare_job(d, p->t, &bj, &base.p, &ref.p, &r)) < 0 ||
+        (have_cand && (rc = sg_val_prepare_job(d, p->t, job, &cand.p, &ref2.p, &r)) < 0)) {
+        *reply = fail_reply(&r);
+        goto out;
+    }
+    if (!d->ops->time_begin || !d->ops->time_end) {
+        *reply = json_pack("{s:s}", "error", "this backend cannot time kernels");
+        goto out;
+    }
+    if (d->phase) d->phase(d->phase_arg, "run");
+    d->ops->limits(d->be, &p->lim);
+    if (p->o.flush && d->ops->fill) {
+        uint64_t llc = d->ops->llc_bytes ? d->ops->llc_bytes(d->be) : 0;
+        p->flush_bytes = (size_t)(2 * (llc ? llc : DEFAULT_LLC));
+        if (p->flush_bytes > MAX_FLUSH) p->flush_bytes = MAX_FLUSH;
+        if ((rc = d->ops->alloc(d->be, p->flush_bytes, &p->flush, &e)) < 0) goto fail;
+    }
+    side *sides[2] = {&base, &cand};
+    int nsides = have_cand ? 2 : 1;
+    if ((rc = make_sets(p, &e)) < 0 || (rc = side_open(p, &base, &e)) < 0 ||
+        (have_cand && (rc = side_open(p, &cand, &e)) < 0) || (rc = side_open(p, &ref, &e)) < 0)
+        goto fail;
+    json_t *roof = NULL; /* first: a bad bytes/flops field should not wait for the timing */
+    if ((rc = roofline(p, &roof, &e)) < 0 || (rc = time_all(p, sides, nsides, &e)) < 0) {
+        json_decref(roof);
+        goto fail;
+    }
+    int bad = 0;
+    if (d->phase) d->phase(d->phase_arg, "run"); /* the checks after timing: a new batch */
+    if (have_cand && (bad = verify_sets(p, &cand, &ref, &r, &e)) < 0) {
+        rc = bad;
+        json_decref(roof);
+        goto fail;
+    }
+    char metrics[512];
+    metrics_line(p, have_cand ? &cand : &base, metrics, sizeof metrics);
+    *reply = json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:I, s:i}", "base", samples_json(&base),
+                       "cand", samples_json(have_cand ? &cand : NULL), "verdict",
+                       bad ? "mismatch" : "pass", "message", bad ? r.message : "", "facts",
+                       facts_json(p, have_cand ? &cand : &base), "metrics", metrics, "flush_bytes",
+                       (json_int_t)p->flush_bytes, "input_sets", p->nsets);
+    if (roof) json_object_set_new(*reply, "roof", roof);
+    goto out;
+fail:
+    *reply = json_pack("{s:s, s:s}", "error", e.msg, "verdict",
+                       rc == SG_BE_STICKY ? "crash" : "launch_error");
+out:
+    if (p->in)
+        for (int k = 0; k < p->nsets; k++) {
+            for (int i = 0; p->in[k] && i < p->t->nbuf; i++) d->ops->free_mem(d->be, p->in[k][i]);
+            free(p->in[k]);
+        }
+    free(p->in);
+    p->in = NULL;
+    if (p->flush) d->ops->free_mem(d->be, p->flush);
+    side_close(p, &base);
+    side_close(p, &cand);
+    side_close(p, &ref);
+    side_close(p, &ref2);
+    return rc == SG_BE_STICKY ? SG_BE_STICKY : 0;
+}
+
+int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply) {
+    sg_val_job job;
+    sg_val_job_from_json(req, &job);
+    if (!job.task_dir) {
+        *reply = json_pack("{s:s}", "error", "profile job without task_dir");
+        return 0;
+    }
+    sg_val_task t;
+    sg_err e;
+    if (sg_val_task_load(job.task_dir, &t, &e) < 0) {
+        *reply = json_pack("{s:s, s:s}", "error", e.msg, "verdict", "rejected");
+        return 0;
+    }
+    prof p = {.d = d, .t = &t};
+    opts_from(req, &p.o);
+    p.o.seed = job.seed;
+    p.nsets = p.o.input_sets;
+    int rc = profile(&p, &job, reply);
+    sg_val_task_free(&t);
+    return rc;
+}

@@ -1,0 +1,143 @@
+/* sg_prof_time: the parent's side of a profile job. It sends the job to the slot's
+ * worker through the pool (same deadlines, kill and respawn as validation; the worker
+ * restarts the run deadline after every timing batch) and turns the raw samples it
+ * returns into timings, a speedup with its band, and the candidate's static facts. */
+#include "profiler/profiler.h"
+
+#include "validator/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+void sg_prof_opts_default(sg_prof_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->warmup = 2;
+    o->input_sets = 3;
+    o->flush_cache = 1;
+    sg_stability_default(&o->stab);
+}
+
+static double mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int summarize(const json_t *arr, sg_timing *t, double *total_ns) {
+    size_t n = json_array_size(arr);
+    memset(t, 0, sizeof *t);
+    if (!n) return 0;
+    double *v = sg_xcalloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = json_number_value(json_array_get(arr, i));
+        *total_ns += v[i];
+    }
+    sg_timing_summarize(v, (int)n, t);
+    free(v);
+    return (int)n;
+}
+
+/* The occupancy limiter as a string literal (sg_fb_static keeps a pointer). */
+static const char *limiter_literal(const char *s) {
+    static const char *const known[] = {"registers", "shared memory", "block size",
+                                        "blocks per multiprocessor"};
+    for (size_t i = 0; s && i < sizeof known / sizeof *known; i++)
+        if (!strcmp(s, known[i])) return known[i];
+    return NULL;
+}
+
+/* Per-kernel facts into one line each, and the worst of them into sg_fb_static. */
+static void take_facts(const json_t *facts, sg_prof_result *r) {
+    size_t i;
+    json_t *f;
+    sg_buf b = {0};
+    json_array_foreach(facts, i, f) {
+        json_int_t wg = json_integer_value(json_object_get(f, "wg_limit"));
+        json_int_t priv = json_integer_value(json_object_get(f, "private_bytes"));
+        json_int_t local = json_integer_value(json_object_get(f, "local_bytes"));
+        json_int_t shared = json_integer_value(json_object_get(f, "shared_bytes"));
+        int regs = (int)json_integer_value(json_object_get(f, "registers"));
+        double occ = json_number_value(json_object_get(f, "occupancy"));
+        const char *lim = limiter_literal(json_string_value(json_object_get(f, "limiter")));
+        sg_buf_printf(&b, "%s%s: block %lld of at most %lld", i ? "; " : "",
+                      json_string_value(json_object_get(f, "kernel")),
+                      (long long)json_integer_value(json_object_get(f, "block")), (long long)wg);
+        if (regs) sg_buf_printf(&b, ", %d registers", regs);
+        if (priv) sg_buf_printf(&b, ", %lld B private", (long long)priv);
+        if (local) sg_buf_printf(&b, ", %lld B local (spills)", (long long)local);
+        sg_buf_printf(&b, ", %lld B shared/local", (long long)shared);
+        if (occ > 0) sg_buf_printf(&b, ", occupancy %.0f%% (%s)", 100 * occ, lim ? lim : "?");
+        sg_fb_static *s = &r->facts;
+        s->have = 1;
+        if (regs > s->registers) s->registers = regs;
+        if (shared > s->shared_bytes) s->shared_bytes = (int)shared;
+        if (local > s->local_bytes) s->local_bytes = (int)local;
+        if (occ > 0 && (s->occupancy == 0 || occ < s->occupancy)) {
+            s->occupancy = occ;
+            s->occupancy_limiter = lim;
+        }
+    }
+    snprintf(r->facts_text, sizeof r->facts_text, "%s", b.data ? b.data : "");
+    sg_buf_free(&b);
+}
+
+int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
+                 sg_prof_result *r, sg_err *err) {
+    memset(r, 0, sizeof *r);
+    double t0 = mono_ms();
+    uint64_t seed = job->seed;
+    if (!seed && getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = (uint64_t)t0 ^ 0x5eed;
+    char seeds[24];
+    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)(seed ? seed : 1));
+    json_t *cand = json_null();
+    if (job->candidate && !(cand = json_stringn(job->candidate, job->candidate_len)))
+        return sg_errf(err, "the candidate is not valid UTF-8 text (or holds a NUL byte)");
+    json_t *req = json_pack(
+        "{s:s, s:s, s:o, s:s, s:s, s:i, s:i, s:b, s:i, s:i, s:i, s:f}", "type", "profile",
+        "task_dir", job->task_dir, "candidate", cand, "candidate_name",
+        job->candidate_name ? job->candidate_name : "candidate", "seed", seeds, "warmup", o->warmup,
+        "input_sets", o->input_sets, "flush", o->flush_cache, "min_runs", o->stab.min_runs,
+        "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
+    json_t *reply = NULL;
+    sg_val_result vr;
+    int rc = sg_val_pool_call(pool, slot, job, req, &reply, &vr, err);
+    json_decref(req);
+    if (rc < 0) return -1;
+    if (rc == 1)
+        return sg_errf(err, "timing %s: %s",
+                       job->candidate_name ? job->candidate_name : "the baseline", vr.message);
+    const char *e = json_string_value(json_object_get(reply, "error"));
+    if (e) {
+        sg_errf(err, "%s", e);
+        json_decref(reply);
+        return -1;
+    }
+    double total = 0;
+    summarize(json_object_get(reply, "base"), &r->baseline, &total);
+    summarize(json_object_get(reply, "cand"), &r->candidate, &total);
+    r->device_ms = total / 1e6;
+    if (r->candidate.runs) r->speedup = sg_speedup_compare(&r->baseline, &r->candidate);
+    take_facts(json_object_get(reply, "facts"), r);
+    json_t *roof = json_object_get(reply, "roof");
+    if (roof) {
+        r->roof.have = 1;
+        r->roof.bytes = json_number_value(json_object_get(roof, "bytes"));
+        r->roof.flops = json_number_value(json_object_get(roof, "flops"));
+        r->roof.peak_gbs = json_number_value(json_object_get(roof, "peak_gbs"));
+        r->roof.peak_gflops = json_number_value(json_object_get(roof, "peak_gflops"));
+    }
+    snprintf(r->metrics, sizeof r->metrics, "%s",
+             json_string_value(json_object_get(reply, "metrics")) ?: "");
+    const char *verdict = json_string_value(json_object_get(reply, "verdict"));
+    r->verdict = verdict && !strcmp(verdict, "mismatch") ? SG_VAL_MISMATCH : SG_VAL_PASS;
+    snprintf(r->message, sizeof r->message, "%s",
+             json_string_value(json_object_get(reply, "message")) ?: "");
+    r->input_sets = (int)json_integer_value(json_object_get(reply, "input_sets"));
+    r->flush_bytes = (double)json_integer_value(json_object_get(reply, "flush_bytes"));
+    json_decref(reply);
+    r->wall_ms = mono_ms() - t0;
+    return 0;
+}

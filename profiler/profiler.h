@@ -1,0 +1,60 @@
+/* profiler.h — trustworthy timing of a candidate against the baseline, in the same
+ * sandboxed worker that validated it.
+ *
+ * Contract
+ * - sg_prof_time runs inside the validator's worker for `slot` (validator.h's pool): it
+ *   compiles (the compile cache makes this free after validation) the task's baseline and
+ *   the job's candidate (job->candidate NULL: the baseline alone), then times them
+ *   interleaved — warm-up runs, then runs rotating over `input_sets` freshly generated
+ *   input sets, the last-level cache flushed before every run (a write over a buffer
+ *   twice its size), until the median is stable (stats.h's rule) or max_runs.
+ * - One run's time is device time: OpenCL event timestamps, from the first kernel's
+ *   start to the last kernel's end; on CUDA, CUPTI activity records of every kernel on any
+ *   stream in the timed region (so work hidden on another stream is counted).
+ * - The result: both timings, the speedup with its noise band and verdict, static facts
+ *   of the candidate's kernels when the backend reports them (registers, local memory /
+ *   spills, occupancy; work-group limits on OpenCL), and a line about hardware metrics
+ *   ("metrics unavailable: ..." where they are). Deadlines are the pool's run timeout
+ *   per timing batch; a candidate that hangs is killed like in validation.
+ * - After timing, the candidate's outputs for every input set (its buffers as the timing
+ *   left them) are compared with the reference: a mismatch sets r->verdict.
+ * - Returns 0 with r filled, -1 with err when the job could not run (err says why). */
+#ifndef SG_PROFILER_H
+#define SG_PROFILER_H
+
+#include "common/err.h"
+#include "profiler/feedback.h"
+#include "profiler/stats.h"
+#include "validator/validator.h"
+
+typedef struct sg_prof_opts {
+    int warmup;        /* untimed runs of each kernel first (default 2) */
+    int input_sets;    /* fresh input sets rotated over (default 3) */
+    int flush_cache;   /* flush the last-level cache before each run (default 1) */
+    sg_stability stab; /* min/max runs, window, tolerance (stats.h defaults) */
+} sg_prof_opts;
+
+void sg_prof_opts_default(sg_prof_opts *o);
+
+typedef struct sg_prof_result {
+    sg_timing baseline, candidate; /* candidate.runs == 0 when only the baseline ran */
+    sg_speedup speedup;
+    sg_fb_static facts;    /* the worst over the candidate's kernels */
+    sg_fb_roofline roof;   /* when the task declares "bytes" and "flops" per run */
+    char facts_text[1024]; /* every kernel's facts, one clause each */
+    char metrics[512];
+    double wall_ms;   /* the profiler's own wall time for this job */
+    double device_ms; /* the sum of all timed runs (wall_ms - device_ms: overhead) */
+    /* SG_VAL_MISMATCH when the candidate's outputs after timing were wrong for some input
+     * set (it depends on earlier launches, e.g. remembers results): message says how, and
+     * the timings must not be believed. SG_VAL_PASS otherwise. */
+    sg_val_verdict verdict;
+    char message[1024];
+    int input_sets;
+    double flush_bytes; /* the buffer written before each run; 0: no flush */
+} sg_prof_result;
+
+int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
+                 sg_prof_result *r, sg_err *err);
+
+#endif

@@ -1,0 +1,97 @@
+"""Exact reply bytes (what LMCache's native resp:// client requires), pipelining, bulks
+split at every awkward boundary, protocol errors, max clients and idle timeout."""
+import hashlib
+import os
+import time
+
+from kvlib import Raw, Server, encode, finish, ok
+
+with Server("--maxclients", "4", "--timeout", "1s") as srv:
+    r = Raw(srv.port)
+    ok(r.cmd("SET", "k", "hello") == b"+OK\r\n", "SET replies +OK")
+    ok(r.cmd("EXISTS", "k") == b":1\r\n", "EXISTS of a present key replies :1")
+    ok(r.cmd("EXISTS", "nope") == b":0\r\n", "EXISTS of a missing key replies :0")
+    ok(r.cmd("GET", "k") == b"$5\r\nhello\r\n", "GET replies $5 hello")
+    ok(r.cmd("GET", "nope") == b"$-1\r\n", "GET of a missing key replies $-1")
+    ok(r.cmd("SET", "e", "") == b"+OK\r\n" and r.cmd("GET", "e") == b"$0\r\n\r\n",
+       "an empty value round-trips as $0")
+    ok(r.cmd("DEL", "k", "k") == b":1\r\n", "DEL counts keys removed")
+    ok(r.cmd("PING") == b"+PONG\r\n", "PING replies +PONG")
+    r.send(b"PING\r\n")
+    ok(r.read_reply() == b"+PONG\r\n", "inline commands work")
+    ok(r.cmd("NOSUCH", "a") ==
+       b"-ERR unknown command 'NOSUCH', with args beginning with: 'a' \r\n",
+       "unknown commands get Redis's error text")
+    ok(r.cmd("GET") == b"-ERR wrong number of arguments for 'get' command\r\n",
+       "wrong arity gets Redis's error text")
+
+    # Pipelining: 200 commands in one write, replies in order.
+    req = b"".join(encode("SET", f"p{i}", f"v{i}") + encode("GET", f"p{i}") for i in range(200))
+    r.send(req)
+    good = all(r.read_reply() == b"+OK\r\n" and r.read_reply() == b"$%d\r\nv%d\r\n" % (
+        len(str(i)) + 1, i) for i in range(200))
+    ok(good, "200 pipelined SET/GET pairs reply in order")
+
+    # Big values (received straight into their slot) sent in awkward pieces.
+    for size in (65536, 65537, 300000, 1 << 20, (1 << 20) + 7, 5 * (1 << 20) + 3):
+        val = os.urandom(size)
+        msg = encode("SET", "big", val) + encode("GET", "big")
+        # header alone, body in odd pieces, CRLF split, next command glued on
+        cuts = sorted({5, 20, len(msg) // 3, len(msg) - len(encode("GET", "big")) - 1,
+                       len(msg) - 3})
+        last = 0
+        for c in cuts + [len(msg)]:
+            r.send(msg[last:c])
+            last = c
+            time.sleep(0.001)
+        a = r.read_reply()
+        b = r.read_reply()
+        ok(a == b"+OK\r\n" and b == b"$%d\r\n" % size + val + b"\r\n",
+           f"a {size}-byte value split across writes round-trips exactly",
+           f"{a[:40]!r} {b[:40]!r}")
+
+    # MSET with several big values, pipelined with MGET.
+    vals = [os.urandom(200000 + i) for i in range(3)]
+    r.send(encode("MSET", "m0", vals[0], "m1", vals[1], "m2", vals[2]) +
+           encode("MGET", "m0", "m1", "m2", "none"))
+    ok(r.read_reply() == b"+OK\r\n", "MSET of big values replies +OK")
+    want = b"*4\r\n" + b"".join(b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals) + b"$-1\r\n"
+    ok(r.read_reply() == want, "MGET returns the big values and a nil, exactly")
+
+    # A value that cannot fit: its bytes are read and dropped, the request fails.
+    big = Raw(srv.port)
+    ok(big.cmd("CONFIG", "SET", "maxmemory", "8M") == b"+OK\r\n", "CONFIG SET maxmemory 8M")
+    reply = big.cmd("SET", "huge", os.urandom(9 << 20))
+    ok(reply.startswith(b"-OOM command not allowed when used memory > 'maxmemory'"),
+       "a value above maxmemory is refused with Redis's OOM error", reply)
+    ok(big.cmd("PING") == b"+PONG\r\n", "the connection stays usable after the refusal")
+    ok(big.cmd("CONFIG", "SET", "maxmemory", "0") == b"+OK\r\n", "maxmemory 0 means the whole region")
+    big.close()
+
+    # Protocol errors are answered, then the connection is closed.
+    bad = Raw(srv.port)
+    bad.send(b"*1\r\n$abc\r\n")
+    ok(bad.read_reply() == b"-ERR Protocol error: invalid bulk length\r\n",
+       "a bad bulk length is a protocol error")
+    ok(bad.closed(), "the server closes the connection after a protocol error")
+    bad = Raw(srv.port)
+    bad.send(b"*1\r\n$%d\r\n" % ((512 << 20) + 1))
+    ok(bad.read_reply() == b"-ERR Protocol error: invalid bulk length\r\n",
+       "a bulk above 512 MiB is refused")
+
+    # Max clients: r plus 3 more fit, the 5th is told why it is refused.
+    extra = [Raw(srv.port) for _ in range(3)]
+    for e in extra:
+        e.cmd("PING")
+    fifth = Raw(srv.port)
+    ok(fifth.read_line() == b"-ERR max number of clients reached\r\n",
+       "past --maxclients a connection gets Redis's error")
+    for e in extra:
+        e.close()
+
+    # Idle timeout: an idle connection is closed after --timeout.
+    idle = Raw(srv.port)
+    idle.cmd("PING")
+    t0 = time.time()
+    ok(idle.closed(wait=5) and time.time() - t0 < 4.5, "an idle connection is closed after --timeout")
+finish()

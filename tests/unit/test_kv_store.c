@@ -1,0 +1,182 @@
+/* kvstore store: set/get through a real host backend, LRU eviction within the budget,
+ * references keeping values alive, expiry on the caller's clock, SCAN across resizes,
+ * shrinking maxmemory. */
+#include "kvstore/store.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MiB ((uint64_t)1 << 20)
+
+typedef struct fixture {
+    sg_kv_backend *be;
+    sg_kv_store *st;
+} fixture;
+
+static int setup(void **state) {
+    fixture *f = calloc(1, sizeof *f);
+    sg_err err;
+    if (sg_kv_backend_open("host", 16 * MiB, &f->be, &err) != 0) return -1;
+    f->st = sg_kv_store_new(f->be, 42);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture *f = *state;
+    sg_kv_store_free(f->st);
+    f->be->destroy(f->be);
+    free(f);
+    return 0;
+}
+
+static void put(sg_kv_store *st, const char *key, const void *data, uint64_t n, int64_t now) {
+    sg_err err;
+    sg_kv_val *v = sg_kv_val_new(st, n, &err);
+    assert_non_null(v);
+    if (data) assert_int_equal(sg_kv_val_write(st, v, 0, data, n, &err), 0);
+    assert_int_equal(sg_kv_set(st, key, strlen(key), v, 0, 0, now), 1);
+    sg_kv_val_unref(st, v);
+}
+
+static void set_get_roundtrip(void **state) {
+    fixture *f = *state;
+    char *data = malloc(3 * MiB + 5);
+    for (uint64_t i = 0; i < 3 * MiB + 5; i++) data[i] = (char)(i * 7 + i / 4096);
+    put(f->st, "big", data, 3 * MiB + 5, 0);
+    sg_kv_val *v = sg_kv_get(f->st, "big", 3, 0);
+    assert_non_null(v);
+    char *back = malloc(v->len);
+    sg_err err;
+    assert_int_equal(sg_kv_val_read(f->st, v, 0, back, v->len, &err), 0);
+    assert_memory_equal(back, data, 3 * MiB + 5);
+    assert_int_equal(sg_kv_val_read(f->st, v, MiB - 3, back, 10, &err), 0);
+    assert_memory_equal(back, data + MiB - 3, 10); /* reads across an extent boundary */
+    free(back);
+    free(data);
+}
+
+static void lru_eviction_keeps_the_budget(void **state) {
+    fixture *f = *state;
+    char key[32];
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        put(f->st, key, NULL, MiB, i);
+        assert_non_null(sg_kv_get(f->st, "k0", 2, i)); /* k0 is always the most recent */
+        sg_kv_stats s;
+        sg_kv_get_stats(f->st, &s);
+        assert_true(s.used <= s.maxmemory);
+    }
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.keys, 16);
+    assert_int_equal(s.evicted, 24);
+    assert_int_equal(sg_kv_exists(f->st, "k1", 2, 100), 0);
+    assert_int_equal(sg_kv_exists(f->st, "k0", 2, 100), 1);
+    assert_int_equal(sg_kv_exists(f->st, "k39", 3, 100), 1);
+}
+
+static void references_outlive_delete(void **state) {
+    fixture *f = *state;
+    put(f->st, "a", "xyz", 3, 0);
+    sg_kv_val *v = sg_kv_get(f->st, "a", 1, 0);
+    sg_kv_val_ref(v); /* a reply in flight */
+    assert_int_equal(sg_kv_del(f->st, "a", 1, 0), 1);
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.keys, 0);
+    assert_int_equal(s.value_bytes, 3); /* still counted while referenced */
+    char back[3];
+    sg_err err;
+    assert_int_equal(sg_kv_val_read(f->st, v, 0, back, 3, &err), 0);
+    assert_memory_equal(back, "xyz", 3);
+    sg_kv_val_unref(f->st, v);
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.value_bytes, 0);
+    assert_int_equal(s.used, 0);
+}
+
+static void expiry_uses_the_callers_clock(void **state) {
+    fixture *f = *state;
+    sg_err err;
+    sg_kv_val *v = sg_kv_val_new(f->st, 1, &err);
+    assert_int_equal(sg_kv_set(f->st, "t", 1, v, 1500, 0, 1000), 1);
+    assert_int_equal(sg_kv_set(f->st, "t", 1, v, 0, SG_KV_NX, 1000), 0);
+    sg_kv_val_unref(f->st, v);
+    assert_int_equal(sg_kv_ttl_ms(f->st, "t", 1, 1000), 500);
+    assert_int_equal(sg_kv_exists(f->st, "t", 1, 1499), 1);
+    assert_int_equal(sg_kv_exists(f->st, "t", 1, 1500), 0);
+    assert_int_equal(sg_kv_ttl_ms(f->st, "t", 1, 1500), -2);
+    put(f->st, "u", "1", 1, 0);
+    assert_int_equal(sg_kv_expire_at(f->st, "u", 1, 50, 10), 1);
+    assert_int_equal(sg_kv_expire_cycle(f->st, 1 << 20, 60), 1);
+    assert_int_equal(sg_kv_exists(f->st, "u", 1, 0), 0);
+}
+
+static void count_key(const sg_kv_entry *e, void *arg) {
+    char k[32];
+    snprintf(k, sizeof k, "%.*s", (int)e->klen - 1, e->key + 1);
+    ((int *)arg)[atoi(k)]++;
+}
+
+static void scan_survives_resizes(void **state) {
+    fixture *f = *state;
+    int seen[5000] = {0};
+    char key[32];
+    for (int i = 0; i < 600; i++) {
+        snprintf(key, sizeof key, "s%d", i);
+        put(f->st, key, "v", 1, 0);
+    }
+    uint64_t cur = 0;
+    int rounds = 0, added = 600;
+    do {
+        cur = sg_kv_scan(f->st, cur, 50, 0, count_key, seen);
+        for (int j = 0; j < 300 && added < 5000; j++, added++) { /* grows the table */
+            snprintf(key, sizeof key, "s%d", added);
+            put(f->st, key, "v", 1, 0);
+        }
+        rounds++;
+    } while (cur != 0 && rounds < 100000);
+    assert_int_equal(cur, 0);
+    for (int i = 0; i < 600; i++) assert_true(seen[i] >= 1);
+}
+
+static void shrinking_evicts_and_releases(void **state) {
+    fixture *f = *state;
+    char key[32];
+    for (int i = 0; i < 14; i++) {
+        snprintf(key, sizeof key, "m%d", i);
+        put(f->st, key, NULL, MiB - 64, i);
+    }
+    sg_err err;
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 8 * MiB, &err), 0);
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_true(s.used <= 8 * MiB);
+    assert_int_equal(s.maxmemory, 8 * MiB);
+    assert_int_equal(s.released_bytes, 8 * MiB);
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 32 * MiB, &err), -1);
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 0, &err), 0);
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.released_bytes, 0);
+    assert_int_equal(s.maxmemory, 16 * MiB);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(set_get_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(lru_eviction_keeps_the_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(references_outlive_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(expiry_uses_the_callers_clock, setup, teardown),
+        cmocka_unit_test_setup_teardown(scan_survives_resizes, setup, teardown),
+        cmocka_unit_test_setup_teardown(shrinking_evicts_and_releases, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
