@@ -32,6 +32,7 @@ int sg_data_dir(const char *name, char *out, size_t n, sg_err *err) {
             return 0;
         }
     }
-    return sg_errf(err, "cannot find specgen's %s folder (looked in %s, %s, %s%s%s); set SPECGEN_DATA", name,
-                   cand[0], cand[1], cand[2], nc > 3 ? ", " : "", nc > 3 ? cand[3] : "");
+    return sg_errf(err,
+                   "cannot find specgen's %s folder (looked in %s, %s, %s%s%s); set SPECGEN_DATA",
+                   name, cand[0], cand[1], cand[2], nc > 3 ? ", " : "", nc > 3 ? cand[3] : "");
 }

@@ -83,7 +83,8 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     run *r = arg;
     struct signalfd_siginfo si;
     if (read(fd, &si, sizeof si) != sizeof si) return;
-    fprintf(stderr, "\nspecgen optimize: %s — stopping (waiting for running jobs)...\n", strsignal((int)si.ssi_signo));
+    fprintf(stderr, "\nspecgen optimize: %s — stopping (waiting for running jobs)...\n",
+            strsignal((int)si.ssi_signo));
     if (r->task) sg_task_cancel(r->task);
 }
 
@@ -122,33 +123,52 @@ static const char *template_for(const char *model) {
 }
 
 int sg_cmd_optimize(int argc, char **argv) {
-    const char *llm_urls = NULL, *model = NULL, *tmpl_name = NULL, *device = NULL, *policy_s = "specgen";
+    const char *llm_urls = NULL, *model = NULL, *tmpl_name = NULL, *device = NULL,
+               *policy_s = "specgen";
     const char *out_dir = NULL, *prompts_opt = NULL, *trace_opt = NULL, *trigger_file = NULL;
     double target = 0, speed = 1.0;
     int64_t budget_time = 30LL * 60 * SG_SEC, iterations = 5, slots = 1;
     uint64_t budget_tokens = 500000;
     int no_fork = 0, no_early_stop = 0;
     const sg_opt opts[] = {
-        {"llm", SG_OPT_STR, &llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)", "the embedded replay", NULL},
+        {"llm", SG_OPT_STR, &llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
+         "the embedded replay", NULL},
         {"model", SG_OPT_STR, &model, "NAME", "model name the server knows", "replay", NULL},
-        {"template", SG_OPT_STR, &tmpl_name, "NAME", "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL},
-        {"target", SG_OPT_DOUBLE, &target, "X", "target speedup over the baseline", "the task's", NULL},
+        {"template", SG_OPT_STR, &tmpl_name, "NAME", "chat template: qwen3|deepseek-r1|glm|generic",
+         "from --model", NULL},
+        {"target", SG_OPT_DOUBLE, &target, "X", "target speedup over the baseline", "the task's",
+         NULL},
         {"budget-time", SG_OPT_DURATION, &budget_time, "T", "wall-time budget", "30m", NULL},
-        {"budget-tokens", SG_OPT_COUNT, &budget_tokens, "N", "token budget (reasoning + forks)", "500k", NULL},
+        {"budget-tokens", SG_OPT_COUNT, &budget_tokens, "N", "token budget (reasoning + forks)",
+         "500k", NULL},
         {"iterations", SG_OPT_INT, &iterations, "N", "most iterations", "5", NULL},
-        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend", "cuda with a GPU, else opencl", NULL},
+        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend",
+         "cuda with a GPU, else opencl", NULL},
         {"slots", SG_OPT_INT, &slots, "N", "validation/profiling workers", "1", NULL},
         {"policy", SG_OPT_STR, &policy_s, "P", "specgen|sequential|parallel:N", "specgen", NULL},
         {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "ablation: never fork", NULL, NULL},
-        {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL, "ablation: never cut an iteration short", NULL, NULL},
-        {"trigger", SG_OPT_STR, &trigger_file, "FILE", "trigger rules (JSON)", "prompts/trigger.json", NULL},
+        {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL,
+         "ablation: never cut an iteration short", NULL, NULL},
+        {"trigger", SG_OPT_STR, &trigger_file, "FILE", "trigger rules (JSON)",
+         "prompts/trigger.json", NULL},
         {"out", SG_OPT_STR, &out_dir, "DIR", "output folder", "specgen-out/TASK", NULL},
-        {"prompts", SG_OPT_STR, &prompts_opt, "DIR", "prompt and template folder", "specgen's prompts/", NULL},
-        {"trace", SG_OPT_STR, &trace_opt, "FILE|DIR", "replay trace(s) for the embedded LLM", "prompts/traces", NULL},
-        {"speed", SG_OPT_DOUBLE, &speed, "X", "embedded replay speed (2 = twice as fast)", "1", NULL},
+        {"prompts", SG_OPT_STR, &prompts_opt, "DIR", "prompt and template folder",
+         "specgen's prompts/", NULL},
+        {"trace", SG_OPT_STR, &trace_opt, "FILE|DIR", "replay trace(s) for the embedded LLM",
+         "prompts/traces", NULL},
+        {"speed", SG_OPT_DOUBLE, &speed, "X", "embedded replay speed (2 = twice as fast)", "1",
+         NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    const sg_cmd_spec spec = {"optimize", "TASK_DIR|KERNEL", "Make one kernel faster: the reasoning model's thinking is forked into short generations whose kernels are validated and timed while it thinks.", details, opts, 1, 1};
+    const sg_cmd_spec spec = {
+        "optimize",
+        "TASK_DIR|KERNEL",
+        "Make one kernel faster: the reasoning model's thinking is forked into short generations "
+        "whose kernels are validated and timed while it thinks.",
+        details,
+        opts,
+        1,
+        1};
     char **pos;
     int npos;
     int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
@@ -156,16 +176,22 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (rc) return 2;
     sg_err err;
     sg_policy policy;
-    if (sg_policy_parse(policy_s, &policy, &err) < 0) return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
+    if (sg_policy_parse(policy_s, &policy, &err) < 0)
+        return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
     if (no_fork) policy.fork = 0;
-    if (iterations < 1 || iterations > 1000) return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
-    if (slots < 1 || slots > 64) return sg_cli_fail(&spec, 2, "--slots: '%lld' must be 1..64", (long long)slots);
+    if (iterations < 1 || iterations > 1000)
+        return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
+    if (slots < 1 || slots > 64)
+        return sg_cli_fail(&spec, 2, "--slots: '%lld' must be 1..64", (long long)slots);
     if (!(speed > 0)) return sg_cli_fail(&spec, 2, "--speed: must be above 0");
-    if (llm_urls && !model) return sg_cli_fail(&spec, 2, "--llm needs --model (the name the server serves)");
+    if (llm_urls && !model)
+        return sg_cli_fail(&spec, 2, "--llm needs --model (the name the server serves)");
 
     char prompts[4096];
-    if (prompts_opt) snprintf(prompts, sizeof prompts, "%s", prompts_opt);
-    else if (sg_data_dir("prompts", prompts, sizeof prompts, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (prompts_opt)
+        snprintf(prompts, sizeof prompts, "%s", prompts_opt);
+    else if (sg_data_dir("prompts", prompts, sizeof prompts, &err) < 0)
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
 
     /* ---- the task ---- */
     const char *arg = pos[0];
@@ -187,7 +213,9 @@ int sg_cmd_optimize(int argc, char **argv) {
         snprintf(out_buf, sizeof out_buf, "specgen-out/%s", name_buf);
         out_dir = out_buf;
     }
-    if (mkdir_p(out_dir) < 0) return sg_cli_fail(&spec, 1, "cannot create the output folder '%s': %s", out_dir, strerror(errno));
+    if (mkdir_p(out_dir) < 0)
+        return sg_cli_fail(&spec, 1, "cannot create the output folder '%s': %s", out_dir,
+                           strerror(errno));
     if (!S_ISDIR(st.st_mode)) {
         snprintf(task_dir, sizeof task_dir, "%s/task", out_dir);
         sg_buf report = {0};
@@ -198,7 +226,8 @@ int sg_cmd_optimize(int argc, char **argv) {
             sg_buf_free(&report);
             return sg_cli_fail(&spec, 1, "%s", err.msg);
         } else {
-            fprintf(stderr, "specgen optimize: made a task from %s in %s; guessed:\n%s", arg, task_dir, report.data ? report.data : "");
+            fprintf(stderr, "specgen optimize: made a task from %s in %s; guessed:\n%s", arg,
+                    task_dir, report.data ? report.data : "");
         }
         sg_buf_free(&report);
     }
@@ -216,7 +245,8 @@ int sg_cmd_optimize(int argc, char **argv) {
     }
     if (!vt.source[lang]) {
         sg_val_task_free(&vt);
-        return sg_cli_fail(&spec, 1, "task %s has no %s baseline", task_dir, sg_val_lang_name(lang));
+        return sg_cli_fail(&spec, 1, "task %s has no %s baseline", task_dir,
+                           sg_val_lang_name(lang));
     }
     sg_buf baseline = {0};
     if (sg_buf_read_file(&baseline, vt.source[lang]) < 0) {
@@ -246,7 +276,8 @@ int sg_cmd_optimize(int argc, char **argv) {
 
     sg_task_config cfg = {.policy = policy, .feedback_last = 4};
     sg_criterion_default(&cfg.crit);
-    cfg.crit.target_speedup = target > 0 ? target : (vt.target_speedup > 0 ? vt.target_speedup : 2.0);
+    cfg.crit.target_speedup =
+        target > 0 ? target : (vt.target_speedup > 0 ? vt.target_speedup : 2.0);
     cfg.crit.budget_ns = budget_time;
     cfg.crit.budget_tokens = budget_tokens;
     cfg.crit.max_iterations = (int)iterations;
@@ -254,10 +285,13 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_trigger_config_default(&cfg.trigger);
     char trig_path[4200];
     snprintf(trig_path, sizeof trig_path, "%s/trigger.json", prompts);
-    if (sg_trigger_config_load(trigger_file ? trigger_file : trig_path, &cfg.trigger, &err) < 0) goto fail;
+    if (sg_trigger_config_load(trigger_file ? trigger_file : trig_path, &cfg.trigger, &err) < 0)
+        goto fail;
     if (!model) model = "replay";
-    if (sg_template_load(prompts, tmpl_name ? tmpl_name : template_for(model), &tmpl, &err) < 0) goto fail;
-    if (sg_task_prompts_load(prompts, &tp, &err) < 0 || sg_feedback_load(prompts, &fb, &err) < 0) goto fail;
+    if (sg_template_load(prompts, tmpl_name ? tmpl_name : template_for(model), &tmpl, &err) < 0)
+        goto fail;
+    if (sg_task_prompts_load(prompts, &tp, &err) < 0 || sg_feedback_load(prompts, &fb, &err) < 0)
+        goto fail;
     cfg.tmpl = &tmpl;
     cfg.prompts = &tp;
 
@@ -267,21 +301,25 @@ int sg_cmd_optimize(int argc, char **argv) {
     /* ---- the LLM: given endpoints, or the embedded replay ---- */
     if (llm_urls) {
         urls_copy = strdup(llm_urls);
-        for (char *save = NULL, *u = strtok_r(urls_copy, ",", &save); u && nurls < 16; u = strtok_r(NULL, ",", &save))
+        for (char *save = NULL, *u = strtok_r(urls_copy, ",", &save); u && nurls < 16;
+             u = strtok_r(NULL, ",", &save))
             urls[nurls++] = u;
     } else {
         char trace_dir[4200];
         snprintf(trace_dir, sizeof trace_dir, "%s/traces", prompts);
         if (sg_replay_load(trace_opt ? trace_opt : trace_dir, &traces, &err) < 0) goto fail;
-        sg_replay_config rc2 = {.host = "127.0.0.1", .port = 0, .speed = speed, .dialect = SG_REPLAY_VLLM};
+        sg_replay_config rc2 = {
+            .host = "127.0.0.1", .port = 0, .speed = speed, .dialect = SG_REPLAY_VLLM};
         replay = sg_replay_start(&traces, &rc2, &err);
         if (!replay) goto fail;
         snprintf(url_buf, sizeof url_buf, "http://127.0.0.1:%d", sg_replay_port(replay));
         urls[nurls++] = url_buf;
         const sg_replay_trace *tr = sg_replay_select(&traces, model, vt.name);
         if (tr) full_tokens = tr->reasoning.n;
-        fprintf(stderr, "specgen optimize: no --llm given: serving the scripted trace %s at %s (speed %gx)\n",
-                tr ? tr->file : "(none matches)", url_buf, speed);
+        fprintf(
+            stderr,
+            "specgen optimize: no --llm given: serving the scripted trace %s at %s (speed %gx)\n",
+            tr ? tr->file : "(none matches)", url_buf, speed);
     }
     cl = sg_curl_loop_new(r.loop, &err);
     if (!cl) goto fail;
@@ -298,7 +336,8 @@ int sg_cmd_optimize(int argc, char **argv) {
     po.device = lang;
     po.slots = (int)slots;
     if (sg_val_pool_new(&po, &pool, &err) < 0) goto fail;
-    sg_port_dev_config dc = {.loop = r.loop, .pool = pool, .slots = (int)slots, .task_dir = task_dir, .fb = &fb};
+    sg_port_dev_config dc = {
+        .loop = r.loop, .pool = pool, .slots = (int)slots, .task_dir = task_dir, .fb = &fb};
     sg_prof_opts_default(&dc.prof);
     sg_dev_port dport;
     pd = sg_port_dev_new(&dc, &dport, &err);
@@ -313,7 +352,8 @@ int sg_cmd_optimize(int argc, char **argv) {
         goto fail;
     }
     sg_ui_init(&r.ui, stderr);
-    sg_task_spec ts = {vt.name, sg_val_lang_name(lang), vt.description ? vt.description : "", baseline.data};
+    sg_task_spec ts = {vt.name, sg_val_lang_name(lang), vt.description ? vt.description : "",
+                       baseline.data};
     sg_task_hooks hooks = {on_record, on_progress, on_finished, &r};
     r.task = sg_task_new(r.loop, &cfg, &ts, &lport, &dport, &hooks, &err);
     if (!r.task) goto fail;
@@ -325,8 +365,10 @@ int sg_cmd_optimize(int argc, char **argv) {
     sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(r.loop, sfd, SG_EV_READ, on_signal, &r, NULL);
     char pol[32];
-    fprintf(stderr, "specgen optimize: task %s (%s), policy %s, target %.2fx, model %s, template %s\n", vt.name,
-            ts.lang, sg_policy_name(&policy, pol, sizeof pol), cfg.crit.target_speedup, model, tmpl.name);
+    fprintf(stderr,
+            "specgen optimize: task %s (%s), policy %s, target %.2fx, model %s, template %s\n",
+            vt.name, ts.lang, sg_policy_name(&policy, pol, sizeof pol), cfg.crit.target_speedup,
+            model, tmpl.name);
     if (sg_task_start(r.task, &err) < 0) goto fail;
     while (!r.finished) {
         if (sg_loop_run(r.loop, &err) < 0) goto fail;
@@ -344,14 +386,16 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_ui_summary(&r.ui, &r.final, path, pol, full_tokens);
     char spath[4200];
     snprintf(spath, sizeof spath, "%s/summary.json", out_dir);
-    json_t *sum = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:i,s:s,s:i,s:i,s:i,s:i,s:I,s:I,s:f,s:f,s:s}", "task", vt.name,
-                            "lang", ts.lang, "policy", pol, "model", model, "target", cfg.crit.target_speedup,
-                            "best_speedup", r.final.best_speedup, "iterations", r.final.iteration, "end",
-                            r.final.error[0] ? "error" : sg_crit_name(r.final.end_reason), "candidates",
-                            r.final.candidates, "correct", r.final.correct, "forks", r.final.forks_started,
-                            "early_stops", r.final.early_stops, "reasoning_tokens", (json_int_t)r.final.reasoning_tokens,
-                            "tokens_total", (json_int_t)r.final.tokens_total, "elapsed_s", r.final.ended_ns / 1e9,
-                            "first_candidate_s", r.final.first_candidate_ns / 1e9, "best_kernel", path);
+    json_t *sum = json_pack(
+        "{s:s,s:s,s:s,s:s,s:f,s:f,s:i,s:s,s:i,s:i,s:i,s:i,s:I,s:I,s:f,s:f,s:s}", "task", vt.name,
+        "lang", ts.lang, "policy", pol, "model", model, "target", cfg.crit.target_speedup,
+        "best_speedup", r.final.best_speedup, "iterations", r.final.iteration, "end",
+        r.final.error[0] ? "error" : sg_crit_name(r.final.end_reason), "candidates",
+        r.final.candidates, "correct", r.final.correct, "forks", r.final.forks_started,
+        "early_stops", r.final.early_stops, "reasoning_tokens",
+        (json_int_t)r.final.reasoning_tokens, "tokens_total", (json_int_t)r.final.tokens_total,
+        "elapsed_s", r.final.ended_ns / 1e9, "first_candidate_s", r.final.first_candidate_ns / 1e9,
+        "best_kernel", path);
     json_dump_file(sum, spath, JSON_INDENT(2));
     json_decref(sum);
     status = r.final.error[0] ? 1 : 0;

@@ -21,7 +21,9 @@ static const char *str(const json_t *ev, const char *k) {
     return s ? s : "";
 }
 
-static double num(const json_t *ev, const char *k) { return json_number_value(json_object_get(ev, k)); }
+static double num(const json_t *ev, const char *k) {
+    return json_number_value(json_object_get(ev, k));
+}
 
 void sg_ui_event(sg_ui *ui, const json_t *ev) {
     const char *name = str(ev, "ev");
@@ -34,27 +36,37 @@ void sg_ui_event(sg_ui *ui, const json_t *ev) {
                  (int)num(ev, "iteration"), num(ev, "best_speedup"));
     else if (!strcmp(name, "fork"))
         snprintf(line, sizeof line, "fork %d at reasoning token %d (%s%s%s)", (int)num(ev, "fork"),
-                 (int)num(ev, "at_tokens"), str(ev, "rule"), *str(ev, "cue") ? ": " : "", str(ev, "cue"));
+                 (int)num(ev, "at_tokens"), str(ev, "rule"), *str(ev, "cue") ? ": " : "",
+                 str(ev, "cue"));
     else if (!strcmp(name, "candidate") && strcmp(str(ev, "status"), "submitted"))
-        snprintf(line, sizeof line, "candidate %d from %s: %s%s%s", (int)num(ev, "candidate"), str(ev, "origin"),
-                 str(ev, "status"), *str(ev, "reason") ? " — " : "", str(ev, "reason"));
+        snprintf(line, sizeof line, "candidate %d from %s: %s%s%s", (int)num(ev, "candidate"),
+                 str(ev, "origin"), str(ev, "status"), *str(ev, "reason") ? " — " : "",
+                 str(ev, "reason"));
     else if (!strcmp(name, "job_done"))
-        snprintf(line, sizeof line, "candidate %d: %s%s", (int)num(ev, "candidate"), str(ev, "verdict"),
-                 json_is_true(json_object_get(ev, "correct")) ? "" : "");
+        snprintf(line, sizeof line, "candidate %d: %s%s", (int)num(ev, "candidate"),
+                 str(ev, "verdict"), json_is_true(json_object_get(ev, "correct")) ? "" : "");
     else if (!strcmp(name, "new_best"))
-        snprintf(line, sizeof line, "new best: candidate %d, %.2fx", (int)num(ev, "candidate"), num(ev, "speedup"));
+        snprintf(line, sizeof line, "new best: candidate %d, %.2fx", (int)num(ev, "candidate"),
+                 num(ev, "speedup"));
+    else if (!strcmp(name, "early_stop") && !strcmp(str(ev, "why"), "target"))
+        snprintf(line, sizeof line,
+                 "early stop: target met at %.2fx, reasoning aborted after %d tokens",
+                 num(ev, "speedup"), (int)num(ev, "reasoning_tokens"));
     else if (!strcmp(name, "early_stop"))
-        snprintf(line, sizeof line, "early stop: reasoning aborted after %d tokens (candidate %d at %.2fx)",
-                 (int)num(ev, "reasoning_tokens"), (int)num(ev, "candidate"), num(ev, "speedup"));
+        snprintf(
+            line, sizeof line,
+            "early stop: candidate %d beat the best (%.2fx), reasoning aborted after %d tokens",
+            (int)num(ev, "candidate"), num(ev, "speedup"), (int)num(ev, "reasoning_tokens"));
     else if (!strcmp(name, "stopping"))
-        snprintf(line, sizeof line, "stopping: %s%s%s", str(ev, "reason"), *str(ev, "error") ? " — " : "",
-                 str(ev, "error"));
-    if (!strcmp(name, "job_done") && json_is_true(json_object_get(ev, "correct")) && num(ev, "speedup") > 0)
-        snprintf(line, sizeof line, "candidate %d: correct, %.2fx (±%.1f%%)", (int)num(ev, "candidate"),
-                 num(ev, "speedup"), 100 * num(ev, "noise"));
+        snprintf(line, sizeof line, "stopping: %s%s%s", str(ev, "reason"),
+                 *str(ev, "error") ? " — " : "", str(ev, "error"));
+    if (!strcmp(name, "job_done") && json_is_true(json_object_get(ev, "correct")) &&
+        num(ev, "speedup") > 0)
+        snprintf(line, sizeof line, "candidate %d: correct, %.2fx (±%.1f%%)",
+                 (int)num(ev, "candidate"), num(ev, "speedup"), 100 * num(ev, "noise"));
     else if (!strcmp(name, "job_done") && !json_is_true(json_object_get(ev, "correct")))
-        snprintf(line, sizeof line, "candidate %d: %s — %.200s", (int)num(ev, "candidate"), str(ev, "verdict"),
-                 str(ev, "message"));
+        snprintf(line, sizeof line, "candidate %d: %s — %.200s", (int)num(ev, "candidate"),
+                 str(ev, "verdict"), str(ev, "message"));
     if (!line[0]) return;
     clear_status(ui);
     fprintf(ui->out, "[%7.2fs] %s\n", t, line);
@@ -65,9 +77,10 @@ void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns) {
     if (!ui->tty || now_ns - ui->last_status_ns < 100000000LL) return;
     ui->last_status_ns = now_ns;
     fprintf(ui->out,
-            "\r\033[Kiteration %d | reasoning %llu tok | forks %d/%d | candidates %d: %d ok, %d dup | best %.2fx",
-            s->iteration, (unsigned long long)s->reasoning_tokens, s->forks_done, s->forks_started, s->candidates,
-            s->correct, s->duplicates, s->best_speedup);
+            "\r\033[Kiteration %d | reasoning %llu tok | forks %d/%d | candidates %d: %d ok, %d "
+            "dup | best %.2fx",
+            s->iteration, (unsigned long long)s->reasoning_tokens, s->forks_done, s->forks_started,
+            s->candidates, s->correct, s->duplicates, s->best_speedup);
     fflush(ui->out);
     ui->status_shown = 1;
 }
@@ -82,26 +95,34 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     fprintf(o, "\n== specgen optimize: %s\n", s->error[0] ? "stopped on an error" : "done");
     if (s->error[0]) fprintf(o, "error:        %s\n", s->error);
     fprintf(o, "end:          %s after %s, %d iteration%s (policy %s)\n",
-            s->error[0] ? "error" : sg_crit_name(s->end_reason), dur, s->iteration, s->iteration == 1 ? "" : "s", policy);
+            s->error[0] ? "error" : sg_crit_name(s->end_reason), dur, s->iteration,
+            s->iteration == 1 ? "" : "s", policy);
     if (s->best_candidate)
-        fprintf(o, "best kernel:  %s — %.2fx faster than the baseline (candidate %d)\n", best_path, s->best_speedup,
-                s->best_candidate);
+        fprintf(o, "best kernel:  %s — %.2fx faster than the baseline (candidate %d)\n", best_path,
+                s->best_speedup, s->best_candidate);
     else
         fprintf(o, "best kernel:  nothing beat the baseline; %s holds the baseline\n", best_path);
-    fprintf(o, "candidates:   %d (%d correct, %d duplicates, %d without a kernel); first after %s\n", s->candidates,
-            s->correct, s->duplicates, s->no_kernel, s->candidates ? first : "-");
+    fprintf(o,
+            "candidates:   %d (%d correct, %d duplicates, %d without a kernel); first after %s\n",
+            s->candidates, s->correct, s->duplicates, s->no_kernel, s->candidates ? first : "-");
     fprintf(o, "forks:        %d started, %d finished\n", s->forks_started, s->forks_done);
-    fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n", (unsigned long long)s->reasoning_tokens,
-            (unsigned long long)s->fork_tokens, (unsigned long long)s->tokens_total);
+    fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n",
+            (unsigned long long)s->reasoning_tokens, (unsigned long long)s->fork_tokens,
+            (unsigned long long)s->tokens_total);
     if (s->early_stops) {
         if (full_reasoning_tokens > s->tokens_at_early_stop)
-            fprintf(o, "early stop:   the reasoning was cut at %llu of its %llu tokens (%.0f%% not generated)\n",
-                    (unsigned long long)s->tokens_at_early_stop, (unsigned long long)full_reasoning_tokens,
-                    100.0 * (double)(full_reasoning_tokens - s->tokens_at_early_stop) / (double)full_reasoning_tokens);
+            fprintf(o,
+                    "early stop:   the reasoning was cut at %llu of its %llu tokens (%.0f%% not "
+                    "generated)\n",
+                    (unsigned long long)s->tokens_at_early_stop,
+                    (unsigned long long)full_reasoning_tokens,
+                    100.0 * (double)(full_reasoning_tokens - s->tokens_at_early_stop) /
+                        (double)full_reasoning_tokens);
         else
-            fprintf(o, "early stop:   %d time%s; the reasoning was cut after %llu tokens\n", s->early_stops,
-                    s->early_stops == 1 ? "" : "s", (unsigned long long)s->tokens_at_early_stop);
-    } else if (s->end_reason == SG_CRIT_TARGET && full_reasoning_tokens) {
+            fprintf(o, "early stop:   %d time%s; the reasoning was cut after %llu tokens\n",
+                    s->early_stops, s->early_stops == 1 ? "" : "s",
+                    (unsigned long long)s->tokens_at_early_stop);
+    } else if (s->end_reason == SG_CRIT_TARGET && full_reasoning_tokens > s->reasoning_tokens) {
         fprintf(o, "early stop:   target met after %llu of %llu reasoning tokens\n",
                 (unsigned long long)s->reasoning_tokens, (unsigned long long)full_reasoning_tokens);
     }

@@ -58,7 +58,11 @@ void sg_port_dev_outcome(const sg_feedback_templates *fb, const char *name, cons
         o->noise = pr->speedup.band;
         o->runs = pr->candidate.runs;
         o->profile_ms = pr->wall_ms;
-        sg_fb_timing tm = {.candidate = name, .baseline = pr->baseline, .cand = pr->candidate, .facts = pr->facts, .roof = pr->roof};
+        sg_fb_timing tm = {.candidate = name,
+                           .baseline = pr->baseline,
+                           .cand = pr->candidate,
+                           .facts = pr->facts,
+                           .roof = pr->roof};
         sg_feedback_timing(fb, &tm, &text);
     } else if (pr) {
         o->base_ns = pr->baseline.median_ns;
@@ -85,7 +89,8 @@ static void run_job(sg_port_dev *pd, int slot, job *j) {
     sg_val_result vr;
     sg_err err;
     if (sg_val_pool_validate(pd->cfg.pool, slot, &vj, &vr, &err) < 0) {
-        snprintf(j->out.message, sizeof j->out.message, "%s could not be validated: %s", j->name, err.msg);
+        snprintf(j->out.message, sizeof j->out.message, "%s could not be validated: %s", j->name,
+                 err.msg);
         return;
     }
     if (vr.verdict != SG_VAL_PASS) {
@@ -96,8 +101,10 @@ static void run_job(sg_port_dev *pd, int slot, job *j) {
     if (sg_prof_time(pd->cfg.pool, slot, &vj, &pd->cfg.prof, &pr, &err) < 0) {
         sg_port_dev_outcome(pd->cfg.fb, j->name, &vr, NULL, &j->out);
         j->out.correct = 1;
-        snprintf(j->out.message, sizeof j->out.message, "%s is correct but could not be timed: %s", j->name, err.msg);
-        snprintf(j->out.feedback, sizeof j->out.feedback, "%s is correct; timing failed: %s\n", j->name, err.msg);
+        snprintf(j->out.message, sizeof j->out.message, "%s is correct but could not be timed: %s",
+                 j->name, err.msg);
+        snprintf(j->out.feedback, sizeof j->out.feedback, "%s is correct; timing failed: %s\n",
+                 j->name, err.msg);
         return;
     }
     if (pr.verdict != SG_VAL_PASS) { /* wrong once inputs rotate (profiler.h): not correct */
@@ -134,7 +141,8 @@ static void *slot_main(void *arg) {
     return NULL;
 }
 
-static int submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg, sg_err *err) {
+static int submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg,
+                  sg_err *err) {
     sg_port_dev *pd = impl;
     job *j = calloc(1, sizeof *j);
     j->pd = pd;

@@ -13,9 +13,11 @@ struct sg_gen {
 static void summarize(const sg_gen *g, const sg_llm_result *r, sg_gen_summary *s) {
     memset(s, 0, sizeof *s);
     s->prompt_tokens = (uint64_t)r->usage.prompt_tokens;
-    s->reasoning_tokens = r->usage.estimated ? g->reasoning_chunks : (uint64_t)r->usage.reasoning_tokens;
-    s->content_tokens = r->usage.estimated ? g->content_chunks
-                                           : (uint64_t)(r->usage.completion_tokens - r->usage.reasoning_tokens);
+    s->reasoning_tokens =
+        r->usage.estimated ? g->reasoning_chunks : (uint64_t)r->usage.reasoning_tokens;
+    s->content_tokens = r->usage.estimated
+                            ? g->content_chunks
+                            : (uint64_t)(r->usage.completion_tokens - r->usage.reasoning_tokens);
     s->estimated = r->usage.estimated;
     snprintf(s->finish, sizeof s->finish, "%s", r->finish_reason[0] ? r->finish_reason : "stop");
 }
@@ -52,7 +54,8 @@ static void on_error(void *arg, const char *msg, const sg_llm_result *r) {
     ev.done(ev.arg, &s);
 }
 
-static sg_gen *start(sg_port_llm *pl, const sg_llm_request *req, const sg_gen_events *ev, sg_err *err) {
+static sg_gen *start(sg_port_llm *pl, const sg_llm_request *req, const sg_gen_events *ev,
+                     sg_err *err) {
     sg_gen *g = calloc(1, sizeof *g);
     g->ev = *ev;
     sg_llm_callbacks cb = {on_reasoning, on_content, NULL, on_finish, on_error, g};
@@ -64,8 +67,8 @@ static sg_gen *start(sg_port_llm *pl, const sg_llm_request *req, const sg_gen_ev
     return g;
 }
 
-static sg_gen *start_reasoning(void *impl, const char *system, const char *user, const sg_gen_events *ev,
-                               sg_err *err) {
+static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
+                               const sg_gen_events *ev, sg_err *err) {
     sg_port_llm *pl = impl;
     sg_llm_request req = {.api = SG_LLM_CHAT,
                           .model = pl->model,

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `specgen optimize` end to end on the demo task: the embedded replay LLM streams the
+# scripted reasoning, forks fire, real OpenCL kernels compile and run on PoCL, the
+# target is met, the reasoning is cut early. Then the same trace under the sequential
+# policy, and the ratio of the two elapsed times.
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT" || exit 1
+if ! command -v clinfo >/dev/null || ! clinfo -l 2>/dev/null | grep -q Platform; then
+    skip "optimize on PoCL" "no OpenCL platform (make deps installs pocl-opencl-icd)"
+    finish
+fi
+out=$TMPDIR_TEST
+task=suites/demo/vector_scale
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+
+check "specgen policy runs the demo task" "$SPECGEN" optimize $task --device opencl --out "$out/spec"
+check_output "it met the target" '^target$' field "$out/spec/summary.json" end
+check_output "forks fired" '^[1-9]' field "$out/spec/summary.json" forks
+check_output "the reasoning was cut early" '^[1-9]' field "$out/spec/summary.json" early_stops
+check "the best kernel validates on its own" "$SPECGEN" validate $task "$out/spec/best.cl" --device opencl
+check_output "events name fork rules" '"ev":"fork".*"rule":"(code_block|transition|interval)"' cat "$out/spec/events.jsonl"
+
+check "sequential policy runs the same trace" "$SPECGEN" optimize $task --device opencl --policy sequential --out "$out/seq"
+check_output "sequential forks nothing" '^0$' field "$out/seq/summary.json" forks
+ts=$(field "$out/spec/summary.json" elapsed_s)
+tq=$(field "$out/seq/summary.json" elapsed_s)
+echo "# elapsed: specgen ${ts}s, sequential ${tq}s"
+check "specgen reaches the target at least 1.25x sooner than sequential" \
+    python3 -c "import sys; s,q=float(sys.argv[1]),float(sys.argv[2]); print('ratio', q/s); sys.exit(0 if q/s >= 1.25 else 1)" "$ts" "$tq"
+
+# Bad inputs: clear messages, right exit codes, nothing half-done.
+check_output "a missing task folder is named" "'no/such/task'" "$SPECGEN" optimize no/such/task
+check_fails "--llm without --model is a usage error" 2 "$SPECGEN" optimize $task --llm http://127.0.0.1:9
+check_fails "an unknown policy is a usage error" 2 "$SPECGEN" optimize $task --policy greedy
+port=$(pick_port)
+check_output "an unreachable LLM ends with a clear error" "reasoning stream failed twice" \
+    "$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model x --out "$out/down"
+finish
