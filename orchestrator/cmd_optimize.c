@@ -127,7 +127,7 @@ int sg_cmd_optimize(int argc, char **argv) {
                *policy_s = "specgen";
     const char *out_dir = NULL, *prompts_opt = NULL, *trace_opt = NULL, *trigger_file = NULL;
     double target = 0, speed = 1.0;
-    int64_t budget_time = 30LL * 60 * SG_SEC, iterations = 5, slots = 1;
+    int64_t budget_time = 30LL * 60 * SG_SEC, iterations = 5, slots = 1, max_tokens = 0;
     uint64_t budget_tokens = 500000;
     int no_fork = 0, no_early_stop = 0;
     const sg_opt opts[] = {
@@ -142,6 +142,8 @@ int sg_cmd_optimize(int argc, char **argv) {
         {"budget-tokens", SG_OPT_COUNT, &budget_tokens, "N", "token budget (reasoning + forks)",
          "500k", NULL},
         {"iterations", SG_OPT_INT, &iterations, "N", "most iterations", "5", NULL},
+        {"max-tokens", SG_OPT_INT, &max_tokens, "N", "cap on each reasoning stream's tokens",
+         "the server's", NULL},
         {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend",
          "cuda with a GPU, else opencl", NULL},
         {"slots", SG_OPT_INT, &slots, "N", "validation/profiling workers", "1", NULL},
@@ -183,6 +185,9 @@ int sg_cmd_optimize(int argc, char **argv) {
         return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
     if (slots < 1 || slots > 64)
         return sg_cli_fail(&spec, 2, "--slots: '%lld' must be 1..64", (long long)slots);
+    if (max_tokens < 0)
+        return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be 0 or more",
+                           (long long)max_tokens);
     if (!(speed > 0)) return sg_cli_fail(&spec, 2, "--speed: must be above 0");
     if (llm_urls && !model)
         return sg_cli_fail(&spec, 2, "--llm needs --model (the name the server serves)");
@@ -326,7 +331,10 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_llm_config lc = {.urls = urls, .n_urls = nurls};
     llm = sg_llm_new(cl, &lc, &err);
     if (!llm) goto fail;
-    sg_port_llm pl = {.llm = llm, .model = model, .reasoning_temperature = -1};
+    sg_port_llm pl = {.llm = llm,
+                      .model = model,
+                      .reasoning_max_tokens = max_tokens,
+                      .reasoning_temperature = -1};
     sg_llm_port lport;
     sg_port_llm_init(&pl, &lport);
 

@@ -49,4 +49,22 @@ if [ "$(printf '%s' "$out" | jf abort_tokens_received)" = 5 ] && [ $((t1 - t0)) 
     ok "after specgen's abort (5 tokens of 4096) llama-cpp-python stops generating"
 else not_ok "llama-cpp-python stops generating after the abort"; printf '#   %s\n' "$out"; fi
 check_output "the server logged the disconnect" "Disconnected from client" cat "$TMPDIR_TEST/server.log"
+
+# specgen optimize, one iteration end to end on the real model. A 135M model writes no
+# usable kernel: whatever it answers must be handled cleanly (no kernel, or a compile
+# error / wrong result) and recorded, and the run must end normally on its budget.
+if clinfo -l 2>/dev/null | grep -q Platform; then
+    opt=$TMPDIR_TEST/opt
+    check "specgen optimize runs an iteration on llama-cpp-python" \
+        "$SPECGEN" optimize "$SPECGEN_ROOT/suites/demo/vector_scale" --device opencl --llm "$URL" \
+        --model smollm2 --template generic --iterations 1 --max-tokens 200 --budget-time 5m --out "$opt"
+    check_output "it ended on its iteration budget" '"end": "budget_iterations"' cat "$opt/summary.json"
+    check_output "its answer was recorded as a candidate (with its fate)" \
+        '"ev":"candidate".*"origin":"final".*"status":"(no_kernel|submitted)"' cat "$opt/events.jsonl"
+    check_output "the reasoning stream's end was recorded" '"ev":"generation_done".*"kind":"reasoning"' \
+        cat "$opt/events.jsonl"
+    check "the baseline is kept as the best kernel" cmp "$opt/best.cl" "$SPECGEN_ROOT/suites/demo/vector_scale/baseline.cl"
+else
+    skip "specgen optimize on llama-cpp-python" "no OpenCL platform"
+fi
 finish
