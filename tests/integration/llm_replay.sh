@@ -61,9 +61,10 @@ R=$(python3 -c 'import json,sys; print("".join(json.loads(l).get("reasoning","")
 check_output "a fork with no reasoning gets the offset-0 answer" "not decided" fork ""
 check_output "a fork early in the reasoning gets no kernel yet" "not decided" fork "${R:0:100}"
 upto() { printf '%s' "${R%%"$1"*}$1"; } # the reasoning up to and including $1
-check_output "a fork just before the work-group idea ends gets no kernel" "not decided" fork "$(upto 'say 256')"
-check_output "a fork after the work-group idea gets the 256 kernel" "vector_scale256" fork "$(upto 'per work-item.')"
-check_output "a fork after the float4 idea gets the float4 kernel" "vector_scale4\(" fork "$(upto 'for example.')"
+check_output "a fork just before the first code block closes gets no kernel" "not decided" fork "$(upto 'no bounds check:')"
+check_output "a fork after the first code block gets the 256 kernel" "vector_scale256" \
+    fork "$(upto '    y[i] = alpha * x[i];')"$'\n}\n```\n'
+check_output "a fork after the float4 code gets the float4 kernel" "vector_scale4\(" fork "$(upto 'stops at n.')"
 check_output "a fork with the whole reasoning gets the float16 kernel" "vector_scale16" fork "$R"
 check_output "stats count the forks" '"forks":6' curl -s "http://127.0.0.1:$PORT/v1/replay/stats"
 check_output "/v1/models lists the trace's model" '"id":"replay"' curl -s "http://127.0.0.1:$PORT/v1/models"

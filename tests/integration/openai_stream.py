@@ -84,7 +84,7 @@ tap(finish == "stop" and usage is not None and usage.completion_tokens > 100, "c
     f"{finish} {usage}")
 
 # A fork: completions prompt that closes the reasoning gets the fork answer.
-prefix = reasoning[: reasoning.index("for example.") + len("for example.")]
+prefix = reasoning[: reasoning.index("stops at n.") + len("stops at n.")]
 stream = client.completions.create(model="replay", stream=True,
                                    prompt="vector_scale\n<think>\n" + prefix + "\n</think>\n\n")
 text = "".join(c.choices[0].text for c in stream if c.choices)
