@@ -49,7 +49,9 @@ class Server:
     def __init__(self, *args, memory="256M"):
         self.port = pick_port()
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kv-{self.port}.log"), "w+")
-        cmd = [SPECGEN, "kvstore", "--listen", f"127.0.0.1:{self.port}", "--memory", memory, *args]
+        backend = os.environ.get("KV_BACKEND", "host")
+        cmd = [SPECGEN, "kvstore", "--listen", f"127.0.0.1:{self.port}", "--memory", memory,
+               "--backend", backend, *args]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 10
         while time.time() < deadline:
