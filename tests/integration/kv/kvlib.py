@@ -105,10 +105,20 @@ class Raw:
         self.buf += chunk
 
     def read_exact(self, n):
-        while len(self.buf) < n:
-            self._fill()
-        out, self.buf = self.buf[:n], self.buf[n:]
-        return out
+        if len(self.buf) >= n:
+            out, self.buf = self.buf[:n], self.buf[n:]
+            return out
+        out = bytearray(n)  # big replies: receive in place, no quadratic concatenation
+        have = len(self.buf)
+        out[:have] = self.buf
+        self.buf = b""
+        view = memoryview(out)
+        while have < n:
+            k = self.s.recv_into(view[have:], n - have)
+            if k == 0:
+                raise ConnectionError("server closed the connection")
+            have += k
+        return bytes(out)
 
     def read_line(self):
         while b"\r\n" not in self.buf:
