@@ -16,8 +16,7 @@ int sg_kv_backend_open(const char *spec, uint64_t bytes, sg_kv_backend **out, sg
         if (spec[5] && !*end && dev >= 0 && dev < 1024)
             return sg_kv_backend_cuda_open((int)dev, bytes, out, err);
     }
-    return sg_errf(err, "--backend: '%s' is not host, host-staged or cuda:N (N a GPU index)",
-                   spec);
+    return sg_errf(err, "--backend: '%s' is not host, host-staged or cuda:N (N a GPU index)", spec);
 }
 
 static double now_s(void) {

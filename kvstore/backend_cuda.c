@@ -55,10 +55,10 @@ static int cu_fail(cuda_impl *c, CUresult r, const char *what, sg_err *err) {
                    r);
 }
 
-#define CU(c, call, what, err)                                                                 \
-    do {                                                                                       \
-        CUresult r_ = (call);                                                                  \
-        if (r_ != 0) return cu_fail(c, r_, what, err);                                         \
+#define CU(c, call, what, err)                                                                     \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != 0) return cu_fail(c, r_, what, err);                                             \
     } while (0)
 
 static int cuda_write(sg_kv_backend *b, uint64_t off, const void *src, size_t n, sg_err *err) {
@@ -181,8 +181,9 @@ int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_
     }
     bytes -= bytes % CHUNK;
     if (bytes == 0 || bytes > free_b) {
-        sg_errf(err, "cuda backend: cuda:%d has %zu MiB free of %zu MiB; cannot take %llu MiB "
-                     "(the region is whole 256 MiB chunks)",
+        sg_errf(err,
+                "cuda backend: cuda:%d has %zu MiB free of %zu MiB; cannot take %llu MiB "
+                "(the region is whole 256 MiB chunks)",
                 device, free_b >> 20, total_b >> 20, (unsigned long long)(bytes >> 20));
         goto fail;
     }
@@ -198,8 +199,8 @@ int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_
         }
     }
     snprintf(b->name, sizeof b->name, "cuda:%d", device);
-    snprintf(b->detail, sizeof b->detail, "%s, %zu MiB free of %zu MiB at start", gpu,
-             free_b >> 20, total_b >> 20);
+    snprintf(b->detail, sizeof b->detail, "%s, %zu MiB free of %zu MiB at start", gpu, free_b >> 20,
+             total_b >> 20);
     b->write = cuda_write;
     b->read = cuda_read;
     b->release = cuda_release;

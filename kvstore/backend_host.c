@@ -61,22 +61,23 @@ int sg_kv_backend_host_open(uint64_t bytes, int staged, sg_kv_backend **out, sg_
      * empty pool would turn into SIGBUS on first touch); without one mmap
      * fails and transparent huge pages (madvise) are the next best thing. */
     int hugetlb = 1;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+    void *p =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
     if (p == MAP_FAILED) {
         hugetlb = 0;
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
     }
     if (p == MAP_FAILED)
-        return sg_errf(err, "cannot map a host region of %llu bytes: %s",
-                       (unsigned long long)bytes, strerror(errno));
+        return sg_errf(err, "cannot map a host region of %llu bytes: %s", (unsigned long long)bytes,
+                       strerror(errno));
     int thp = !hugetlb && madvise(p, bytes, MADV_HUGEPAGE) == 0;
     sg_kv_backend *b = sg_xcalloc(1, sizeof *b);
     snprintf(b->name, sizeof b->name, "%s", staged ? "host-staged" : "host");
     snprintf(b->detail, sizeof b->detail, "host memory, %s",
              hugetlb ? "explicit 2 MiB huge pages"
-                     : thp ? "transparent huge pages (madvise)" : "4 KiB pages");
+             : thp   ? "transparent huge pages (madvise)"
+                     : "4 KiB pages");
     b->capacity = bytes;
     b->chunk_bytes = HUGE_2M;
     b->host_base = staged ? NULL : p;

@@ -57,7 +57,8 @@ static void *signal_waiter(void *arg) {
     return NULL;
 }
 
-static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memory, uint64_t bytes) {
+static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memory,
+                     uint64_t bytes) {
     sg_err err;
     sg_kv_backend *be;
     if (memory == 0 && strncmp(backend, "host", 4) == 0) memory = bytes + ((uint64_t)2 << 20);
@@ -115,8 +116,8 @@ int sg_cmd_kvstore(int argc, char **argv) {
         "  specgen kvstore --listen 0.0.0.0:6380 --memory auto --backend cuda:0 \\\n"
         "      --requirepass-file /etc/specgen/kv.pass\n"
         "  redis-cli -p 6380 SET k v\n";
-    const sg_cmd_spec spec = {"kvstore", "", "Serve a KV cache store over the Redis protocol.",
-                              details, opts, 0, 0};
+    const sg_cmd_spec spec = {
+        "kvstore", "", "Serve a KV cache store over the Redis protocol.", details, opts, 0, 0};
     char **pos;
     int npos;
     uint64_t sentinel = UINT64_MAX;
@@ -139,8 +140,8 @@ int sg_cmd_kvstore(int argc, char **argv) {
     char *password = NULL;
     if (passfile && read_password(passfile, &password, &err) != 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
-    sg_kv_config cfg = {listen, memory, backend, password, (int)threads, (int)maxclients,
-                        idle_ns / 1000000, 0};
+    sg_kv_config cfg = {listen,       memory,          backend,           password,
+                        (int)threads, (int)maxclients, idle_ns / 1000000, 0};
     if (getrandom(&cfg.hash_seed, sizeof cfg.hash_seed, 0) != sizeof cfg.hash_seed)
         cfg.hash_seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     sigset_t set;

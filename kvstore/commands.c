@@ -64,8 +64,10 @@ static void cmd_ping(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
         sg_kv_reply_error(x->out, "ERR wrong number of arguments for 'ping' command");
         return;
     }
-    if (argc == 2) sg_kv_reply_bulk(x->out, argv[1].p, argv[1].n);
-    else sg_kv_reply_simple(x->out, "PONG");
+    if (argc == 2)
+        sg_kv_reply_bulk(x->out, argv[1].p, argv[1].n);
+    else
+        sg_kv_reply_simple(x->out, "PONG");
 }
 
 static void cmd_echo(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
@@ -80,14 +82,18 @@ static void cmd_quit(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
 static void cmd_select(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     long long db;
     if (sg_kv_arg_ll(x, &argv[1], &db) != 0) return;
-    if (db != 0) sg_kv_reply_error(x->out, "ERR DB index is out of range");
-    else sg_kv_reply_simple(x->out, "OK");
+    if (db != 0)
+        sg_kv_reply_error(x->out, "ERR DB index is out of range");
+    else
+        sg_kv_reply_simple(x->out, "OK");
 }
 
 static void cmd_get(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     sg_kv_val *v = sg_kv_get(x->st, argv[1].p, argv[1].n, x->now_ms);
-    if (v) sg_kv_conn_reply_val(x, v);
-    else sg_kv_reply_null(x->out, x->c->resp3);
+    if (v)
+        sg_kv_conn_reply_val(x, v);
+    else
+        sg_kv_reply_null(x->out, x->c->resp3);
 }
 
 static void cmd_mget(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
@@ -101,9 +107,12 @@ static void cmd_set(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     for (int i = 3; i < argc; i++) {
         sg_kv_arg *a = &argv[i];
         int has_next = i + 1 < argc;
-        if (sg_kv_arg_eq(a, "nx") && !(flags & SG_KV_XX)) flags |= SG_KV_NX;
-        else if (sg_kv_arg_eq(a, "xx") && !(flags & SG_KV_NX)) flags |= SG_KV_XX;
-        else if (sg_kv_arg_eq(a, "keepttl") && !expire) flags |= SG_KV_KEEPTTL;
+        if (sg_kv_arg_eq(a, "nx") && !(flags & SG_KV_XX))
+            flags |= SG_KV_NX;
+        else if (sg_kv_arg_eq(a, "xx") && !(flags & SG_KV_NX))
+            flags |= SG_KV_XX;
+        else if (sg_kv_arg_eq(a, "keepttl") && !expire)
+            flags |= SG_KV_KEEPTTL;
         else if ((sg_kv_arg_eq(a, "ex") || sg_kv_arg_eq(a, "px") || sg_kv_arg_eq(a, "exat") ||
                   sg_kv_arg_eq(a, "pxat")) &&
                  has_next && !expire && !(flags & SG_KV_KEEPTTL)) {
@@ -126,8 +135,10 @@ static void cmd_set(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     if (!v) return;
     int stored = sg_kv_set(x->st, argv[1].p, argv[1].n, v, expire, flags, x->now_ms);
     sg_kv_val_unref(x->st, v);
-    if (stored) sg_kv_reply_simple(x->out, "OK");
-    else sg_kv_reply_null(x->out, x->c->resp3);
+    if (stored)
+        sg_kv_reply_simple(x->out, "OK");
+    else
+        sg_kv_reply_null(x->out, x->c->resp3);
 }
 
 static void cmd_mset(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
@@ -171,10 +182,14 @@ static void expire_generic(sg_kv_ctx *x, int argc, sg_kv_arg *argv, int64_t unit
     }
     int nx = 0, xx = 0, gt = 0, lt = 0;
     for (int i = 3; i < argc; i++) {
-        if (sg_kv_arg_eq(&argv[i], "nx")) nx = 1;
-        else if (sg_kv_arg_eq(&argv[i], "xx")) xx = 1;
-        else if (sg_kv_arg_eq(&argv[i], "gt")) gt = 1;
-        else if (sg_kv_arg_eq(&argv[i], "lt")) lt = 1;
+        if (sg_kv_arg_eq(&argv[i], "nx"))
+            nx = 1;
+        else if (sg_kv_arg_eq(&argv[i], "xx"))
+            xx = 1;
+        else if (sg_kv_arg_eq(&argv[i], "gt"))
+            gt = 1;
+        else if (sg_kv_arg_eq(&argv[i], "lt"))
+            lt = 1;
         else {
             sg_kv_reply_error(x->out, "ERR Unsupported option %.*s", (int)argv[i].n, argv[i].p);
             return;
@@ -200,8 +215,12 @@ static void expire_generic(sg_kv_ctx *x, int argc, sg_kv_arg *argv, int64_t unit
     sg_kv_reply_int(x->out, sg_kv_expire_at(x->st, argv[1].p, argv[1].n, at, x->now_ms));
 }
 
-static void cmd_expire(sg_kv_ctx *x, int argc, sg_kv_arg *argv) { expire_generic(x, argc, argv, 1000); }
-static void cmd_pexpire(sg_kv_ctx *x, int argc, sg_kv_arg *argv) { expire_generic(x, argc, argv, 1); }
+static void cmd_expire(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
+    expire_generic(x, argc, argv, 1000);
+}
+static void cmd_pexpire(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
+    expire_generic(x, argc, argv, 1);
+}
 
 static void ttl_generic(sg_kv_ctx *x, sg_kv_arg *argv, int ms) {
     int64_t t = sg_kv_ttl_ms(x->st, argv[1].p, argv[1].n, x->now_ms);
@@ -217,8 +236,8 @@ static void cmd_dbsize(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
 }
 
 static void cmd_flush(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
-    if (argc > 2 || (argc == 2 && !sg_kv_arg_eq(&argv[1], "async") &&
-                     !sg_kv_arg_eq(&argv[1], "sync"))) {
+    if (argc > 2 ||
+        (argc == 2 && !sg_kv_arg_eq(&argv[1], "async") && !sg_kv_arg_eq(&argv[1], "sync"))) {
         sg_kv_reply_error(x->out, "ERR syntax error");
         return;
     }
@@ -277,8 +296,8 @@ static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     scan_acc a = {{0}, 0, match};
     uint64_t next = 0;
     if (only_strings)
-        next = sg_kv_scan(x->st, cursor, count > 1000000 ? 1000000 : (int)count, x->now_ms,
-                          scan_cb, &a);
+        next = sg_kv_scan(x->st, cursor, count > 1000000 ? 1000000 : (int)count, x->now_ms, scan_cb,
+                          &a);
     char cur[24];
     snprintf(cur, sizeof cur, "%llu", (unsigned long long)next);
     sg_kv_reply_array(x->out, 2);
@@ -332,8 +351,10 @@ const sg_kv_cmd *sg_kv_commands(void) { return commands; }
 static void unknown_command(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     sg_buf args = {0};
     for (int i = 1; i < argc && args.len < 128; i++) {
-        if (argv[i].p) sg_buf_printf(&args, "'%.*s' ", (int)(argv[i].n < 128 ? argv[i].n : 128), argv[i].p);
-        else sg_buf_append_str(&args, "'...' ");
+        if (argv[i].p)
+            sg_buf_printf(&args, "'%.*s' ", (int)(argv[i].n < 128 ? argv[i].n : 128), argv[i].p);
+        else
+            sg_buf_append_str(&args, "'...' ");
     }
     sg_kv_reply_error(x->out, "ERR unknown command '%.*s', with args beginning with: %s",
                       (int)(argv[0].n < 128 ? argv[0].n : 128), argv[0].p,

@@ -125,8 +125,10 @@ void sg_kv_cmd_client(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     if (sg_kv_arg_eq(sub, "id") && argc == 2) {
         sg_kv_reply_int(x->out, (long long)x->c->id);
     } else if (sg_kv_arg_eq(sub, "getname") && argc == 2) {
-        if (x->c->name) sg_kv_reply_bulk_str(x->out, x->c->name);
-        else sg_kv_reply_null(x->out, x->c->resp3);
+        if (x->c->name)
+            sg_kv_reply_bulk_str(x->out, x->c->name);
+        else
+            sg_kv_reply_null(x->out, x->c->resp3);
     } else if (sg_kv_arg_eq(sub, "setname") && argc == 3) {
         if (!valid_name(&argv[2])) {
             sg_kv_reply_error(x->out, "ERR Client names cannot contain spaces, newlines or "
@@ -186,8 +188,10 @@ void sg_kv_cmd_command(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
         for (int i = 2; i < argc; i++) {
             const sg_kv_cmd *c = cmds;
             while (c->name && !sg_kv_arg_eq(&argv[i], c->name)) c++;
-            if (c->name) command_entry(x->out, c);
-            else sg_kv_reply_null(x->out, x->c->resp3);
+            if (c->name)
+                command_entry(x->out, c);
+            else
+                sg_kv_reply_null(x->out, x->c->resp3);
         }
     } else {
         sg_kv_reply_error(x->out, "ERR unknown subcommand '%.*s'. Try COMMAND HELP.",
@@ -204,7 +208,8 @@ static const char *policy_name(sg_kv_policy p) {
 /* "4gb", "512mb", "100kb", "4G", "1048576" -> bytes (Redis and specgen spellings). */
 static int parse_memory(const sg_kv_arg *a, uint64_t *out, sg_err *err) {
     char tmp[64];
-    if (a->n == 0 || a->n >= sizeof tmp) return sg_errf(err, "'%.*s' is not a size", (int)a->n, a->p);
+    if (a->n == 0 || a->n >= sizeof tmp)
+        return sg_errf(err, "'%.*s' is not a size", (int)a->n, a->p);
     memcpy(tmp, a->p, a->n);
     tmp[a->n] = '\0';
     size_t n = a->n;
@@ -225,24 +230,29 @@ static void config_set(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
             uint64_t bytes;
             if (parse_memory(val, &bytes, &err) != 0 ||
                 sg_kv_set_maxmemory(x->st, bytes, &err) != 0) {
-                sg_kv_reply_error(x->out, "ERR CONFIG SET failed (possibly related to argument "
-                                          "'maxmemory') - %s",
+                sg_kv_reply_error(x->out,
+                                  "ERR CONFIG SET failed (possibly related to argument "
+                                  "'maxmemory') - %s",
                                   err.msg);
                 return;
             }
         } else if (sg_kv_arg_eq(name, "maxmemory-policy")) {
-            if (sg_kv_arg_eq(val, "allkeys-lru")) sg_kv_set_policy(x->st, SG_KV_ALLKEYS_LRU);
-            else if (sg_kv_arg_eq(val, "noeviction")) sg_kv_set_policy(x->st, SG_KV_NOEVICTION);
+            if (sg_kv_arg_eq(val, "allkeys-lru"))
+                sg_kv_set_policy(x->st, SG_KV_ALLKEYS_LRU);
+            else if (sg_kv_arg_eq(val, "noeviction"))
+                sg_kv_set_policy(x->st, SG_KV_NOEVICTION);
             else {
-                sg_kv_reply_error(x->out, "ERR CONFIG SET failed (possibly related to argument "
-                                          "'maxmemory-policy') - kvstore supports allkeys-lru "
-                                          "and noeviction, not '%.*s'",
+                sg_kv_reply_error(x->out,
+                                  "ERR CONFIG SET failed (possibly related to argument "
+                                  "'maxmemory-policy') - kvstore supports allkeys-lru "
+                                  "and noeviction, not '%.*s'",
                                   (int)val->n, val->p);
                 return;
             }
         } else {
-            sg_kv_reply_error(x->out, "ERR Unknown option or number of arguments for CONFIG SET "
-                                      "- '%.*s'",
+            sg_kv_reply_error(x->out,
+                              "ERR Unknown option or number of arguments for CONFIG SET "
+                              "- '%.*s'",
                               (int)name->n, name->p);
             return;
         }
@@ -260,10 +270,10 @@ static void config_get(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     snprintf(threads, sizeof threads, "%d", x->srv->nio);
     snprintf(port, sizeof port, "%d", x->srv->port);
     const char *params[][2] = {
-        {"maxmemory", maxmem},   {"maxmemory-policy", policy_name(s.policy)},
+        {"maxmemory", maxmem},      {"maxmemory-policy", policy_name(s.policy)},
         {"maxclients", maxclients}, {"timeout", timeout},
-        {"io-threads", threads}, {"port", port},
-        {"databases", "1"},      {"save", ""},
+        {"io-threads", threads},    {"port", port},
+        {"databases", "1"},         {"save", ""},
         {"appendonly", "no"},
     };
     size_t np = sizeof params / sizeof params[0];
@@ -288,8 +298,10 @@ static void config_get(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
 
 void sg_kv_cmd_config(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     if (sg_kv_arg_eq(&argv[1], "get")) {
-        if (argc < 3) sg_kv_reply_error(x->out, "ERR wrong number of arguments for 'config|get' command");
-        else config_get(x, argc, argv);
+        if (argc < 3)
+            sg_kv_reply_error(x->out, "ERR wrong number of arguments for 'config|get' command");
+        else
+            config_get(x, argc, argv);
     } else if (sg_kv_arg_eq(&argv[1], "set")) {
         config_set(x, argc, argv);
     } else if (sg_kv_arg_eq(&argv[1], "resetstat") && argc == 2) {
@@ -351,9 +363,9 @@ void sg_kv_cmd_info(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
                       (unsigned long long)atomic_load(&s->total_conns),
                       (unsigned long long)atomic_load(&s->total_cmds),
                       (unsigned long long)atomic_load(&s->rejected),
-                      (unsigned long long)atomic_load(&s->idle_closed),
-                      (unsigned long long)st.hits, (unsigned long long)st.misses,
-                      (unsigned long long)st.evicted, (unsigned long long)st.expired);
+                      (unsigned long long)atomic_load(&s->idle_closed), (unsigned long long)st.hits,
+                      (unsigned long long)st.misses, (unsigned long long)st.evicted,
+                      (unsigned long long)st.expired);
     if (want_section(argc, argv, "keyspace")) {
         sg_buf_printf(&b, "# Keyspace\r\n");
         if (st.keys)

@@ -56,8 +56,10 @@ void sg_kv_conn_close(sg_kv_conn *c) {
     sg_kv_store_unlock(st);
     if (c->io) {
         epoll_ctl(c->io->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        if (c->prev) c->prev->next = c->next;
-        else c->io->conns = c->next;
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            c->io->conns = c->next;
         if (c->next) c->next->prev = c->prev;
     }
     close(c->fd);
@@ -141,7 +143,8 @@ static int build_iov(sg_kv_conn *c, struct iovec *iov) {
             if (o->sent + (c->stage_len - c->stage_sent) < o->val->len) return k;
         }
     }
-    if (k < MAX_IOV && pos < c->out.len) iov[k++] = (struct iovec){c->out.data + pos, c->out.len - pos};
+    if (k < MAX_IOV && pos < c->out.len)
+        iov[k++] = (struct iovec){c->out.data + pos, c->out.len - pos};
     return k;
 }
 
@@ -220,8 +223,10 @@ static void run_request(sg_kv_conn *c) {
     }
     sg_kv_ctx x = {c, c->srv, c->srv->store, &c->out, sg_kv_now_ms()};
     atomic_fetch_add(&c->srv->total_cmds, 1);
-    if (c->req_err[0]) sg_kv_reply_error(&c->out, "%s", c->req_err);
-    else sg_kv_exec(&x, (int)n, argv);
+    if (c->req_err[0])
+        sg_kv_reply_error(&c->out, "%s", c->req_err);
+    else
+        sg_kv_exec(&x, (int)n, argv);
     c->req_err[0] = '\0';
     if (argv != stackv) free(argv);
     int any = 0;
@@ -292,8 +297,10 @@ static void start_external(sg_kv_conn *c) {
     size_t take = have < len ? have : (size_t)len;
     char *body = c->in.data + c->in_off + c->p.pos;
     if (take) {
-        if (c->rx_discard) c->rx_got += take;
-        else if (rx_store(c, body, take) != 0) return;
+        if (c->rx_discard)
+            c->rx_got += take;
+        else if (rx_store(c, body, take) != 0)
+            return;
     }
     memmove(body, body + take, have - take);
     c->in.len -= take;
@@ -312,8 +319,10 @@ static void process(sg_kv_conn *c) {
             break;
         }
         if (r == SG_KV_PARSE_BIG) {
-            if (wants_external(c)) start_external(c);
-            else sg_kv_parse_decline(&c->p);
+            if (wants_external(c))
+                start_external(c);
+            else
+                sg_kv_parse_decline(&c->p);
             continue;
         }
         run_request(c);
@@ -336,8 +345,10 @@ static void read_external(sg_kv_conn *c) {
         n = read(c->fd, c->stage, left < SG_KV_STAGE ? left : SG_KV_STAGE);
         if (n > 0 && rx_store(c, c->stage, (size_t)n) != 0) return;
     }
-    if (n == 0) c->dead = 1;
-    else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) c->dead = 1;
+    if (n == 0)
+        c->dead = 1;
+    else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        c->dead = 1;
     if (c->rx_got == c->rx_len) rx_done(c);
 }
 
@@ -357,8 +368,10 @@ static void read_input(sg_kv_conn *c) {
     if (room < READ_CHUNK) room = READ_CHUNK;
     sg_buf_reserve(&c->in, room);
     ssize_t n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len - 1);
-    if (n == 0) c->dead = 1;
-    else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) c->dead = 1;
+    if (n == 0)
+        c->dead = 1;
+    else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        c->dead = 1;
     if (n > 0) c->in.len += (size_t)n;
 }
 
@@ -380,8 +393,10 @@ void sg_kv_conn_event(sg_kv_conn *c, uint32_t events) {
         process(c); /* requests paused by back-pressure may run now */
     }
     if ((events & EPOLLIN) && !c->dead && !c->close_after) {
-        if (c->rx_active) read_external(c);
-        else read_input(c);
+        if (c->rx_active)
+            read_external(c);
+        else
+            read_input(c);
         process(c);
     }
     if (!c->dead) flush_out(c);

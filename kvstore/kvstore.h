@@ -21,14 +21,14 @@
 #include <stdint.h>
 
 typedef struct sg_kv_config {
-    const char *listen;       /* "HOST:PORT"; port 0 picks a free one */
-    uint64_t memory;          /* bytes of the value region; 0: auto */
-    const char *backend;      /* "host", "host-staged" or "cuda:N" */
-    const char *password;     /* NULL: none (then loopback only) */
-    int io_threads;           /* >= 1 */
-    int maxclients;           /* >= 1 */
-    int64_t idle_timeout_ms;  /* 0: never close idle clients */
-    uint64_t hash_seed;       /* keyspace hash seed (random in the command) */
+    const char *listen;      /* "HOST:PORT"; port 0 picks a free one */
+    uint64_t memory;         /* bytes of the value region; 0: auto */
+    const char *backend;     /* "host", "host-staged" or "cuda:N" */
+    const char *password;    /* NULL: none (then loopback only) */
+    int io_threads;          /* >= 1 */
+    int maxclients;          /* >= 1 */
+    int64_t idle_timeout_ms; /* 0: never close idle clients */
+    uint64_t hash_seed;      /* keyspace hash seed (random in the command) */
 } sg_kv_config;
 
 typedef struct sg_kv_server sg_kv_server;

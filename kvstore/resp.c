@@ -206,11 +206,15 @@ void sg_kv_reply_nil(sg_buf *b) { sg_buf_append(b, "$-1\r\n", 5); }
 void sg_kv_reply_array(sg_buf *b, long long n) { sg_buf_printf(b, "*%lld\r\n", n); }
 
 void sg_kv_reply_null(sg_buf *b, int resp3) {
-    if (resp3) sg_buf_append(b, "_\r\n", 3);
-    else sg_kv_reply_nil(b);
+    if (resp3)
+        sg_buf_append(b, "_\r\n", 3);
+    else
+        sg_kv_reply_nil(b);
 }
 
 void sg_kv_reply_map(sg_buf *b, long long pairs, int resp3) {
-    if (resp3) sg_buf_printf(b, "%%%lld\r\n", pairs);
-    else sg_kv_reply_array(b, pairs * 2);
+    if (resp3)
+        sg_buf_printf(b, "%%%lld\r\n", pairs);
+    else
+        sg_kv_reply_array(b, pairs * 2);
 }

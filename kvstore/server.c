@@ -103,9 +103,10 @@ int sg_kv_server_start(const sg_kv_config *cfg, sg_kv_server **out, sg_err *err)
         goto fail;
     }
     if (!sg_net_is_loopback(s->host) && !cfg->password) {
-        sg_errf(err, "refusing to listen on %s without a password: anyone who can reach that "
-                     "address could read and overwrite the cache. Give --requirepass-file, or "
-                     "listen on 127.0.0.1",
+        sg_errf(err,
+                "refusing to listen on %s without a password: anyone who can reach that "
+                "address could read and overwrite the cache. Give --requirepass-file, or "
+                "listen on 127.0.0.1",
                 s->host);
         goto fail;
     }
@@ -199,8 +200,10 @@ int sg_kv_server_run(sg_kv_server *s, sg_err *err) {
         int n = epoll_wait(s->epfd, evs, 8, -1);
         if (n < 0 && errno != EINTR) return sg_errf(err, "epoll_wait: %s", strerror(errno));
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.u64 == 1) accept_all(s);
-            else if (evs[i].data.u64 == 2) atomic_store(&s->stopping, 1);
+            if (evs[i].data.u64 == 1)
+                accept_all(s);
+            else if (evs[i].data.u64 == 2)
+                atomic_store(&s->stopping, 1);
             else {
                 uint64_t ticks;
                 if (read(s->timer_fd, &ticks, sizeof ticks) < 0) {}

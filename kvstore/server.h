@@ -15,11 +15,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define SG_KV_BIG_BULK (64 * 1024)          /* bulks this big are received into their slot */
-#define SG_KV_INLINE_REPLY (16 * 1024)      /* values up to this are copied into replies */
+#define SG_KV_BIG_BULK (64 * 1024)           /* bulks this big are received into their slot */
+#define SG_KV_INLINE_REPLY (16 * 1024)       /* values up to this are copied into replies */
 #define SG_KV_OUT_LIMIT ((uint64_t)64 << 20) /* pending reply bytes that pause reading */
-#define SG_KV_STAGE (1 << 20)               /* staging window for non-host backends */
-#define SG_KV_MAX_QUERY ((size_t)1 << 30)   /* bytes one request may buffer */
+#define SG_KV_STAGE (1 << 20)                /* staging window for non-host backends */
+#define SG_KV_MAX_QUERY ((size_t)1 << 30)    /* bytes one request may buffer */
 
 typedef struct sg_kv_server sg_kv_server;
 typedef struct sg_kv_io sg_kv_io;
@@ -45,9 +45,9 @@ typedef struct sg_kv_conn {
     sg_kv_val *rx; /* value being received out of band */
     uint64_t rx_len, rx_got;
     size_t rx_arg;
-    int rx_active;      /* receiving a bulk out of band (into rx, or dropping it) */
-    int rx_discard;     /* the value did not fit: its bytes are read and dropped */
-    char req_err[300];  /* set: the request fails with this error instead of running */
+    int rx_active;     /* receiving a bulk out of band (into rx, or dropping it) */
+    int rx_discard;    /* the value did not fit: its bytes are read and dropped */
+    char req_err[300]; /* set: the request fails with this error instead of running */
     /* output */
     sg_buf out;
     size_t out_sent;

@@ -14,8 +14,8 @@ enum { PG_FREE = 0, PG_WHOLE, PG_SLAB };
 typedef struct slabpage {
     int cls;
     uint32_t nslots, nfree;
-    uint32_t *freel; /* stack of free slot indices */
-    void **owners;   /* per slot; NULL when free */
+    uint32_t *freel;     /* stack of free slot indices */
+    void **owners;       /* per slot; NULL when free */
     uint32_t prev, next; /* the class's list of pages with free slots */
     int listed;
 } slabpage;
@@ -23,10 +23,10 @@ typedef struct slabpage {
 struct sg_kv_slab {
     uint32_t npages, limit, chunk_pages, nchunks;
     uint8_t *kind;
-    void **owner;      /* per page, for whole pages */
-    slabpage **sp;     /* per page, for slab pages */
-    uint64_t *freemap; /* bit set: page free */
-    uint32_t hint;     /* no free page below this index */
+    void **owner;                   /* per page, for whole pages */
+    slabpage **sp;                  /* per page, for slab pages */
+    uint64_t *freemap;              /* bit set: page free */
+    uint32_t hint;                  /* no free page below this index */
     uint32_t used_pages, used_high; /* used_high: used pages at or above the limit */
     uint32_t *chunk_used;
     uint8_t *chunk_held;
@@ -45,8 +45,10 @@ static int class_of(uint64_t n) {
     int lo = 0, hi = NCLASSES - 1;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (sg_kv_slab_class_size(mid) >= n) hi = mid;
-        else lo = mid + 1;
+        if (sg_kv_slab_class_size(mid) >= n)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return lo;
 }
@@ -129,8 +131,10 @@ static void list_add(sg_kv_slab *s, uint32_t p) {
 
 static void list_del(sg_kv_slab *s, uint32_t p) {
     slabpage *sp = s->sp[p];
-    if (sp->prev != NONE) s->sp[sp->prev]->next = sp->next;
-    else s->partial[sp->cls] = sp->next;
+    if (sp->prev != NONE)
+        s->sp[sp->prev]->next = sp->next;
+    else
+        s->partial[sp->cls] = sp->next;
     if (sp->next != NONE) s->sp[sp->next]->prev = sp->prev;
     sp->listed = 0;
 }
@@ -178,7 +182,8 @@ int sg_kv_slab_alloc(sg_kv_slab *s, uint64_t n, void *owner, sg_kv_ext *ext) {
         if (last && last->off + last->len == off && last->len % SG_KV_PAGE == 0 &&
             p % s->chunk_pages != 0)
             last->len += len;
-        else ext[ne++] = (sg_kv_ext){off, len};
+        else
+            ext[ne++] = (sg_kv_ext){off, len};
     }
     if (cls >= 0) {
         if (spage == NONE) spage = new_slab_page(s, cls);
@@ -188,7 +193,8 @@ int sg_kv_slab_alloc(sg_kv_slab *s, uint64_t n, void *owner, sg_kv_ext *ext) {
         if (sp->nfree == 0) list_del(s, spage);
         uint32_t size = sg_kv_slab_class_size(cls);
         s->slot_bytes += size;
-        ext[ne++] = (sg_kv_ext){((uint64_t)spage << SG_KV_PAGE_SHIFT) + (uint64_t)slot * size, tail};
+        ext[ne++] =
+            (sg_kv_ext){((uint64_t)spage << SG_KV_PAGE_SHIFT) + (uint64_t)slot * size, tail};
     }
     return ne;
 }
@@ -223,7 +229,9 @@ void sg_kv_slab_release(sg_kv_slab *s, const sg_kv_ext *ext, uint32_t n_ext) {
 uint64_t sg_kv_slab_capacity(const sg_kv_slab *s) {
     return (uint64_t)s->npages << SG_KV_PAGE_SHIFT;
 }
-uint64_t sg_kv_slab_used(const sg_kv_slab *s) { return (uint64_t)s->used_pages << SG_KV_PAGE_SHIFT; }
+uint64_t sg_kv_slab_used(const sg_kv_slab *s) {
+    return (uint64_t)s->used_pages << SG_KV_PAGE_SHIFT;
+}
 uint64_t sg_kv_slab_limit(const sg_kv_slab *s) { return (uint64_t)s->limit << SG_KV_PAGE_SHIFT; }
 uint64_t sg_kv_slab_slot_bytes(const sg_kv_slab *s) { return s->slot_bytes; }
 

@@ -40,9 +40,9 @@ uint32_t sg_kv_slab_max_ext(uint64_t n);
 int sg_kv_slab_alloc(sg_kv_slab *s, uint64_t n, void *owner, sg_kv_ext *ext);
 void sg_kv_slab_release(sg_kv_slab *s, const sg_kv_ext *ext, uint32_t n_ext);
 
-uint64_t sg_kv_slab_capacity(const sg_kv_slab *s); /* bytes, whole pages */
-uint64_t sg_kv_slab_used(const sg_kv_slab *s);     /* bytes in used pages */
-uint64_t sg_kv_slab_limit(const sg_kv_slab *s);    /* bytes */
+uint64_t sg_kv_slab_capacity(const sg_kv_slab *s);   /* bytes, whole pages */
+uint64_t sg_kv_slab_used(const sg_kv_slab *s);       /* bytes in used pages */
+uint64_t sg_kv_slab_limit(const sg_kv_slab *s);      /* bytes */
 uint64_t sg_kv_slab_slot_bytes(const sg_kv_slab *s); /* bytes of slots in use (<= used) */
 /* Set the limit (rounded down to pages, at most the capacity). */
 void sg_kv_slab_set_limit(sg_kv_slab *s, uint64_t bytes);

@@ -63,10 +63,14 @@ static void release_chunks(sg_kv_store *st) {
 }
 
 static void lru_unlink(sg_kv_store *st, sg_kv_entry *e) {
-    if (e->lprev) e->lprev->lnext = e->lnext;
-    else st->lru_head = e->lnext;
-    if (e->lnext) e->lnext->lprev = e->lprev;
-    else st->lru_tail = e->lprev;
+    if (e->lprev)
+        e->lprev->lnext = e->lnext;
+    else
+        st->lru_head = e->lnext;
+    if (e->lnext)
+        e->lnext->lprev = e->lprev;
+    else
+        st->lru_tail = e->lprev;
     e->lprev = e->lnext = NULL;
 }
 
@@ -140,27 +144,26 @@ void sg_kv_val_unref(sg_kv_store *st, sg_kv_val *v) {
 }
 
 /* Walk the extents covering [off, off + n): fn(region offset, value offset, length). */
-#define FOR_EXTENTS(v, off, n, ROFF, VOFF, LEN, BODY)                                          \
-    do {                                                                                       \
-        uint64_t base_ = 0, end_ = (off) + (n);                                                \
-        for (uint32_t i_ = 0; i_ < (v)->n_ext && base_ < end_; i_++) {                         \
-            uint64_t elen_ = (v)->ext[i_].len;                                                 \
-            if (base_ + elen_ > (off)) {                                                       \
-                uint64_t from_ = (off) > base_ ? (off) - base_ : 0;                            \
-                uint64_t to_ = end_ - base_ < elen_ ? end_ - base_ : elen_;                    \
-                uint64_t ROFF = (v)->ext[i_].off + from_, VOFF = base_ + from_;                \
-                uint64_t LEN = to_ - from_;                                                    \
-                BODY                                                                           \
-            }                                                                                  \
-            base_ += elen_;                                                                    \
-        }                                                                                      \
+#define FOR_EXTENTS(v, off, n, ROFF, VOFF, LEN, BODY)                                              \
+    do {                                                                                           \
+        uint64_t base_ = 0, end_ = (off) + (n);                                                    \
+        for (uint32_t i_ = 0; i_ < (v)->n_ext && base_ < end_; i_++) {                             \
+            uint64_t elen_ = (v)->ext[i_].len;                                                     \
+            if (base_ + elen_ > (off)) {                                                           \
+                uint64_t from_ = (off) > base_ ? (off)-base_ : 0;                                  \
+                uint64_t to_ = end_ - base_ < elen_ ? end_ - base_ : elen_;                        \
+                uint64_t ROFF = (v)->ext[i_].off + from_, VOFF = base_ + from_;                    \
+                uint64_t LEN = to_ - from_;                                                        \
+                BODY                                                                               \
+            }                                                                                      \
+            base_ += elen_;                                                                        \
+        }                                                                                          \
     } while (0)
 
 int sg_kv_val_write(sg_kv_store *st, const sg_kv_val *v, uint64_t off, const void *src, size_t n,
                     sg_err *err) {
     FOR_EXTENTS(v, off, n, roff, voff, len, {
-        if (st->be->write(st->be, roff, (const char *)src + (voff - off), len, err) != 0)
-            return -1;
+        if (st->be->write(st->be, roff, (const char *)src + (voff - off), len, err) != 0) return -1;
     });
     return 0;
 }
@@ -203,7 +206,9 @@ static void resize(sg_kv_store *st, uint64_t n) {
     st->nbuckets = n;
 }
 
-static int expired(const sg_kv_entry *e, int64_t now) { return e->expire_ms && e->expire_ms <= now; }
+static int expired(const sg_kv_entry *e, int64_t now) {
+    return e->expire_ms && e->expire_ms <= now;
+}
 
 /* The live entry for key, or NULL (an expired one is removed on the way). */
 static sg_kv_entry *find(sg_kv_store *st, const char *key, size_t klen, int64_t now) {
@@ -366,8 +371,9 @@ int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err) {
     uint64_t cap = sg_kv_slab_capacity(st->slab), old = sg_kv_slab_limit(st->slab);
     if (bytes == 0) bytes = cap;
     if (bytes > cap)
-        return sg_errf(err, "maxmemory %llu is above the %llu-byte region this kvstore holds "
-                            "(set by --memory)",
+        return sg_errf(err,
+                       "maxmemory %llu is above the %llu-byte region this kvstore holds "
+                       "(set by --memory)",
                        (unsigned long long)bytes, (unsigned long long)cap);
     if (bytes < SG_KV_PAGE)
         return sg_errf(err, "maxmemory %llu is below one 1 MiB page", (unsigned long long)bytes);
@@ -386,8 +392,9 @@ int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err) {
         free(owners);
         if (n || sg_kv_slab_used(st->slab) > sg_kv_slab_limit(st->slab)) {
             sg_kv_slab_set_limit(st->slab, old);
-            return sg_errf(err, "maxmemory %llu is below the memory in use and the policy is "
-                                "noeviction",
+            return sg_errf(err,
+                           "maxmemory %llu is below the memory in use and the policy is "
+                           "noeviction",
                            (unsigned long long)bytes);
         }
     }

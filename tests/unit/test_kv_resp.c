@@ -13,7 +13,8 @@
 #include <cmocka.h>
 
 static int arg_is(const sg_kv_parser *p, const char *buf, size_t i, const char *want) {
-    return p->args[i].len == strlen(want) && memcmp(buf + p->args[i].off, want, p->args[i].len) == 0;
+    return p->args[i].len == strlen(want) &&
+           memcmp(buf + p->args[i].off, want, p->args[i].len) == 0;
 }
 
 static void whole_request(void **state) {
@@ -22,7 +23,8 @@ static void whole_request(void **state) {
     assert_int_equal(sg_kv_parse(&p, req, strlen(req), NULL), SG_KV_PARSE_DONE);
     assert_int_equal(p.nargs, 3);
     assert_int_equal(p.pos, strlen(req));
-    assert_true(arg_is(&p, req, 0, "SET") && arg_is(&p, req, 1, "k") && arg_is(&p, req, 2, "hello"));
+    assert_true(arg_is(&p, req, 0, "SET") && arg_is(&p, req, 1, "k") &&
+                arg_is(&p, req, 2, "hello"));
     sg_kv_parse_free(&p);
 }
 
@@ -30,7 +32,8 @@ static void byte_by_byte(void **state) {
     const char *req = "*2\r\n$3\r\nGET\r\n$10\r\n0123456789\r\n*1\r\n$4\r\nPING\r\n";
     size_t first = strlen("*2\r\n$3\r\nGET\r\n$10\r\n0123456789\r\n");
     sg_kv_parser p = {0};
-    for (size_t n = 0; n < first; n++) assert_int_equal(sg_kv_parse(&p, req, n, NULL), SG_KV_PARSE_MORE);
+    for (size_t n = 0; n < first; n++)
+        assert_int_equal(sg_kv_parse(&p, req, n, NULL), SG_KV_PARSE_MORE);
     assert_int_equal(sg_kv_parse(&p, req, first, NULL), SG_KV_PARSE_DONE);
     assert_true(arg_is(&p, req, 1, "0123456789"));
     sg_kv_parse_reset(&p);
@@ -96,7 +99,8 @@ static void protocol_errors(void **state) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sg_kv_parser p = {0};
         sg_err err;
-        assert_int_equal(sg_kv_parse(&p, cases[i].req, strlen(cases[i].req), &err), SG_KV_PARSE_ERR);
+        assert_int_equal(sg_kv_parse(&p, cases[i].req, strlen(cases[i].req), &err),
+                         SG_KV_PARSE_ERR);
         assert_string_equal(err.msg, cases[i].msg);
         sg_kv_parse_free(&p);
     }
@@ -112,15 +116,16 @@ static void replies(void **state) {
     sg_kv_reply_map(&b, 2, 0);
     sg_kv_reply_map(&b, 2, 1);
     sg_kv_reply_error(&b, "ERR bad\r\nthing");
-    assert_string_equal(b.data, "+OK\r\n:-3\r\n$2\r\nhi\r\n$-1\r\n_\r\n*4\r\n%2\r\n-ERR bad  thing\r\n");
+    assert_string_equal(b.data,
+                        "+OK\r\n:-3\r\n$2\r\nhi\r\n$-1\r\n_\r\n*4\r\n%2\r\n-ERR bad  thing\r\n");
     sg_buf_free(&b);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(whole_request),     cmocka_unit_test(byte_by_byte),
-        cmocka_unit_test(inline_and_empty),  cmocka_unit_test(big_bulk_out_of_band),
-        cmocka_unit_test(protocol_errors),   cmocka_unit_test(replies),
+        cmocka_unit_test(whole_request),    cmocka_unit_test(byte_by_byte),
+        cmocka_unit_test(inline_and_empty), cmocka_unit_test(big_bulk_out_of_band),
+        cmocka_unit_test(protocol_errors),  cmocka_unit_test(replies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,8 @@ static void classes_grow_by_quarters(void **state) {
     assert_int_equal(sg_kv_slab_class_size(4), 128);
     int n = sg_kv_slab_nclasses();
     assert_int_equal(sg_kv_slab_class_size(n - 1), 512 * 1024);
-    for (int i = 1; i < n; i++) assert_true(sg_kv_slab_class_size(i) > sg_kv_slab_class_size(i - 1));
+    for (int i = 1; i < n; i++)
+        assert_true(sg_kv_slab_class_size(i) > sg_kv_slab_class_size(i - 1));
 }
 
 static void small_values_share_a_page(void **state) {

@@ -94,4 +94,6 @@ with Server("--maxclients", "4", "--timeout", "1s") as srv:
     idle.cmd("PING")
     t0 = time.time()
     ok(idle.closed(wait=5) and time.time() - t0 < 4.5, "an idle connection is closed after --timeout")
+    rc = srv.stop()
+    ok(rc == 0, "kvstore exits 0 on SIGTERM (and clean under AddressSanitizer)", srv.output()[-3000:])
 finish()
