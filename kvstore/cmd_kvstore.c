@@ -71,7 +71,7 @@ static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memo
         printf("kvstore self-test: %s (%s): %s stored and read back bit-exact; "
                "host->backend %.2f GB/s, backend->host %.2f GB/s\n",
                be->name, be->detail, sg_fmt_bytes(bytes, sz, sizeof sz), h2d, d2h);
-    be->destroy(be);
+    be->ops->destroy(be);
     return rc == 0 ? 0 : sg_cli_fail(spec, 1, "%s", err.msg);
 }
 

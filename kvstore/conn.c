@@ -37,7 +37,7 @@ sg_kv_conn *sg_kv_conn_new(sg_kv_server *srv, int fd) {
 static int host_direct(const sg_kv_conn *c) { return c->srv->be->host_base != NULL; }
 
 static void ensure_stage(sg_kv_conn *c) {
-    if (!c->stage) c->stage = c->srv->be->stage_alloc(c->srv->be, SG_KV_STAGE);
+    if (!c->stage) c->stage = c->srv->be->ops->stage_alloc(c->srv->be, SG_KV_STAGE);
 }
 
 static void drop_xvals(sg_kv_conn *c) {
@@ -63,7 +63,7 @@ void sg_kv_conn_close(sg_kv_conn *c) {
         if (c->next) c->next->prev = c->prev;
     }
     close(c->fd);
-    if (c->stage) c->srv->be->stage_free(c->srv->be, c->stage, SG_KV_STAGE);
+    if (c->stage) c->srv->be->ops->stage_free(c->srv->be, c->stage, SG_KV_STAGE);
     atomic_fetch_sub(&c->srv->connected, 1);
     sg_buf_free(&c->in);
     sg_buf_free(&c->out);
