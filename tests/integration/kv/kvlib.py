@@ -152,9 +152,9 @@ class Raw:
             while True:
                 if not self.s.recv(65536):
                     return True
-        except (socket.timeout, ConnectionError):
+        except socket.timeout:
             return False
-        except OSError:
+        except OSError:  # reset counts as closed
             return True
 
     def close(self):
