@@ -125,7 +125,9 @@ fuzz-run: fuzz
 	  n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
 	  seeds=; [ -d tests/fuzz/corpus/$$n ] && seeds=tests/fuzz/corpus/$$n; \
 	  echo "== $$n ($(FUZZ_SECONDS)s)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus/$$n $$seeds 2>&1 | tail -n 3 || exit 1; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus/$$n $$seeds \
+	    >build-fuzz/$$n.log 2>&1; rc=$$?; tail -n 3 build-fuzz/$$n.log; \
+	  [ $$rc -eq 0 ] || { grep -m1 -A8 'ERROR' build-fuzz/$$n.log; echo "$$n failed (log: build-fuzz/$$n.log)"; exit 1; }; \
 	done
 
 ## make clean         remove build outputs

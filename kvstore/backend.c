@@ -42,21 +42,21 @@ int sg_kv_backend_self_test(sg_kv_backend *b, uint64_t bytes, double *h2d_gbs, d
     if (bytes > b->capacity)
         return sg_errf(err, "self-test of %llu bytes does not fit the %llu-byte region",
                        (unsigned long long)bytes, (unsigned long long)b->capacity);
-    uint64_t *stage = b->stage_alloc(b, step), *want = sg_xmalloc(step);
+    uint64_t *stage = b->ops->stage_alloc(b, step), *want = sg_xmalloc(step);
     double t_w = 0, t_r = 0;
     int rc = 0;
     for (uint64_t off = 0; off < bytes && rc == 0; off += step) {
         size_t n = bytes - off < step ? bytes - off : step;
         pattern(off, stage, n / 8);
         double t0 = now_s();
-        rc = b->write(b, off, stage, n, err);
+        rc = b->ops->write(b, off, stage, n, err);
         t_w += now_s() - t0;
     }
     for (uint64_t off = 0; off < bytes && rc == 0; off += step) {
         size_t n = bytes - off < step ? bytes - off : step;
         memset(stage, 0, n);
         double t0 = now_s();
-        rc = b->read(b, off, stage, n, err);
+        rc = b->ops->read(b, off, stage, n, err);
         t_r += now_s() - t0;
         pattern(off, want, n / 8);
         if (rc == 0 && memcmp(stage, want, n) != 0) {
@@ -66,7 +66,7 @@ int sg_kv_backend_self_test(sg_kv_backend *b, uint64_t bytes, double *h2d_gbs, d
                          (unsigned long long)(off + i));
         }
     }
-    b->stage_free(b, stage, step);
+    b->ops->stage_free(b, stage, step);
     free(want);
     if (rc == 0) {
         *h2d_gbs = t_w > 0 ? (double)bytes / t_w / 1e9 : 0;

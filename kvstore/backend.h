@@ -17,12 +17,8 @@
 #include <stdint.h>
 
 typedef struct sg_kv_backend sg_kv_backend;
-struct sg_kv_backend {
-    char name[64];     /* "host", "host-staged", "cuda:0 (NVIDIA H100 ...)" */
-    char detail[160];  /* one line for logs and INFO: huge pages, device memory, ... */
-    uint64_t capacity; /* bytes */
-    uint64_t chunk_bytes;
-    char *host_base; /* NULL unless the region is host-addressable */
+
+typedef struct sg_kv_backend_ops {
     int (*write)(sg_kv_backend *b, uint64_t off, const void *src, size_t n, sg_err *err);
     int (*read)(sg_kv_backend *b, uint64_t off, void *dst, size_t n, sg_err *err);
     int (*release)(sg_kv_backend *b, uint32_t chunk, sg_err *err);
@@ -30,6 +26,15 @@ struct sg_kv_backend {
     void *(*stage_alloc)(sg_kv_backend *b, size_t n);
     void (*stage_free)(sg_kv_backend *b, void *p, size_t n);
     void (*destroy)(sg_kv_backend *b);
+} sg_kv_backend_ops;
+
+struct sg_kv_backend {
+    char name[64];     /* "host", "host-staged", "cuda:0 (NVIDIA H100 ...)" */
+    char detail[160];  /* one line for logs and INFO: huge pages, device memory, ... */
+    uint64_t capacity; /* bytes */
+    uint64_t chunk_bytes;
+    char *host_base; /* NULL unless the region is host-addressable */
+    const sg_kv_backend_ops *ops;
     void *impl;
 };
 

@@ -123,6 +123,11 @@ static void cuda_destroy(sg_kv_backend *b) {
     free(b);
 }
 
+static const sg_kv_backend_ops cuda_ops = {
+    cuda_write,       cuda_read,       cuda_release, cuda_acquire,
+    cuda_stage_alloc, cuda_stage_free, cuda_destroy,
+};
+
 static int load_api(cuda_impl *c, sg_err *err) {
     cuda_api *a = &c->api;
     const sg_dl_sym syms[] = {
@@ -153,7 +158,7 @@ int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_
     cuda_impl *c = sg_xcalloc(1, sizeof *c);
     sg_kv_backend *b = sg_xcalloc(1, sizeof *b);
     b->impl = c;
-    b->destroy = cuda_destroy;
+    b->ops = &cuda_ops;
     if (load_api(c, err) != 0) goto fail;
     int n = 0;
     CUresult r = c->api.cuInit(0);
@@ -201,12 +206,6 @@ int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_
     snprintf(b->name, sizeof b->name, "cuda:%d", device);
     snprintf(b->detail, sizeof b->detail, "%s, %zu MiB free of %zu MiB at start", gpu, free_b >> 20,
              total_b >> 20);
-    b->write = cuda_write;
-    b->read = cuda_read;
-    b->release = cuda_release;
-    b->acquire = cuda_acquire;
-    b->stage_alloc = cuda_stage_alloc;
-    b->stage_free = cuda_stage_free;
     *out = b;
     return 0;
 fail:

@@ -41,6 +41,11 @@ static void host_destroy(sg_kv_backend *b) {
     free(b);
 }
 
+static const sg_kv_backend_ops host_ops = {
+    host_write,       host_read,       host_release, host_acquire,
+    host_stage_alloc, host_stage_free, host_destroy,
+};
+
 static uint64_t mem_available(void) {
     FILE *f = fopen("/proc/meminfo", "r");
     char line[256];
@@ -78,17 +83,11 @@ int sg_kv_backend_host_open(uint64_t bytes, int staged, sg_kv_backend **out, sg_
              hugetlb ? "explicit 2 MiB huge pages"
              : thp   ? "transparent huge pages (madvise)"
                      : "4 KiB pages");
+    b->ops = &host_ops;
     b->capacity = bytes;
     b->chunk_bytes = HUGE_2M;
     b->host_base = staged ? NULL : p;
     b->impl = p;
-    b->write = host_write;
-    b->read = host_read;
-    b->release = host_release;
-    b->acquire = host_acquire;
-    b->stage_alloc = host_stage_alloc;
-    b->stage_free = host_stage_free;
-    b->destroy = host_destroy;
     *out = b;
     return 0;
 }

@@ -61,7 +61,8 @@ static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memo
                      uint64_t bytes) {
     sg_err err;
     sg_kv_backend *be;
-    if (memory == 0 && strncmp(backend, "host", 4) == 0) memory = bytes + ((uint64_t)2 << 20);
+    /* Without --memory: a region just big enough (a cuda chunk is 256 MiB), not "auto". */
+    if (memory == 0) memory = bytes + ((uint64_t)256 << 20);
     if (sg_kv_backend_open(backend, memory, &be, &err) != 0)
         return sg_cli_fail(spec, 1, "%s", err.msg);
     double h2d, d2h;
@@ -71,7 +72,7 @@ static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memo
         printf("kvstore self-test: %s (%s): %s stored and read back bit-exact; "
                "host->backend %.2f GB/s, backend->host %.2f GB/s\n",
                be->name, be->detail, sg_fmt_bytes(bytes, sz, sizeof sz), h2d, d2h);
-    be->destroy(be);
+    be->ops->destroy(be);
     return rc == 0 ? 0 : sg_cli_fail(spec, 1, "%s", err.msg);
 }
 

@@ -37,7 +37,7 @@ sg_kv_conn *sg_kv_conn_new(sg_kv_server *srv, int fd) {
 static int host_direct(const sg_kv_conn *c) { return c->srv->be->host_base != NULL; }
 
 static void ensure_stage(sg_kv_conn *c) {
-    if (!c->stage) c->stage = c->srv->be->stage_alloc(c->srv->be, SG_KV_STAGE);
+    if (!c->stage) c->stage = c->srv->be->ops->stage_alloc(c->srv->be, SG_KV_STAGE);
 }
 
 static void drop_xvals(sg_kv_conn *c) {
@@ -63,7 +63,7 @@ void sg_kv_conn_close(sg_kv_conn *c) {
         if (c->next) c->next->prev = c->prev;
     }
     close(c->fd);
-    if (c->stage) c->srv->be->stage_free(c->srv->be, c->stage, SG_KV_STAGE);
+    if (c->stage) c->srv->be->ops->stage_free(c->srv->be, c->stage, SG_KV_STAGE);
     atomic_fetch_sub(&c->srv->connected, 1);
     sg_buf_free(&c->in);
     sg_buf_free(&c->out);
@@ -332,24 +332,31 @@ static void process(sg_kv_conn *c) {
     if (c->in_off == c->in.len) c->in.len = c->in_off = 0;
 }
 
+/* Receive the out-of-band value; a few reads per wake-up while the socket has data. */
 static void read_external(sg_kv_conn *c) {
-    uint64_t left = c->rx_len - c->rx_got;
-    ssize_t n;
-    if (host_direct(c) && !c->rx_discard) {
-        struct iovec iov[MAX_IOV];
-        int k = sg_kv_val_iov(c->srv->store, c->rx, c->rx_got, left, iov, MAX_IOV);
-        n = readv(c->fd, iov, k);
-        if (n > 0) c->rx_got += (uint64_t)n;
-    } else {
-        ensure_stage(c);
-        n = read(c->fd, c->stage, left < SG_KV_STAGE ? left : SG_KV_STAGE);
-        if (n > 0 && rx_store(c, c->stage, (size_t)n) != 0) return;
+    for (int round = 0; round < 8 && c->rx_active && !c->dead; round++) {
+        uint64_t left = c->rx_len - c->rx_got, asked;
+        ssize_t n;
+        if (host_direct(c) && !c->rx_discard) {
+            struct iovec iov[MAX_IOV];
+            int k = sg_kv_val_iov(c->srv->store, c->rx, c->rx_got, left, iov, MAX_IOV);
+            asked = 0;
+            for (int i = 0; i < k; i++) asked += iov[i].iov_len;
+            n = readv(c->fd, iov, k);
+            if (n > 0) c->rx_got += (uint64_t)n;
+        } else {
+            ensure_stage(c);
+            asked = left < SG_KV_STAGE ? left : SG_KV_STAGE;
+            n = read(c->fd, c->stage, asked);
+            if (n > 0 && rx_store(c, c->stage, (size_t)n) != 0) return;
+        }
+        if (n == 0)
+            c->dead = 1;
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            c->dead = 1;
+        if (c->rx_got == c->rx_len) rx_done(c);
+        if (n < 0 || (uint64_t)n < asked) break; /* drained for now */
     }
-    if (n == 0)
-        c->dead = 1;
-    else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-        c->dead = 1;
-    if (c->rx_got == c->rx_len) rx_done(c);
 }
 
 static void read_input(sg_kv_conn *c) {
@@ -393,10 +400,9 @@ void sg_kv_conn_event(sg_kv_conn *c, uint32_t events) {
         process(c); /* requests paused by back-pressure may run now */
     }
     if ((events & EPOLLIN) && !c->dead && !c->close_after) {
-        if (c->rx_active)
-            read_external(c);
-        else
-            read_input(c);
+        if (c->rx_active) read_external(c);
+        /* after a finished body, what follows it (CRLF, next requests) comes at once */
+        if (!c->rx_active && !c->dead) read_input(c);
         process(c);
     }
     if (!c->dead) flush_out(c);

@@ -241,7 +241,7 @@ void sg_kv_server_free(sg_kv_server *s) {
     if (s->timer_fd >= 0) close(s->timer_fd);
     if (s->epfd >= 0) close(s->epfd);
     sg_kv_store_free(s->store);
-    if (s->be) s->be->destroy(s->be);
+    if (s->be) s->be->ops->destroy(s->be);
     free(s->password);
     free(s);
 }

@@ -53,7 +53,7 @@ static void release_chunks(sg_kv_store *st) {
     int64_t c;
     while ((c = sg_kv_slab_releasable_chunk(st->slab)) >= 0) {
         sg_err err;
-        if (st->be->release(st->be, (uint32_t)c, &err) != 0) {
+        if (st->be->ops->release(st->be, (uint32_t)c, &err) != 0) {
             sg_warn("kvstore", "%s", err.msg);
             return;
         }
@@ -163,7 +163,8 @@ void sg_kv_val_unref(sg_kv_store *st, sg_kv_val *v) {
 int sg_kv_val_write(sg_kv_store *st, const sg_kv_val *v, uint64_t off, const void *src, size_t n,
                     sg_err *err) {
     FOR_EXTENTS(v, off, n, roff, voff, len, {
-        if (st->be->write(st->be, roff, (const char *)src + (voff - off), len, err) != 0) return -1;
+        if (st->be->ops->write(st->be, roff, (const char *)src + (voff - off), len, err) != 0)
+            return -1;
     });
     return 0;
 }
@@ -171,7 +172,7 @@ int sg_kv_val_write(sg_kv_store *st, const sg_kv_val *v, uint64_t off, const voi
 int sg_kv_val_read(sg_kv_store *st, const sg_kv_val *v, uint64_t off, void *dst, size_t n,
                    sg_err *err) {
     FOR_EXTENTS(v, off, n, roff, voff, len, {
-        if (st->be->read(st->be, roff, (char *)dst + (voff - off), len, err) != 0) return -1;
+        if (st->be->ops->read(st->be, roff, (char *)dst + (voff - off), len, err) != 0) return -1;
     });
     return 0;
 }
@@ -381,7 +382,7 @@ int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err) {
     uint64_t want_pages = bytes >> SG_KV_PAGE_SHIFT;
     for (uint32_t c = 0; (uint64_t)c * cp < want_pages; c++) { /* growing: take chunks back */
         if (sg_kv_slab_chunk_held(st->slab, c)) continue;
-        if (st->be->acquire(st->be, c, err) != 0) return -1;
+        if (st->be->ops->acquire(st->be, c, err) != 0) return -1;
         sg_kv_slab_mark_chunk(st->slab, c, 1);
         st->st.released_bytes -= st->be->chunk_bytes;
     }

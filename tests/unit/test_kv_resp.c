@@ -1,5 +1,6 @@
 /* kvstore RESP parser: whole and byte-by-byte requests, inline commands, big bulks
  * taken out of band, protocol errors; reply writers. */
+#include "kvstore/kvstore.h"
 #include "kvstore/resp.h"
 
 #include <setjmp.h>
@@ -121,11 +122,20 @@ static void replies(void **state) {
     sg_buf_free(&b);
 }
 
+static void password_compare(void **state) {
+    assert_true(sg_kv_password_equal("secret", 6, "secret", 6));
+    assert_false(sg_kv_password_equal("secret", 6, "secreT", 6));
+    assert_false(sg_kv_password_equal("secret", 6, "secre", 5));
+    assert_false(sg_kv_password_equal("secret", 6, "secretsecret", 12)); /* cycled match */
+    assert_false(sg_kv_password_equal("secret", 6, "", 0));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(whole_request),    cmocka_unit_test(byte_by_byte),
         cmocka_unit_test(inline_and_empty), cmocka_unit_test(big_bulk_out_of_band),
         cmocka_unit_test(protocol_errors),  cmocka_unit_test(replies),
+        cmocka_unit_test(password_compare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

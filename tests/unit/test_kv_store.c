@@ -32,7 +32,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     fixture *f = *state;
     sg_kv_store_free(f->st);
-    f->be->destroy(f->be);
+    f->be->ops->destroy(f->be);
     free(f);
     return 0;
 }

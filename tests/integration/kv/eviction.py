@@ -90,4 +90,6 @@ with Server(memory="64M") as srv:
     m = info(r)
     ok(int(m["used_memory"]) == 0 and int(m["used_memory_values"]) == 0,
        "FLUSHALL frees every page (exact accounting)", m)
+    rc = srv.stop()
+    ok(rc == 0, "kvstore exits 0 on SIGTERM (and clean under AddressSanitizer)", srv.output()[-3000:])
 finish()

@@ -49,7 +49,9 @@ class Server:
     def __init__(self, *args, memory="256M"):
         self.port = pick_port()
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kv-{self.port}.log"), "w+")
-        cmd = [SPECGEN, "kvstore", "--listen", f"127.0.0.1:{self.port}", "--memory", memory, *args]
+        backend = os.environ.get("KV_BACKEND", "host")
+        cmd = [SPECGEN, "kvstore", "--listen", f"127.0.0.1:{self.port}", "--memory", memory,
+               "--backend", backend, *args]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -103,10 +105,20 @@ class Raw:
         self.buf += chunk
 
     def read_exact(self, n):
-        while len(self.buf) < n:
-            self._fill()
-        out, self.buf = self.buf[:n], self.buf[n:]
-        return out
+        if len(self.buf) >= n:
+            out, self.buf = self.buf[:n], self.buf[n:]
+            return out
+        out = bytearray(n)  # big replies: receive in place, no quadratic concatenation
+        have = len(self.buf)
+        out[:have] = self.buf
+        self.buf = b""
+        view = memoryview(out)
+        while have < n:
+            k = self.s.recv_into(view[have:], n - have)
+            if k == 0:
+                raise ConnectionError("server closed the connection")
+            have += k
+        return bytes(out)
 
     def read_line(self):
         while b"\r\n" not in self.buf:
@@ -140,9 +152,9 @@ class Raw:
             while True:
                 if not self.s.recv(65536):
                     return True
-        except (socket.timeout, ConnectionError):
+        except socket.timeout:
             return False
-        except OSError:
+        except OSError:  # reset counts as closed
             return True
 
     def close(self):

@@ -92,4 +92,47 @@ with Server(memory="512M") as srv:
     ok(info["used_memory"] <= info["maxmemory"], "used_memory stays within maxmemory",
        str(info))
     r.close()
+
+# LMCache's RedisConnector: redis.asyncio, a pool from a redis:// URL (with the password
+# in it), many chunks in flight at once through asyncio.gather.
+import asyncio
+import tempfile
+
+with tempfile.NamedTemporaryFile("w", suffix=".pass") as pw:
+    pw.write("pool-secret\n")
+    pw.flush()
+    os.chmod(pw.name, 0o600)
+    with Server("--requirepass-file", pw.name, memory="256M") as srv:
+        async def lmcache_like():
+            pool = redis.asyncio.ConnectionPool.from_url(
+                f"redis://default:pool-secret@127.0.0.1:{srv.port}", max_connections=16)
+            conn = redis.asyncio.Redis.from_pool(pool)
+            vals = {f"m@1@0@{i:016x}@bfloat16": os.urandom(MiB * (1 + i % 4)) for i in range(12)}
+
+            async def put(k, v):
+                await conn.set(k + "kv_bytes", v)
+                await conn.set(k + "metadata", struct.pack("<Q", len(v)))
+
+            async def get(k):
+                if not await conn.exists(k + "metadata"):
+                    return None
+                await conn.get(k + "metadata")
+                return await conn.get(k + "kv_bytes")
+
+            await asyncio.gather(*(put(k, v) for k, v in vals.items()))
+            got = await asyncio.gather(*(get(k) for k in vals))
+            await conn.aclose()
+            return got == list(vals.values())
+
+        ok(asyncio.run(lmcache_like()),
+           "redis.asyncio pool from a redis://default:PASSWORD@ URL: 12 chunks put and got "
+           "concurrently (LMCache's RedisConnector shape)")
+        unauth = redis.Redis(host="127.0.0.1", port=srv.port)
+        try:
+            unauth.get("x")
+            ok(False, "a client without the password is refused")
+        except redis.exceptions.AuthenticationError:
+            ok(True, "a client without the password is refused")
+        except redis.exceptions.ResponseError as e:
+            ok("NOAUTH" in str(e), "a client without the password is refused", str(e))
 finish()
