@@ -130,6 +130,17 @@ fuzz-run: fuzz
 	  [ $$rc -eq 0 ] || { grep -m1 -A8 'ERROR' build-fuzz/$$n.log; echo "$$n failed (log: build-fuzz/$$n.log)"; exit 1; }; \
 	done
 
+## make gpu-check     on a machine with an NVIDIA GPU: every */gpu-check.sh (validator: CUDA suite +
+##                    hostile set; profiler: CUPTI timing, second stream, metrics; kvstore: cuda
+##                    backend), then one line per script: pass, FAIL or skip (77 = no GPU)
+.PHONY: gpu-check
+gpu-check: $(SPECGEN_BIN)
+	@rc=0; summary=; for s in $$(ls */gpu-check.sh | sort); do \
+	  echo "==== $$s"; SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) bash $$s $(CURDIR)/$(SPECGEN_BIN); r=$$?; \
+	  case $$r in 0) st=pass; np=1;; 77) st=skip;; *) st=FAIL; rc=1;; esac; summary="$$summary$$st  $$s\n"; \
+	done; printf "==== gpu-check summary\n$$summary"; \
+	if [ -z "$${np:-}" ] && [ $$rc -eq 0 ]; then echo "nothing was checked: no NVIDIA GPU here"; exit 2; fi; exit $$rc
+
 ## make clean         remove build outputs
 clean:
 	rm -rf build build-asan build-fuzz specgen

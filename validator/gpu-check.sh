@@ -9,7 +9,7 @@ cd "$root"
 SPECGEN=${SPECGEN:-$root/specgen}
 if ! [ -e /dev/nvidiactl ] && ! command -v nvidia-smi >/dev/null; then
     echo "gpu-check: no NVIDIA GPU here (no /dev/nvidiactl, no nvidia-smi); nothing was checked"
-    exit 1
+    exit 77
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 fail=0
