@@ -126,6 +126,7 @@ int sg_cmd_optimize(int argc, char **argv) {
     const char *llm_urls = NULL, *model = NULL, *tmpl_name = NULL, *device = NULL,
                *policy_s = "specgen";
     const char *out_dir = NULL, *prompts_opt = NULL, *trace_opt = NULL, *trigger_file = NULL;
+    const char *fork_mode = "completions";
     double target = 0, speed = 1.0;
     int64_t budget_time = 30LL * 60 * SG_SEC, iterations = 5, slots = 1, max_tokens = 0;
     uint64_t budget_tokens = 500000;
@@ -151,6 +152,9 @@ int sg_cmd_optimize(int argc, char **argv) {
         {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "ablation: never fork", NULL, NULL},
         {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL,
          "ablation: never cut an iteration short", NULL, NULL},
+        {"fork-mode", SG_OPT_STR, &fork_mode, "M",
+         "completions (raw prompt) or continue (chat, continue_final_message)", "completions",
+         NULL},
         {"trigger", SG_OPT_STR, &trigger_file, "FILE", "trigger rules (JSON)",
          "prompts/trigger.json", NULL},
         {"out", SG_OPT_STR, &out_dir, "DIR", "output folder", "specgen-out/TASK", NULL},
@@ -185,6 +189,8 @@ int sg_cmd_optimize(int argc, char **argv) {
         return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
     if (slots < 1 || slots > 64)
         return sg_cli_fail(&spec, 2, "--slots: '%lld' must be 1..64", (long long)slots);
+    if (strcmp(fork_mode, "completions") && strcmp(fork_mode, "continue"))
+        return sg_cli_fail(&spec, 2, "--fork-mode: '%s' is not completions or continue", fork_mode);
     if (max_tokens < 0)
         return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be 0 or more",
                            (long long)max_tokens);

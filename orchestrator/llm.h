@@ -65,6 +65,8 @@ typedef struct sg_llm_request {
     sg_llm_api api;
     const char *model;
     const char *system, *user; /* chat: the two messages (system may be NULL) */
+    const char *assistant;     /* chat: a final assistant message the server continues
+                                  (sent with continue_final_message, no generation prompt) */
     const char *prompt;        /* completions: the raw prompt (a fork's prefix) */
     int64_t max_tokens;        /* 0: server default */
     double temperature;        /* < 0: server default */

@@ -23,6 +23,14 @@ char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
             json_array_append_new(
                 msgs, json_pack("{s:s, s:s}", "role", "system", "content", req->system));
         json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", req->user));
+        if (req->assistant) {
+            /* vLLM / SGLang: render the template without a generation prompt and let the
+             * model go on from the end of this message. */
+            json_array_append_new(
+                msgs, json_pack("{s:s, s:s}", "role", "assistant", "content", req->assistant));
+            json_object_set_new(b, "continue_final_message", json_true());
+            json_object_set_new(b, "add_generation_prompt", json_false());
+        }
         json_object_set_new(b, "messages", msgs);
     } else {
         if (!req->prompt) {

@@ -81,16 +81,23 @@ static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
     return start(pl, &req, ev, err);
 }
 
-static sg_gen *start_fork(void *impl, const char *prompt, int64_t max_tokens, double temperature,
-                          const sg_gen_events *ev, sg_err *err) {
+static sg_gen *start_fork(void *impl, const sg_fork_request *f, const sg_gen_events *ev,
+                          sg_err *err) {
     sg_port_llm *pl = impl;
-    sg_llm_request req = {.api = SG_LLM_COMPLETIONS,
-                          .model = pl->model,
-                          .prompt = prompt,
-                          .max_tokens = max_tokens,
-                          .temperature = temperature,
+    sg_llm_request req = {.model = pl->model,
+                          .max_tokens = f->max_tokens,
+                          .temperature = f->temperature,
                           .think = SG_LLM_THINK_OFF,
                           .priority = 1};
+    if (pl->fork_mode == SG_FORK_CONTINUE) {
+        req.api = SG_LLM_CHAT;
+        req.system = f->system;
+        req.user = f->user;
+        req.assistant = f->assistant;
+    } else {
+        req.api = SG_LLM_COMPLETIONS;
+        req.prompt = f->prompt;
+    }
     return start(pl, &req, ev, err);
 }
 

@@ -2,18 +2,26 @@
  *
  * Contract: reasoning streams are chat requests (the server's reasoning parser, or
  * <think> tags split from content); forks are raw /v1/completions requests on the fork
- * prompt, with thinking off. The reasoning token count passed to the task is the number
- * of reasoning chunks received (servers stream about one token per chunk) until the
- * server's usage says otherwise; summaries carry the server's usage when it sent one and
- * mark estimates. The port borrows the sg_llm, which must outlive it. */
+ * prompt, with thinking off, or (SG_FORK_CONTINUE) chat requests whose final assistant
+ * message holds the reasoning so far and the answer prefix, which the server continues. The
+ * reasoning token count passed to the task is the number of reasoning chunks received (servers
+ * stream about one token per chunk) until the server's usage says otherwise; summaries carry the
+ * server's usage when it sent one and mark estimates. The port borrows the sg_llm, which must
+ * outlive it. */
 #ifndef SG_PORT_LLM_H
 #define SG_PORT_LLM_H
 
 #include "orchestrator/llm.h"
 #include "orchestrator/ports.h"
 
+typedef enum {
+    SG_FORK_COMPLETIONS = 0, /* raw /v1/completions on specgen's rendering of the template */
+    SG_FORK_CONTINUE = 1,    /* chat API, continue_final_message (vLLM, SGLang) */
+} sg_fork_mode;
+
 typedef struct sg_port_llm {
     sg_llm *llm;
+    sg_fork_mode fork_mode;
     const char *model;
     int64_t reasoning_max_tokens; /* 0: server default */
     double reasoning_temperature; /* < 0: server default */

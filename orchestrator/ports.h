@@ -5,11 +5,12 @@
  * orchestrator/llm.h; validation + profiling workers) and a simulated one (virtual-time
  * models in sim/), so the same policy runs live and in the simulation.
  *
- * LLM port: start_reasoning streams a chat request; start_fork a raw completions request
- * (the fork prompt). Events run on the loop thread. Exactly one `done` ends a generation
- * that was not aborted; after abort (which fills *out) no event of it runs again. Texts
- * passed to events are borrowed for the call only. reasoning events carry the reasoning
- * token count so far (from the server, or estimated one chunk = one token).
+ * LLM port: start_reasoning streams a chat request; start_fork a short generation from
+ * the fork prompt (raw completions, or a chat request continuing the final message). Events run on
+ * the loop thread. Exactly one `done` ends a generation that was not aborted; after abort (which
+ * fills *out) no event of it runs again. Texts passed to events are borrowed for the call only.
+ * reasoning events carry the reasoning token count so far (from the server, or estimated one chunk
+ * = one token).
  *
  * Device port: submit runs a job (validate the baseline and time it, or validate a
  * candidate and, when correct, time it against the baseline in the same worker) and calls
@@ -41,12 +42,23 @@ typedef struct sg_gen_events {
     void *arg;
 } sg_gen_events;
 
+/* A fork, in both shapes a server may take it: the raw completions prompt (the chat
+ * template applied by specgen), and the pieces for a chat request that continues a final
+ * assistant message (the server applies its own template). */
+typedef struct sg_fork_request {
+    const char *prompt;        /* raw prompt */
+    const char *system, *user; /* the iteration's messages */
+    const char *assistant;     /* think_open + reasoning + think_close + answer prefix */
+    int64_t max_tokens;
+    double temperature;
+} sg_fork_request;
+
 typedef struct sg_llm_port {
     void *impl;
     sg_gen *(*start_reasoning)(void *impl, const char *system, const char *user,
                                const sg_gen_events *ev, sg_err *err);
-    sg_gen *(*start_fork)(void *impl, const char *prompt, int64_t max_tokens, double temperature,
-                          const sg_gen_events *ev, sg_err *err);
+    sg_gen *(*start_fork)(void *impl, const sg_fork_request *req, const sg_gen_events *ev,
+                          sg_err *err);
     void (*abort)(void *impl, sg_gen *g, sg_gen_summary *out);
 } sg_llm_port;
 

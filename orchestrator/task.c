@@ -420,24 +420,36 @@ static gen_ctx *gen_new(sg_task *t, int kind, int index) {
 
 static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire) {
     sg_msg msgs[2] = {{"system", t->system}, {"user", t->user}};
-    sg_buf prompt = {0};
+    sg_buf prompt = {0}, assistant = {0};
     sg_err err;
-    if (sg_fork_prompt(t->cfg.tmpl, msgs, 2, parent->reasoning.data ? parent->reasoning.data : "",
-                       parent->reasoning.len, t->answer_prefix, &prompt, &err) < 0) {
+    const char *reasoning = parent->reasoning.data ? parent->reasoning.data : "";
+    if (sg_fork_prompt(t->cfg.tmpl, msgs, 2, reasoning, parent->reasoning.len, t->answer_prefix,
+                       &prompt, &err) < 0) {
         record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
         sg_buf_free(&prompt);
         return;
     }
+    /* The same text as a final assistant message, for servers that continue it. */
+    sg_buf_append_str(&assistant, t->cfg.tmpl->think_open);
+    sg_buf_append(&assistant, reasoning, parent->reasoning.len);
+    sg_buf_append_str(&assistant, t->cfg.tmpl->think_close);
+    sg_buf_append_str(&assistant, t->answer_prefix);
     gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
     g->fire = *fire;
     sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
-    g->gen = t->llm.start_fork(t->llm.impl, prompt.data, t->cfg.prompts->fork_max_tokens,
-                               t->cfg.prompts->fork_temperature, &ev, &err);
+    sg_fork_request req = {prompt.data,
+                           t->system,
+                           t->user,
+                           assistant.data,
+                           t->cfg.prompts->fork_max_tokens,
+                           t->cfg.prompts->fork_temperature};
+    g->gen = t->llm.start_fork(t->llm.impl, &req, &ev, &err);
+    sg_buf_free(&prompt);
+    sg_buf_free(&assistant);
     if (!g->gen) {
         record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
         gen_unlink(t, g);
         gen_free(g);
-        sg_buf_free(&prompt);
         return;
     }
     sg_trigger_fork_started(t->trigger, fire);
@@ -445,7 +457,6 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
            json_pack("{s:i,s:s,s:s,s:I,s:I}", "fork", g->index, "rule", sg_rule_name(fire->rule),
                      "cue", fire->cue, "at_tokens", (json_int_t)fire->tokens, "at_bytes",
                      (json_int_t)fire->offset));
-    sg_buf_free(&prompt);
 }
 
 /* ---- iterations ---- */

@@ -28,10 +28,16 @@ echo "# elapsed: specgen ${ts}s, sequential ${tq}s"
 check "specgen reaches the target at least 1.25x sooner than sequential" \
     python3 -c "import sys; s,q=float(sys.argv[1]),float(sys.argv[2]); print('ratio', q/s); sys.exit(0 if q/s >= 1.25 else 1)" "$ts" "$tq"
 
+check "forks as chat requests continuing the final message (--fork-mode continue)" \
+    "$SPECGEN" optimize $task --device opencl --fork-mode continue --out "$out/cont"
+check_output "  ... also meet the target with forks" '^target$' field "$out/cont/summary.json" end
+check_output "  ... and fork" '^[1-9]' field "$out/cont/summary.json" forks
+
 # Bad inputs: clear messages, right exit codes, nothing half-done.
 check_output "a missing task folder is named" "'no/such/task'" "$SPECGEN" optimize no/such/task
 check_fails "--llm without --model is a usage error" 2 "$SPECGEN" optimize $task --llm http://127.0.0.1:9
 check_fails "an unknown policy is a usage error" 2 "$SPECGEN" optimize $task --policy greedy
+check_fails "an unknown fork mode is a usage error" 2 "$SPECGEN" optimize $task --fork-mode telepathy
 port=$(pick_port)
 check_output "an unreachable LLM ends with a clear error" "reasoning stream failed twice" \
     "$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model x --out "$out/down"

@@ -3,6 +3,9 @@
  * callback, <think> splitting of a raw stream, and a connect error's retries. */
 #include "common/buf.h"
 #include "orchestrator/llm.h"
+#include "orchestrator/llm_impl.h"
+
+#include <jansson.h>
 #include "common/net.h"
 #include "orchestrator/replay.h"
 
@@ -270,11 +273,41 @@ static void test_failover(void **state) {
     env_down(&e);
 }
 
+/* A fork that continues the final assistant message (vLLM / SGLang chat API). */
+static void test_continue_final_message_body(void **state) {
+    sg_err err;
+    sg_llm_request req = {.api = SG_LLM_CHAT,
+                          .model = "m",
+                          .system = "S",
+                          .user = "U",
+                          .assistant = "<think>\nplan\n</think>\n\nHere",
+                          .temperature = -1};
+    char *body = sg_llm_body(&req, &err);
+    assert_non_null(body);
+    json_error_t je;
+    json_t *j = json_loads(body, 0, &je);
+    assert_non_null(j);
+    json_t *msgs = json_object_get(j, "messages");
+    assert_int_equal(json_array_size(msgs), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 2), "role")),
+                        "assistant");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(msgs, 2), "content")),
+                        "<think>\nplan\n</think>\n\nHere");
+    assert_true(json_is_true(json_object_get(j, "continue_final_message")));
+    assert_true(json_is_false(json_object_get(j, "add_generation_prompt")));
+    json_decref(j);
+    free(body);
+    req.assistant = NULL; /* an ordinary chat request carries neither flag */
+    body = sg_llm_body(&req, &err);
+    assert_null(strstr(body, "continue_final_message"));
+    free(body);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routing_cap),     cmocka_unit_test(test_abort_and_fork_from_callback),
         cmocka_unit_test(test_raw_think_split), cmocka_unit_test(test_connect_retries),
-        cmocka_unit_test(test_failover),
+        cmocka_unit_test(test_failover),        cmocka_unit_test(test_continue_final_message_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,8 +90,8 @@ static sg_gen *fake_start_reasoning(void *impl, const char *system, const char *
     return g;
 }
 
-static sg_gen *fake_start_fork(void *impl, const char *prompt, int64_t max_tokens, double temp,
-                               const sg_gen_events *ev, sg_err *err) {
+static sg_gen *fake_start_fork(void *impl, const sg_fork_request *req, const sg_gen_events *ev,
+                               sg_err *err) {
     fake_llm *f = impl;
     sg_gen *g = calloc(1, sizeof *g);
     g->loop = f->loop;
@@ -102,6 +102,10 @@ static sg_gen *fake_start_fork(void *impl, const char *prompt, int64_t max_token
     for (int i = 0; i < f->sc->nforks; i++)
         if (f->sc->forks[i].at <= f->reasoning_tokens_now) g->answer = f->sc->forks[i].answer;
     f->forks_started++;
+    /* Both shapes of the fork carry the same reasoning: the raw prompt ends with the
+     * assistant message's text. */
+    size_t pl = strlen(req->prompt), al = strlen(req->assistant);
+    assert_true(pl >= al && strcmp(req->prompt + pl - al, req->assistant) == 0);
     g->timer = sg_loop_timer(f->loop, f->sc->fork_ns, gen_step, g);
     return g;
 }
@@ -332,6 +336,18 @@ static void test_broken_baseline_stops_with_a_message(void **state) {
     sg_buf_free(&r.log);
 }
 
+static void test_parallel_runs_n_streams_without_forks(void **state) {
+    script sc = demo_script();
+    run r;
+    run_task(&sc, "parallel:3", 0, 1, &r);
+    assert_int_equal(LLM->reasoning_started, 3);
+    assert_int_equal(LLM->forks_started, 0);
+    assert_int_equal(r.st.end_reason, SG_CRIT_TARGET);
+    /* Three streams gave the same final kernel: one candidate, two duplicates. */
+    assert_int_equal(r.st.duplicates, 2);
+    sg_buf_free(&r.log);
+}
+
 static void test_policy_parse(void **state) {
     sg_policy p;
     sg_err err;
@@ -348,6 +364,7 @@ int main(void) {
         cmocka_unit_test(test_early_stop_then_next_iteration_with_feedback),
         cmocka_unit_test(test_wrong_and_missing_kernels_are_recorded),
         cmocka_unit_test(test_broken_baseline_stops_with_a_message),
+        cmocka_unit_test(test_parallel_runs_n_streams_without_forks),
         cmocka_unit_test(test_policy_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
