@@ -44,6 +44,10 @@ static pid_t start_child(sg_proc *p, int flags, int *child_sock, sg_err *err) {
         goto fail;
     }
     if (pid == 0) {
+        /* The parent may block signals it reads through a signalfd; a child starts clean. */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         if (flags & SG_PROC_NEW_PGRP) setpgid(0, 0);
         int devnull = (flags & SG_PROC_NULL_IO) ? open("/dev/null", O_RDWR) : -1;
         if (flags & SG_PROC_PIPE_IN)

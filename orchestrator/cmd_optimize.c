@@ -16,6 +16,7 @@
 #include "orchestrator/task.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,9 @@ static const char details[] =
     "(N independent reasoning streams). --no-fork and --no-early-stop are ablations.\n"
     "\n"
     "Writes OUT/best.cl (or .cu), OUT/events.jsonl (every event) and OUT/summary.json.\n"
-    "Exit status: 0 when the task ran (target met or not), 1 on an error, 2 on bad usage.\n"
+    "Ctrl-C (or SIGTERM) stops gracefully: generations are aborted, running jobs finish,\n"
+    "and the results so far are written. Exit status: 0 when the task ran (target met or\n"
+    "not), 1 on an error, 2 on bad usage, 130 when it was stopped.\n"
     "\n"
     "Examples:\n"
     "  specgen optimize suites/demo/vector_scale\n"
@@ -306,6 +309,14 @@ int sg_cmd_optimize(int argc, char **argv) {
     cfg.tmpl = &tmpl;
     cfg.prompts = &tp;
 
+    /* Ctrl-C and SIGTERM become loop events (a graceful stop). They are blocked before any
+     * thread starts (the replay server's, the device port's), so that no thread can take
+     * them with the default action and kill the process without a summary. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     r.loop = sg_loop_new_real(&err);
     if (!r.loop) goto fail;
 
@@ -371,12 +382,7 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_task_hooks hooks = {on_record, on_progress, on_finished, &r};
     r.task = sg_task_new(r.loop, &cfg, &ts, &lport, &dport, &hooks, &err);
     if (!r.task) goto fail;
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
-    sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(r.loop, sfd, SG_EV_READ, on_signal, &r, NULL);
     char pol[32];
     fprintf(stderr,
@@ -404,15 +410,17 @@ int sg_cmd_optimize(int argc, char **argv) {
         "{s:s,s:s,s:s,s:s,s:f,s:f,s:i,s:s,s:i,s:i,s:i,s:i,s:I,s:I,s:f,s:f,s:s}", "task", vt.name,
         "lang", ts.lang, "policy", pol, "model", model, "target", cfg.crit.target_speedup,
         "best_speedup", r.final.best_speedup, "iterations", r.final.iteration, "end",
-        r.final.error[0] ? "error" : sg_crit_name(r.final.end_reason), "candidates",
-        r.final.candidates, "correct", r.final.correct, "forks", r.final.forks_started,
-        "early_stops", r.final.early_stops, "reasoning_tokens",
+        r.final.error[0]    ? "error"
+        : r.final.cancelled ? "cancelled"
+                            : sg_crit_name(r.final.end_reason),
+        "candidates", r.final.candidates, "correct", r.final.correct, "forks",
+        r.final.forks_started, "early_stops", r.final.early_stops, "reasoning_tokens",
         (json_int_t)r.final.reasoning_tokens, "tokens_total", (json_int_t)r.final.tokens_total,
         "elapsed_s", r.final.ended_ns / 1e9, "first_candidate_s", r.final.first_candidate_ns / 1e9,
         "best_kernel", path);
     json_dump_file(sum, spath, JSON_INDENT(2));
     json_decref(sum);
-    status = r.final.error[0] ? 1 : 0;
+    status = r.final.error[0] ? 1 : r.final.cancelled ? 130 : 0;
     goto done;
 fail:
     fprintf(stderr, "specgen optimize: %s\n", err.msg);

@@ -92,11 +92,16 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     sg_fmt_duration(s->ended_ns, dur, sizeof dur);
     sg_fmt_duration(s->first_candidate_ns, first, sizeof first);
     FILE *o = ui->out;
-    fprintf(o, "\n== specgen optimize: %s\n", s->error[0] ? "stopped on an error" : "done");
+    fprintf(o, "\n== specgen optimize: %s\n",
+            s->error[0]    ? "stopped on an error"
+            : s->cancelled ? "stopped on request"
+                           : "done");
     if (s->error[0]) fprintf(o, "error:        %s\n", s->error);
     fprintf(o, "end:          %s after %s, %d iteration%s (policy %s)\n",
-            s->error[0] ? "error" : sg_crit_name(s->end_reason), dur, s->iteration,
-            s->iteration == 1 ? "" : "s", policy);
+            s->error[0]    ? "error"
+            : s->cancelled ? "cancelled"
+                           : sg_crit_name(s->end_reason),
+            dur, s->iteration, s->iteration == 1 ? "" : "s", policy);
     if (s->best_candidate)
         fprintf(o, "best kernel:  %s — %.2fx faster than the baseline (candidate %d)\n", best_path,
                 s->best_speedup, s->best_candidate);

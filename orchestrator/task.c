@@ -525,11 +525,12 @@ static void finish_now(sg_loop *loop, void *arg) {
     if (t->phase != PHASE_STOPPING || t->jobs_pending || t->gens) return;
     t->phase = PHASE_DONE;
     t->st.ended_ns = since_start(t);
+    const char *why = t->st.error[0]    ? "error"
+                      : t->st.cancelled ? "cancelled"
+                                        : sg_crit_name(t->st.end_reason);
     record(t, "task_end",
-           json_pack("{s:s,s:f,s:i,s:s}", "reason",
-                     t->st.error[0] ? "error" : sg_crit_name(t->st.end_reason), "best_speedup",
-                     t->st.best_speedup, "best_candidate", t->st.best_candidate, "error",
-                     t->st.error));
+           json_pack("{s:s,s:f,s:i,s:s}", "reason", why, "best_speedup", t->st.best_speedup,
+                     "best_candidate", t->st.best_candidate, "error", t->st.error));
     if (t->hooks.finished) t->hooks.finished(t->hooks.arg, &t->st);
 }
 
@@ -576,9 +577,8 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
         }
     }
     abort_gens(t, 0);
-    record(t, "stopping",
-           json_pack("{s:s,s:s}", "reason", error ? "error" : sg_crit_name(reason), "error",
-                     error ? error : ""));
+    const char *why = error ? "error" : t->st.cancelled ? "cancelled" : sg_crit_name(reason);
+    record(t, "stopping", json_pack("{s:s,s:s}", "reason", why, "error", error ? error : ""));
     maybe_advance(t);
 }
 
@@ -659,7 +659,8 @@ int sg_task_start(sg_task *t, sg_err *err) {
 
 void sg_task_cancel(sg_task *t) {
     if (t->phase == PHASE_BASELINE) t->phase = PHASE_RUNNING;
-    stop_task(t, SG_CRIT_CONTINUE, "cancelled");
+    if (t->phase < PHASE_STOPPING) t->st.cancelled = 1;
+    stop_task(t, SG_CRIT_CONTINUE, NULL);
 }
 
 const sg_task_stats *sg_task_stats_get(const sg_task *t) { return &t->st; }

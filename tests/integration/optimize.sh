@@ -33,6 +33,19 @@ check "forks as chat requests continuing the final message (--fork-mode continue
 check_output "  ... also meet the target with forks" '^target$' field "$out/cont/summary.json" end
 check_output "  ... and fork" '^[1-9]' field "$out/cont/summary.json" forks
 
+# SIGTERM (or Ctrl-C) stops gracefully: summary and best kernel written, exit 130, no
+# worker process left behind.
+"$SPECGEN" optimize $task --device opencl --out "$out/term" >"$out/term.log" 2>&1 &
+opid=$!
+for _ in $(seq 100); do grep -q iteration_start "$out/term/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $opid
+wait $opid
+rc=$?
+if [ $rc -eq 130 ]; then ok "SIGTERM: exit 130"; else not_ok "SIGTERM: exit 130 (got $rc)"; sed 's/^/#   /' "$out/term.log"; fi
+check_output "SIGTERM: the summary says cancelled" '^cancelled$' field "$out/term/summary.json" end
+check "SIGTERM: the best kernel (the baseline) was written" test -s "$out/term/best.cl"
+check "SIGTERM: no worker is left" bash -c "! pgrep -f -- '[-]-out $out/term'"
+
 # Bad inputs: clear messages, right exit codes, nothing half-done.
 check_output "a missing task folder is named" "'no/such/task'" "$SPECGEN" optimize no/such/task
 check_fails "--llm without --model is a usage error" 2 "$SPECGEN" optimize $task --llm http://127.0.0.1:9
