@@ -32,7 +32,8 @@ struct sg_port_dev {
     int nthreads;
 };
 
-void sg_port_dev_outcome(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
+/* The outcome the task sees: verdict, numbers, and the paragraph for the model. */
+static void fill_outcome(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
                          const sg_prof_result *pr, sg_dev_outcome *o) {
     memset(o, 0, sizeof *o);
     o->ok = 1;
@@ -41,34 +42,19 @@ void sg_port_dev_outcome(const sg_feedback_templates *fb, const char *name, cons
     snprintf(o->message, sizeof o->message, "%s", vr->message);
     o->compile_ms = vr->compile_ms;
     o->validate_ms = vr->run_ms;
-    sg_buf text = {0};
-    if (vr->verdict == SG_VAL_COMPILE_ERROR) {
-        sg_fb_compile c = {.candidate = name, .log = vr->detail[0] ? vr->detail : vr->message};
-        sg_feedback_compile(fb, &c, &text);
-    } else if (vr->verdict == SG_VAL_MISMATCH || vr->verdict == SG_VAL_OUT_OF_BOUNDS ||
-               vr->verdict == SG_VAL_INPUT_MODIFIED) {
-        /* The validator's message already names output, shape, index and error. */
-        sg_buf_printf(&text, "%s is WRONG: %s\n", name, vr->message);
-    } else if (!o->correct) {
-        sg_buf_printf(&text, "%s failed (%s): %s\n", name, o->verdict, vr->message);
-    } else if (pr && pr->candidate.runs > 0) {
+    if (pr) {
         o->base_ns = pr->baseline.median_ns;
-        o->cand_ns = pr->candidate.median_ns;
-        o->speedup = pr->speedup.speedup;
-        o->noise = pr->speedup.band;
-        o->runs = pr->candidate.runs;
         o->profile_ms = pr->wall_ms;
-        sg_fb_timing tm = {.candidate = name,
-                           .baseline = pr->baseline,
-                           .cand = pr->candidate,
-                           .facts = pr->facts,
-                           .roof = pr->roof};
-        sg_feedback_timing(fb, &tm, &text);
-    } else if (pr) {
-        o->base_ns = pr->baseline.median_ns;
         o->runs = pr->baseline.runs;
-        o->profile_ms = pr->wall_ms;
+        if (o->correct && pr->candidate.runs > 0) {
+            o->cand_ns = pr->candidate.median_ns;
+            o->speedup = pr->speedup.speedup;
+            o->noise = pr->speedup.band;
+            o->runs = pr->candidate.runs;
+        }
     }
+    sg_buf text = {0};
+    sg_prof_feedback(fb, name, vr, pr, &text);
     snprintf(o->feedback, sizeof o->feedback, "%s", text.data ? text.data : "");
     sg_buf_free(&text);
 }
@@ -87,33 +73,22 @@ static void run_job(sg_port_dev *pd, int slot, job *j) {
                      .candidate_len = j->len,
                      .candidate_name = j->name};
     sg_val_result vr;
+    sg_prof_result pr;
     sg_err err;
-    if (sg_val_pool_validate(pd->cfg.pool, slot, &vj, &vr, &err) < 0) {
+    int timed;
+    int rc = sg_prof_check(pd->cfg.pool, slot, &vj, &pd->cfg.prof, &vr, &pr, &timed, &err);
+    if (rc < 0) {
         snprintf(j->out.message, sizeof j->out.message, "%s could not be validated: %s", j->name,
                  err.msg);
         return;
     }
-    if (vr.verdict != SG_VAL_PASS) {
-        sg_port_dev_outcome(pd->cfg.fb, j->name, &vr, NULL, &j->out);
-        return;
-    }
-    sg_prof_result pr;
-    if (sg_prof_time(pd->cfg.pool, slot, &vj, &pd->cfg.prof, &pr, &err) < 0) {
-        sg_port_dev_outcome(pd->cfg.fb, j->name, &vr, NULL, &j->out);
-        j->out.correct = 1;
+    fill_outcome(pd->cfg.fb, j->name, &vr, timed ? &pr : NULL, &j->out);
+    if (rc == 1) { /* correct, but no timing: no speedup to act on */
         snprintf(j->out.message, sizeof j->out.message, "%s is correct but could not be timed: %s",
                  j->name, err.msg);
         snprintf(j->out.feedback, sizeof j->out.feedback, "%s is correct; timing failed: %s\n",
                  j->name, err.msg);
-        return;
     }
-    if (pr.verdict != SG_VAL_PASS) { /* wrong once inputs rotate (profiler.h): not correct */
-        vr.verdict = pr.verdict;
-        snprintf(vr.message, sizeof vr.message, "%s", pr.message);
-        sg_port_dev_outcome(pd->cfg.fb, j->name, &vr, NULL, &j->out);
-        return;
-    }
-    sg_port_dev_outcome(pd->cfg.fb, j->name, &vr, &pr, &j->out);
 }
 
 typedef struct slot_arg {

@@ -31,9 +31,4 @@ typedef struct sg_port_dev sg_port_dev;
 sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, sg_err *err);
 void sg_port_dev_free(sg_port_dev *pd);
 
-/* Turn a validation result (and, when it passed, a timing) into an outcome with its
- * feedback paragraph. Exposed for `specgen profile` and tests. */
-void sg_port_dev_outcome(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
-                         const sg_prof_result *pr, sg_dev_outcome *o);
-
 #endif

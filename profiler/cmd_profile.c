@@ -6,7 +6,6 @@
 #include "common/units.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
-#include "orchestrator/port_dev.h"
 #include "profiler/profiler.h"
 
 #include <stdio.h>
@@ -46,14 +45,14 @@ static void timing_json(sg_buf *b, const char *key, const sg_timing *t) {
 }
 
 static void print_json(const char *cand, const sg_val_result *vr, const sg_prof_result *pr,
-                       const sg_dev_outcome *o) {
+                       const char *feedback) {
     sg_buf b = {0};
     sg_buf_append_str(&b, "{\"candidate\":");
     sg_buf_append_json_string(&b, cand);
     sg_buf_append_str(&b, ",\"verdict\":");
-    sg_buf_append_json_string(&b, o->verdict);
+    sg_buf_append_json_string(&b, sg_val_verdict_name(vr->verdict));
     sg_buf_append_str(&b, ",\"message\":");
-    sg_buf_append_json_string(&b, o->message);
+    sg_buf_append_json_string(&b, vr->message);
     if (pr) {
         sg_buf_append_str(&b, ",");
         timing_json(&b, "baseline", &pr->baseline);
@@ -75,7 +74,7 @@ static void print_json(const char *cand, const sg_val_result *vr, const sg_prof_
                           pr->roof.bytes, pr->roof.flops, pr->roof.peak_gbs, pr->roof.peak_gflops);
     }
     sg_buf_append_str(&b, ",\"feedback\":");
-    sg_buf_append_json_string(&b, o->feedback);
+    sg_buf_append_json_string(&b, feedback);
     sg_buf_append_str(&b, "}\n");
     fputs(b.data, stdout);
     sg_buf_free(&b);
@@ -90,7 +89,7 @@ static void print_timing(const char *label, const sg_timing *t) {
            t->runs, lo, hi, 100 * t->noise);
 }
 
-static void print_text(const sg_prof_result *pr, const sg_dev_outcome *o) {
+static void print_text(const sg_val_result *vr, const sg_prof_result *pr, const char *feedback) {
     if (pr) {
         print_timing("baseline", &pr->baseline);
         print_timing("candidate", &pr->candidate);
@@ -114,9 +113,9 @@ static void print_text(const sg_prof_result *pr, const sg_dev_outcome *o) {
                pr->device_ms);
         printf("\n");
     } else {
-        printf("%s: %s\n\n", o->verdict, o->message);
+        printf("%s: %s\n\n", sg_val_verdict_name(vr->verdict), vr->message);
     }
-    printf("feedback for the model:\n%s", o->feedback);
+    printf("feedback for the model:\n%s", feedback);
 }
 
 int sg_cmd_profile(int argc, char **argv) {
@@ -213,30 +212,26 @@ int sg_cmd_profile(int argc, char **argv) {
                       .candidate_name = pos[1],
                       .seed = (uint64_t)seed};
     sg_val_result vr;
-    if (sg_val_pool_validate(pool, 0, &job, &vr, &err) < 0) {
+    sg_prof_result pr;
+    int timed;
+    rc = sg_prof_check(pool, 0, &job, &o, &vr, &pr, &timed, &err);
+    if (rc < 0) {
         fprintf(stderr, "specgen profile: %s\n", err.msg);
         goto out;
     }
-    sg_dev_outcome out;
-    sg_prof_result pr;
-    int timed = 0;
-    if (vr.verdict == SG_VAL_PASS) {
-        if (sg_prof_time(pool, 0, &job, &o, &pr, &err) < 0) {
-            fprintf(stderr, "specgen profile: %s passed validation but could not be timed: %s\n",
-                    pos[1], err.msg);
-            goto out;
-        }
-        timed = pr.verdict == SG_VAL_PASS;
-        if (!timed) { /* wrong once the inputs rotate: report it like a validation mismatch */
-            vr.verdict = pr.verdict;
-            snprintf(vr.message, sizeof vr.message, "%s", pr.message);
-        }
+    if (rc == 1) {
+        fprintf(stderr, "specgen profile: %s passed validation but could not be timed: %s\n",
+                pos[1], err.msg);
+        goto out;
     }
-    sg_port_dev_outcome(&fb, pos[1], &vr, timed ? &pr : NULL, &out);
+    sg_buf feedback = {0};
+    sg_prof_feedback(&fb, pos[1], &vr, timed ? &pr : NULL, &feedback);
+    sg_buf_append(&feedback, "", 0);
     if (json)
-        print_json(pos[1], &vr, timed ? &pr : NULL, &out);
+        print_json(pos[1], &vr, timed ? &pr : NULL, feedback.data);
     else
-        print_text(timed ? &pr : NULL, &out);
+        print_text(&vr, timed ? &pr : NULL, feedback.data);
+    sg_buf_free(&feedback);
     status = timed ? 0 : 1;
 out:
     sg_val_pool_free(pool);

@@ -57,4 +57,17 @@ typedef struct sg_prof_result {
 int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
                  sg_prof_result *r, sg_err *err);
 
+/* Validate job, then, when it passed, time it (sg_prof_time). A candidate found wrong
+ * while timing (input rotation caught remembered results) gets that verdict and message
+ * in vr. Returns 0 (vr filled; *timed says whether pr holds a timing), 1 when it passed
+ * validation but could not be timed (err says why), -1 when validation could not run. */
+int sg_prof_check(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
+                  sg_val_result *vr, sg_prof_result *pr, int *timed, sg_err *err);
+
+/* The feedback paragraph for the model about one checked candidate (pr NULL: not timed):
+ * compile errors through sg_feedback_compile, wrong results with the validator's message,
+ * timings with sg_feedback_timing. Appends to out. */
+void sg_prof_feedback(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
+                      const sg_prof_result *pr, sg_buf *out);
+
 #endif

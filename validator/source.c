@@ -3,6 +3,7 @@
 #include "validator/validator.h"
 
 #include "common/buf.h"
+#include "common/srcnorm.h"
 #include "validator/internal.h"
 
 #include <ctype.h>
@@ -141,27 +142,16 @@ static void fnv(uint64_t *h, const void *p, size_t n) {
 }
 
 void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[33]) {
-    sg_buf s = {0}, norm = {0};
-    sg_val_strip_comments(src, len, &s);
-    int space = 0;
-    for (size_t i = 0; i < s.len; i++) {
-        if (isspace((unsigned char)s.data[i])) {
-            space = norm.len > 0;
-            /* a newline after a //@ line ends it: keep one so plan lines stay separate */
-            if (s.data[i] == '\n' && norm.len > 0) space = 2;
-            continue;
-        }
-        if (space) sg_buf_append(&norm, space == 2 ? "\n" : " ", 1);
-        space = 0;
-        sg_buf_append(&norm, &s.data[i], 1);
-    }
+    /* The same normal form as candidate dedupe (common/srcnorm.h): comments and
+     * insignificant blanks folded, launch lines kept; two 64-bit hashes of it + opts. */
+    sg_buf norm = {0};
+    sg_srcnorm(src, len, &norm);
     uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
-    fnv(&h1, norm.data ? norm.data : "", norm.len);
+    fnv(&h1, norm.data, norm.len);
     fnv(&h1, "\0", 1);
     fnv(&h1, opts ? opts : "", opts ? strlen(opts) : 0);
     for (size_t i = norm.len; i-- > 0;) fnv(&h2, &norm.data[i], 1);
     fnv(&h2, opts ? opts : "", opts ? strlen(opts) : 0);
     snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
-    sg_buf_free(&s);
     sg_buf_free(&norm);
 }
