@@ -108,8 +108,10 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     else
         fprintf(o, "best kernel:  nothing beat the baseline; %s holds the baseline\n", best_path);
     fprintf(o,
-            "candidates:   %d (%d correct, %d duplicates, %d without a kernel); first after %s\n",
-            s->candidates, s->correct, s->duplicates, s->no_kernel, s->candidates ? first : "-");
+            "candidates:   %d (%d compiled, %d correct, %d duplicates, %d without a kernel); first "
+            "after %s\n",
+            s->candidates, s->compiled, s->correct, s->duplicates, s->no_kernel,
+            s->candidates ? first : "-");
     fprintf(o, "forks:        %d started, %d finished\n", s->forks_started, s->forks_done);
     fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n",
             (unsigned long long)s->reasoning_tokens, (unsigned long long)s->fork_tokens,

@@ -38,6 +38,16 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
     memset(o, 0, sizeof *o);
     o->ok = 1;
     o->correct = vr->verdict == SG_VAL_PASS;
+    switch (vr->verdict) { /* verdicts reached only after a successful compile */
+    case SG_VAL_PASS:
+    case SG_VAL_COMPILED:
+    case SG_VAL_LAUNCH_ERROR:
+    case SG_VAL_TIMEOUT:
+    case SG_VAL_MISMATCH:
+    case SG_VAL_OUT_OF_BOUNDS:
+    case SG_VAL_INPUT_MODIFIED: o->compiled = 1; break;
+    default: break;
+    }
     snprintf(o->verdict, sizeof o->verdict, "%s", sg_val_verdict_name(vr->verdict));
     snprintf(o->message, sizeof o->message, "%s", vr->message);
     o->compile_ms = vr->compile_ms;

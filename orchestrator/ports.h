@@ -76,6 +76,7 @@ typedef struct sg_dev_request {
 
 typedef struct sg_dev_outcome {
     int ok;           /* the job ran; 0: message says why not */
+    int compiled;     /* the candidate compiled (whatever happened next) */
     int correct;      /* validated against the reference */
     char verdict[32]; /* "pass", "compile_error", "mismatch", ... */
     double base_ns;   /* baseline median (both kinds) */

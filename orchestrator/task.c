@@ -234,7 +234,7 @@ static void on_job_done(void *arg, const sg_dev_outcome *o) {
     sg_task *t = j->task;
     t->jobs_pending--;
     if (o->ok) {
-        t->st.compiled += strcmp(o->verdict, "compile_error") && strcmp(o->verdict, "rejected");
+        t->st.compiled += o->compiled;
         t->st.correct += o->correct;
         t->st.profiled += o->correct && o->speedup > 0;
     }

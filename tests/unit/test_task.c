@@ -145,6 +145,7 @@ static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn don
     j->done = done;
     j->arg = arg;
     j->o.ok = 1;
+    j->o.compiled = 1;
     j->o.base_ns = 1e6;
     d->jobs++;
     if (req->kind == SG_DEV_BASELINE) {
