@@ -111,7 +111,6 @@ sg_curl_loop *sg_curl_loop_new(sg_loop *loop, sg_err *err) {
     return cl;
 }
 
-CURLM *sg_curl_loop_multi(sg_curl_loop *cl) { return cl->multi; }
 sg_loop *sg_curl_loop_loop(sg_curl_loop *cl) { return cl->loop; }
 size_t sg_curl_loop_running(const sg_curl_loop *cl) { return cl->running; }
 

@@ -21,7 +21,6 @@ typedef void (*sg_curl_done_fn)(sg_curl_loop *cl, CURL *easy, CURLcode result, v
 sg_curl_loop *sg_curl_loop_new(sg_loop *loop, sg_err *err);
 /* Removes (without callbacks) any transfer still running, then frees. */
 void sg_curl_loop_free(sg_curl_loop *cl);
-CURLM *sg_curl_loop_multi(sg_curl_loop *cl);
 sg_loop *sg_curl_loop_loop(sg_curl_loop *cl);
 
 int sg_curl_loop_add(sg_curl_loop *cl, CURL *easy, sg_curl_done_fn done, void *arg, sg_err *err);

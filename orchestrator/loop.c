@@ -74,8 +74,6 @@ static int64_t mono_ns(void) {
     return (int64_t)ts.tv_sec * SG_SEC + ts.tv_nsec;
 }
 
-int sg_loop_is_virtual(const sg_loop *loop) { return loop->is_virtual; }
-
 int64_t sg_loop_now(const sg_loop *loop) { return loop->is_virtual ? loop->vnow : mono_ns(); }
 
 /* ---- construction ---- */

@@ -44,7 +44,6 @@ sg_loop *sg_loop_new_real(sg_err *err);
 sg_loop *sg_loop_new_virtual(int64_t start_ns, sg_err *err);
 void sg_loop_free(sg_loop *loop);
 
-int sg_loop_is_virtual(const sg_loop *loop);
 /* Monotonic nanoseconds: real CLOCK_MONOTONIC, or the virtual time. */
 int64_t sg_loop_now(const sg_loop *loop);
 

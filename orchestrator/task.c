@@ -663,7 +663,6 @@ void sg_task_cancel(sg_task *t) {
     stop_task(t, SG_CRIT_CONTINUE, NULL);
 }
 
-const sg_task_stats *sg_task_stats_get(const sg_task *t) { return &t->st; }
 const char *sg_task_best_kernel(const sg_task *t) { return t->best_kernel; }
 
 void sg_task_free(sg_task *t) {

@@ -92,7 +92,6 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
 int sg_task_start(sg_task *t, sg_err *err);
 /* Stop early (Ctrl-C): aborts generations; `finished` follows once jobs reported. */
 void sg_task_cancel(sg_task *t);
-const sg_task_stats *sg_task_stats_get(const sg_task *t);
 /* The best kernel so far (the baseline when nothing beat it). Borrowed. */
 const char *sg_task_best_kernel(const sg_task *t);
 void sg_task_free(sg_task *t);
