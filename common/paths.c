@@ -1,5 +1,6 @@
 #include "common/paths.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,4 +36,21 @@ int sg_data_dir(const char *name, char *out, size_t n, sg_err *err) {
     return sg_errf(err,
                    "cannot find specgen's %s folder (looked in %s, %s, %s%s%s); set SPECGEN_DATA",
                    name, cand[0], cand[1], cand[2], nc > 3 ? ", " : "", nc > 3 ? cand[3] : "");
+}
+
+int sg_mkdir_p(const char *dir, sg_err *err) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+        return sg_errf(err, "cannot create %s: path too long", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+            return sg_errf(err, "cannot create %s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+        return sg_errf(err, "cannot create %s: %s", tmp, strerror(errno));
+    if (!is_dir(tmp)) return sg_errf(err, "cannot create %s: it exists and is not a folder", tmp);
+    return 0;
 }

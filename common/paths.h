@@ -1,4 +1,4 @@
-/* paths.h — where specgen's data folders (prompts/, suites/) are.
+/* paths.h — where specgen's data folders (prompts/, suites/) are, and making folders.
  *
  * Contract: sg_data_dir finds the folder `name` by looking, in order, under
  * $SPECGEN_DATA, beside the running binary (a source checkout), in
@@ -12,5 +12,8 @@
 #include <stddef.h>
 
 int sg_data_dir(const char *name, char *out, size_t n, sg_err *err);
+
+/* Create dir and any missing parents (mode 0755); an existing folder is fine. */
+int sg_mkdir_p(const char *dir, sg_err *err);
 
 #endif

@@ -91,19 +91,6 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     if (r->task) sg_task_cancel(r->task);
 }
 
-static int mkdir_p(const char *dir) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    }
-    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int cuda_driver_present(void) {
     void *h = NULL, *fn = NULL;
     const char *names[] = {"libcuda.so.1", NULL};
@@ -227,9 +214,7 @@ int sg_cmd_optimize(int argc, char **argv) {
         snprintf(out_buf, sizeof out_buf, "specgen-out/%s", name_buf);
         out_dir = out_buf;
     }
-    if (mkdir_p(out_dir) < 0)
-        return sg_cli_fail(&spec, 1, "cannot create the output folder '%s': %s", out_dir,
-                           strerror(errno));
+    if (sg_mkdir_p(out_dir, &err) < 0) return sg_cli_fail(&spec, 1, "output folder: %s", err.msg);
     if (!S_ISDIR(st.st_mode)) {
         snprintf(task_dir, sizeof task_dir, "%s/task", out_dir);
         sg_buf report = {0};

@@ -1,4 +1,5 @@
 /* `task init`: a task folder inferred from a bare kernel's signature. */
+#include "common/paths.h"
 #include "validator/internal.h"
 
 #include "common/buf.h"
@@ -210,10 +211,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_sizes *
             prod.data);
     }
     sg_buf_append_str(&body, src.data);
-    if (mkdir(out_dir, 0777) < 0 && errno != EEXIST) {
-        rc = sg_errf(err, "cannot create %s: %s", out_dir, strerror(errno));
-        goto out;
-    }
+    if ((rc = sg_mkdir_p(out_dir, err)) < 0) goto out;
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     rc = write_file(out_dir, "task.json", text, err);
     free(text);
