@@ -19,7 +19,7 @@ MiB = 1 << 20
 rng = random.Random(7)
 sizes = [1 * MiB, 32 * MiB, 4 * MiB, 3 * MiB + 12345, 16 * MiB, 2 * MiB + 1, 8 * MiB, 5 * MiB]
 
-with Server(memory="512M") as srv:
+with Server("--io-threads", "2", memory="512M") as srv:
     r = redis.Redis(host="127.0.0.1", port=srv.port)
     ok(r.ping() is True, f"redis-py {redis.__version__} connects and PINGs")
 
