@@ -12,7 +12,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
-bundle=$root/.gpu
+bundle=$(realpath -m "${GPU_BUNDLE:-$root/.gpu}") # GPU_BUNDLE: another bundle folder (tests)
 
 # first FILE found in the folders given: the loader path first, then the others.
 find_lib() {
@@ -51,8 +51,8 @@ cuda_setup() {
 main() {
     echo "==== gpu-check-device $(date -u +%FT%TZ)"
     if ! [ -x "$bundle/specgen" ] || ! [ -x "$bundle/build/gpu/prof_streams" ] || ! [ -d "$bundle/lib" ]; then
-        echo "gpu-check-device: no bundle in .gpu/: run make gpu-bundle first (in the checkout" \
-            "the device tool sends) and carry .gpu (run's carry: [\".gpu\"])"
+        echo "gpu-check-device: no bundle in $bundle: run make gpu-bundle first (in the" \
+            "checkout the device tool sends) and carry .gpu (run's carry: [\".gpu\"])"
         return 1
     fi
     echo "machine    $(uname -srm), $(nproc) CPUs, $(ldd --version | head -n 1)"
