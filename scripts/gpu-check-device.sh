@@ -50,6 +50,8 @@ cuda_setup() {
 
 main() {
     echo "==== gpu-check-device $(date -u +%FT%TZ)"
+    # (a transfer that dropped the execute bits must not look like a missing bundle)
+    chmod +x "$bundle/specgen" "$bundle/build/gpu/prof_streams" "$bundle"/bin/* "$bundle"/libexec/* 2>/dev/null
     if ! [ -x "$bundle/specgen" ] || ! [ -x "$bundle/build/gpu/prof_streams" ] || ! [ -d "$bundle/lib" ]; then
         echo "gpu-check-device: no bundle in $bundle: run make gpu-bundle first (in the" \
             "checkout the device tool sends) and carry .gpu (run's carry: [\".gpu\"])"
