@@ -39,7 +39,7 @@ all: $(SPECGEN_BIN)
 
 $(SPECGEN_BIN): $(BUILD)/orchestrator/main.o $(LIB)
 	@$(if $(V),,echo "  LINK    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -132,18 +132,28 @@ fuzz-run: fuzz
 
 ## make gpu-check     on a machine with an NVIDIA GPU: every */gpu-check.sh (validator: CUDA suite +
 ##                    hostile set; profiler: CUPTI timing, second stream, metrics; kvstore: cuda
-##                    backend), then one line per script: pass, FAIL or skip (77 = no GPU)
-.PHONY: gpu-check
+##                    backend), then one line per script: pass, FAIL or skip (77 = no GPU);
+##                    "nothing was checked" and exit 2 when none passed (scripts/run-gpu-checks.sh)
+.PHONY: gpu-check gpu-bundle
 gpu-check: $(SPECGEN_BIN)
-	@rc=0; summary=; for s in $$(ls */gpu-check.sh | sort); do \
-	  echo "==== $$s"; SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) bash $$s $(CURDIR)/$(SPECGEN_BIN); r=$$?; \
-	  case $$r in 0) st=pass; np=1;; 77) st=skip;; *) st=FAIL; rc=1;; esac; summary="$$summary$$st  $$s\n"; \
-	done; printf "==== gpu-check summary\n$$summary"; \
-	if [ -z "$${np:-}" ] && [ $$rc -eq 0 ]; then echo "nothing was checked: no NVIDIA GPU here"; exit 2; fi; exit $$rc
+	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) scripts/run-gpu-checks.sh
 
-## make clean         remove build outputs
+## make gpu-bundle    for the lent device machine (offline, bare: no -dev libs, no make): build
+##                    specgen and the GPU fixtures into build/gpu-bundle with a run path into
+##                    .gpu/lib, and stage them with every non-glibc library they need, and
+##                    redis-server/redis-benchmark, into .gpu/ (ignored). Carry ".gpu" and run
+##                    `bash scripts/gpu-check-device.sh` there (docs/gpu-checks.md)
+# DT_RPATH (not RUNPATH) so that the libraries' own needs resolve into .gpu/lib too;
+# .gpu/specgen uses $ORIGIN/lib, .gpu/build/gpu/prof_streams $ORIGIN/../../lib.
+GPU_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib:$$ORIGIN/../../lib'
+gpu-bundle:
+	$(MAKE) BUILD=$(BUILD)/gpu-bundle SPECGEN_BIN=$(BUILD)/gpu-bundle/specgen \
+	  LDFLAGS='$$(GPU_RPATH)' $(BUILD)/gpu-bundle/specgen $(BUILD)/gpu-bundle/gpu/prof_streams
+	scripts/gpu-bundle.sh $(BUILD)/gpu-bundle .gpu
+
+## make clean         remove build outputs (and the .gpu/ bundle)
 clean:
-	rm -rf build build-asan build-fuzz specgen
+	rm -rf build build-asan build-fuzz specgen .gpu
 
 # Module-specific targets (bench-kv, gpu-check, fuzz, ...) live beside their code.
 -include $(wildcard */module.mk)

@@ -9,6 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int sg_cupti_dlopen(const sg_dl_sym *syms, void **handle, sg_err *err) {
+    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char p[3][600];
+    snprintf(p[0], sizeof p[0], "%s/lib64/libcupti.so", home);
+    snprintf(p[1], sizeof p[1], "%s/extras/CUPTI/lib64/libcupti.so", home);
+    snprintf(p[2], sizeof p[2], "%s/targets/x86_64-linux/lib/libcupti.so", home);
+    const char *const names[] = {
+        "libcupti.so", "libcupti.so.13", "libcupti.so.12", p[0], p[1], p[2], NULL};
+    return sg_dl_load(names, syms, handle, err);
+}
+
 #if defined(SG_HAVE_CUDA_H)
 #include <cupti_activity.h>
 
@@ -62,11 +73,6 @@ static int cuptifail(sg_cupti *c, sg_err *err, const char *what, CUptiResult r) 
 int sg_cupti_open(sg_cupti **out, sg_err *err) {
     if (active) return sg_errf(err, "CUPTI: one collector per process, and one is open");
     sg_cupti *c = sg_xcalloc(1, sizeof *c);
-    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
-    char p1[600], p2[600];
-    snprintf(p1, sizeof p1, "%s/lib64/libcupti.so", home);
-    snprintf(p2, sizeof p2, "%s/extras/CUPTI/lib64/libcupti.so", home);
-    const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12", p1, p2, NULL};
     const sg_dl_sym syms[] = {{"cuptiActivityEnable", (void **)&c->enable, 0},
                               {"cuptiActivityDisable", (void **)&c->disable, 0},
                               {"cuptiActivityRegisterCallbacks", (void **)&c->reg, 0},
@@ -74,7 +80,7 @@ int sg_cupti_open(sg_cupti **out, sg_err *err) {
                               {"cuptiActivityGetNextRecord", (void **)&c->next, 0},
                               {"cuptiGetResultString", (void **)&c->errstr, 1},
                               {NULL, NULL, 0}};
-    if (sg_dl_load(names, syms, &c->h, err) < 0) {
+    if (sg_cupti_dlopen(syms, &c->h, err) < 0) {
         free(c);
         return sg_err_prefix(err, "CUDA timing needs CUPTI (libcupti, part of the CUDA toolkit)");
     }

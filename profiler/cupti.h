@@ -16,9 +16,15 @@
 #ifndef SG_CUPTI_H
 #define SG_CUPTI_H
 
+#include "common/dl.h"
 #include "common/err.h"
 
 typedef struct sg_cupti sg_cupti;
+
+/* dlopen libcupti and resolve syms: the loader path first, then CUDA_HOME (default
+ * /usr/local/cuda) lib64, extras/CUPTI/lib64 and targets/x86_64-linux/lib, where the
+ * toolkit's packages put it. Used by the activity collector and the metrics. */
+int sg_cupti_dlopen(const sg_dl_sym *syms, void **handle, sg_err *err);
 
 int sg_cupti_open(sg_cupti **c, sg_err *err);
 void sg_cupti_close(sg_cupti *c);

@@ -157,10 +157,6 @@ static void release(sg_cupti_metrics *m) {
 }
 
 static int load(sg_cupti_metrics *m, sg_err *err) {
-    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
-    char p1[600];
-    snprintf(p1, sizeof p1, "%s/lib64/libcupti.so", home);
-    const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12", p1, NULL};
     rp_api *a = &m->a;
     const sg_dl_sym syms[] = {
         {"cuptiProfilerInitialize", (void **)&a->init, 0},
@@ -184,7 +180,7 @@ static int load(sg_cupti_metrics *m, sg_err *err) {
         {"cuptiRangeProfilerGetCounterDataInfo", (void **)&a->data_info, 0},
         {"cuptiGetResultString", (void **)&a->errstr, 1},
         {NULL, NULL, 0}};
-    if (sg_dl_load(names, syms, &m->h, err) == 0) return 0;
+    if (sg_cupti_dlopen(syms, &m->h, err) == 0) return 0;
     return sg_err_prefix(err, "metrics unavailable: no CUPTI Range Profiler (CUDA 12.6+)");
 }
 

@@ -10,11 +10,13 @@ bench-profile: $(BUILD)/bench/bench_profile
 gpu-check-profiler: $(SPECGEN_BIN) $(BUILD)/gpu/prof_streams
 	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) profiler/gpu-check.sh
 
-# `make gpu-check` (validator/module.mk) runs profiler/gpu-check.sh too; it needs:
+# `make gpu-check` (Makefile, scripts/run-gpu-checks.sh) runs profiler/gpu-check.sh too; it needs:
 gpu-check: $(BUILD)/gpu/prof_streams
+# and tests/integration/gpu_checks.sh runs that loop (every script skips without a GPU):
+test: $(BUILD)/gpu/prof_streams
 
 # The second-stream fixture: CUPTI must count work a kernel's launcher put on another stream.
 $(BUILD)/gpu/prof_streams: tests/gpu/prof_streams.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  GPU     $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
