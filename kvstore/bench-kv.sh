@@ -73,7 +73,7 @@ measure() {
     t0=$(cpu_ticks "$pid")
     times=$({ TIMEFORMAT='%R %U %S'
         time redis-benchmark -p "$port" -t "$op" -d "$size" -n "$n" -P "$P" -c "$CLIENTS" \
-            -r "$keys" "${bthreads[@]}" --csv >"$tmp/out.csv" 2>/dev/null; } 2>&1)
+            -r "$keys" "${bthreads[@]}" --csv >"$tmp/out.csv" 2>"$tmp/err.txt"; } 2>&1)
     t1=$(cpu_ticks "$pid")
     awk -F'","' -v op="${op^^}" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$n" \
         -v times="$times" -v th="$CLIENT_THREADS" '
@@ -111,6 +111,12 @@ for spec in "4096 40000 10000 4KiB" "262144 3000 200 256KiB" "1048576 800 100 1M
             a=$(col "$tmp/kv.rows" 1) ap=$(col "$tmp/kv.rows" 2) ac=$(col "$tmp/kv.rows" 3)
             b=$(col "$tmp/rs.rows" 1) bp=$(col "$tmp/rs.rows" 2) bc=$(col "$tmp/rs.rows" 3)
             busy=$(cat "$tmp/kv.rows" "$tmp/rs.rows" | awk '{print $4}' | median)
+            if awk -v a="$a" -v b="$b" 'BEGIN{exit !(a <= 0 || b <= 0)}'; then
+                echo "bench-kv: redis-benchmark gave no result for $op $label -P $P" \
+                    "(kvstore $a req/s, redis-server $b req/s); its last output:"
+                cat "$tmp/out.csv" "$tmp/err.txt"
+                exit 1
+            fi
             ratio=$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.2f", (b > 0) ? a / b : 0}')
             printf '%-7s %-3s %-4s %11.0f %11.0f %5sx %9.3f %9.3f %10.1f %10.1f %5.0f%%\n' \
                 "$label" "$P" "${op^^}" "$a" "$b" "$ratio" "$ap" "$bp" "$ac" "$bc" "$busy"
