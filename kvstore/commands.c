@@ -167,6 +167,15 @@ static void cmd_del(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     sg_kv_reply_int(x->out, n);
 }
 
+static void cmd_strlen(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
+    sg_kv_val *v = sg_kv_get(x->st, argv[1].p, argv[1].n, x->now_ms);
+    sg_kv_reply_int(x->out, v ? (long long)v->len : 0);
+}
+
+static void cmd_persist(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
+    sg_kv_reply_int(x->out, sg_kv_persist(x->st, argv[1].p, argv[1].n, x->now_ms));
+}
+
 static void cmd_type(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     int64_t t = sg_kv_ttl_ms(x->st, argv[1].p, argv[1].n, x->now_ms);
     sg_kv_reply_simple(x->out, t == -2 ? "none" : "string");
@@ -265,6 +274,27 @@ static void scan_cb(const sg_kv_entry *e, void *arg) {
     a->n++;
 }
 
+static char *arg_cstr(const sg_kv_arg *a) {
+    char *s = sg_xmalloc(a->n + 1);
+    memcpy(s, a->p, a->n);
+    s[a->n] = '\0';
+    return s;
+}
+
+/* KEYS walks the whole keyspace under the lock, as in Redis: meant for inspection; SCAN
+ * is the incremental way. */
+static void cmd_keys(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
+    char *match = arg_cstr(&argv[1]);
+    scan_acc a = {{0}, 0, strcmp(match, "*") == 0 ? NULL : match};
+    uint64_t cursor = 0;
+    do cursor = sg_kv_scan(x->st, cursor, 1000, x->now_ms, scan_cb, &a);
+    while (cursor != 0);
+    sg_kv_reply_array(x->out, a.n);
+    if (a.keys.len) sg_buf_append(x->out, a.keys.data, a.keys.len);
+    sg_buf_free(&a.keys);
+    free(match);
+}
+
 static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
     char tmp[24];
     char *match = NULL;
@@ -284,9 +314,7 @@ static void cmd_scan(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
             if (count < 1) goto syntax;
         } else if (sg_kv_arg_eq(&argv[i], "match")) {
             free(match);
-            match = sg_xmalloc(argv[i + 1].n + 1);
-            memcpy(match, argv[i + 1].p, argv[i + 1].n);
-            match[argv[i + 1].n] = '\0';
+            match = arg_cstr(&argv[i + 1]);
         } else if (sg_kv_arg_eq(&argv[i], "type")) {
             only_strings = sg_kv_arg_eq(&argv[i + 1], "string");
         } else {
@@ -331,8 +359,10 @@ static const sg_kv_cmd commands[] = {
     {"get", 2, S, cmd_get, 1, 1, 1},
     {"hello", -1, N, sg_kv_cmd_hello, 0, 0, 0},
     {"info", -1, S, sg_kv_cmd_info, 0, 0, 0},
+    {"keys", 2, S, cmd_keys, 0, 0, 0},
     {"mget", -2, S, cmd_mget, 1, -1, 1},
     {"mset", -3, S | W, cmd_mset, 1, -1, 2},
+    {"persist", 2, S | W, cmd_persist, 1, 1, 1},
     {"pexpire", -3, S | W, cmd_pexpire, 1, 1, 1},
     {"ping", -1, 0, cmd_ping, 0, 0, 0},
     {"pttl", 2, S, cmd_pttl, 1, 1, 1},
@@ -340,6 +370,7 @@ static const sg_kv_cmd commands[] = {
     {"scan", -2, S, cmd_scan, 0, 0, 0},
     {"select", 2, 0, cmd_select, 0, 0, 0},
     {"set", -3, S | W, cmd_set, 1, 1, 1},
+    {"strlen", 2, S, cmd_strlen, 1, 1, 1},
     {"ttl", 2, S, cmd_ttl, 1, 1, 1},
     {"type", 2, S, cmd_type, 1, 1, 1},
     {"unlink", -2, S | W, cmd_del, 1, -1, 1},

@@ -304,6 +304,13 @@ int sg_kv_expire_at(sg_kv_store *st, const char *key, size_t klen, int64_t at_ms
     return 1;
 }
 
+int sg_kv_persist(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms) {
+    sg_kv_entry *e = find(st, key, klen, now_ms);
+    if (!e || !e->expire_ms) return 0;
+    set_expire(st, e, 0);
+    return 1;
+}
+
 int64_t sg_kv_ttl_ms(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms) {
     sg_kv_entry *e = find(st, key, klen, now_ms);
     if (!e) return -2;

@@ -93,6 +93,8 @@ int sg_kv_set(sg_kv_store *st, const char *key, size_t klen, sg_kv_val *v, int64
 int sg_kv_del(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms);
 /* at_ms <= now_ms deletes the key. Returns 1 when the key exists. */
 int sg_kv_expire_at(sg_kv_store *st, const char *key, size_t klen, int64_t at_ms, int64_t now_ms);
+/* Drop the key's expiry. Returns 1 when it had one (Redis PERSIST). */
+int sg_kv_persist(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms);
 /* -2: no key, -1: no expiry, else milliseconds left. */
 int64_t sg_kv_ttl_ms(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms);
 /* Redis SCAN semantics: returns the next cursor (0 when done); every key present for

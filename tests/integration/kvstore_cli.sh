@@ -60,6 +60,16 @@ check_output "redis-cli --scan lists every key (SCAN loop)" "^k1 k2 kex$" \
     bash -c "redis-cli -p $port --scan | grep -v '^$' | sort | tr '\n' ' ' | sed 's/ $//'"
 check_output "SCAN MATCH filters" "^k2$" bash -c "redis-cli -p $port --scan --pattern 'k2*'"
 is "SCAN with a bad cursor" "ERR invalid cursor" SCAN x
+check_output "KEYS * lists every key" "^k1 k2 kex$" \
+    bash -c "redis-cli -p $port KEYS '*' | sort | tr '\n' ' ' | sed 's/ $//'"
+is "KEYS with a pattern" "k2" KEYS 'k[2-9]'
+is "KEYS with no match" "" KEYS 'zz*'
+is "STRLEN" "2" STRLEN k1
+is "STRLEN of a missing key" "0" STRLEN nope
+R EXPIRE k2 100 >/dev/null
+is "PERSIST drops an expiry" "1" PERSIST k2
+is "TTL after PERSIST" "-1" TTL k2
+is "PERSIST of a key without expiry" "0" PERSIST k2
 for s in server clients memory stats keyspace; do
     check_output "INFO $s" "^# ${s^}" R INFO "$s"
 done
