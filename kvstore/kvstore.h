@@ -41,6 +41,23 @@ int sg_kv_server_run(sg_kv_server *s, sg_err *err);
 void sg_kv_server_stop(sg_kv_server *s);
 void sg_kv_server_free(sg_kv_server *s);
 
+/* The memory budget, for an embedder (a pool agent) that gives a GPU's memory back to
+ * validation jobs and takes it again later: what CONFIG SET maxmemory does over RESP.
+ * Lowering evicts down to the new limit (values living above it first, then the least
+ * recently used) and releases the emptied chunks to the backend; clients keep working.
+ * bytes 0: the whole region. Fails, changing nothing, above the region or below 1 MiB
+ * (and under the noeviction policy, below the memory in use). Thread-safe. */
+int sg_kv_server_set_maxmemory(sg_kv_server *s, uint64_t bytes, sg_err *err);
+
+typedef struct sg_kv_memory {
+    uint64_t capacity; /* the region (--memory) */
+    uint64_t limit;    /* the budget (maxmemory) */
+    uint64_t used;     /* region bytes in use (whole 1 MiB pages) */
+    uint64_t released; /* region bytes given back to the backend */
+    uint64_t keys;
+} sg_kv_memory;
+void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out); /* thread-safe */
+
 /* Constant-time comparison of a candidate password with the configured one (time
  * depends only on the candidate's length). Returns 1 when equal. */
 int sg_kv_password_equal(const char *want, size_t want_len, const char *got, size_t got_len);

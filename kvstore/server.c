@@ -216,6 +216,21 @@ int sg_kv_server_run(sg_kv_server *s, sg_err *err) {
     return 0;
 }
 
+int sg_kv_server_set_maxmemory(sg_kv_server *s, uint64_t bytes, sg_err *err) {
+    sg_kv_store_lock(s->store);
+    int rc = sg_kv_set_maxmemory(s->store, bytes, err);
+    sg_kv_store_unlock(s->store);
+    return rc;
+}
+
+void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out) {
+    sg_kv_stats st;
+    sg_kv_store_lock(s->store);
+    sg_kv_get_stats(s->store, &st);
+    sg_kv_store_unlock(s->store);
+    *out = (sg_kv_memory){st.capacity, st.maxmemory, st.used, st.released_bytes, st.keys};
+}
+
 void sg_kv_server_stop(sg_kv_server *s) {
     uint64_t one = 1;
     if (write(s->stop_fd, &one, sizeof one) < 0) {}
