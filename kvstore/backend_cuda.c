@@ -36,6 +36,7 @@ typedef struct cuda_api {
     CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
     CUresult (*cuMemFreeHost)(void *);
+    CUresult (*cuMemHostGetFlags)(unsigned *, void *);
     CUresult (*cuGetErrorString)(CUresult, const char **);
 } cuda_api;
 
@@ -104,9 +105,16 @@ static void *cuda_stage_alloc(sg_kv_backend *b, size_t n) {
     return p;
 }
 
+/* The stage may be pinned or, when pinning failed, malloc'ed: ask the driver which
+ * (with the context current: the closing thread may never have used it), never free()
+ * a pinned buffer. */
 static void cuda_stage_free(sg_kv_backend *b, void *p, size_t n) {
     cuda_impl *c = b->impl;
-    if (c->api.cuMemFreeHost(p) != 0) free(p);
+    unsigned flags;
+    if (c->api.cuCtxSetCurrent(c->ctx) == 0 && c->api.cuMemHostGetFlags(&flags, p) == 0)
+        c->api.cuMemFreeHost(p);
+    else
+        free(p);
 }
 
 static void cuda_destroy(sg_kv_backend *b) {
@@ -145,6 +153,7 @@ static int load_api(cuda_impl *c, sg_err *err) {
         {"cuMemcpyDtoH_v2", (void **)&a->cuMemcpyDtoH, 0},
         {"cuMemHostAlloc", (void **)&a->cuMemHostAlloc, 0},
         {"cuMemFreeHost", (void **)&a->cuMemFreeHost, 0},
+        {"cuMemHostGetFlags", (void **)&a->cuMemHostGetFlags, 0},
         {"cuGetErrorString", (void **)&a->cuGetErrorString, 1},
         {NULL, NULL, 0},
     };
