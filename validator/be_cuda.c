@@ -2,8 +2,9 @@
  * architecture (or --arch when compile-only); the driver API (libcuda.so.1, dlopen'ed)
  * loads and runs it. Without a driver or GPU, open() fails with SG_BE_NODEV unless
  * compile-only was asked for. The CUDA headers are not needed: the few types are
- * declared here with the ABI the libraries export. */
+ * declared in validator/cuda_api.h with the ABI the libraries export. */
 #include "validator/backend.h"
+#include "validator/cuda_api.h"
 
 #include "common/dl.h"
 #include "profiler/cupti.h"
@@ -12,52 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
-typedef int nvrtcResult;
-typedef void *nvrtcProgram;
-
-typedef struct nvrtc_api {
-    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
-                          const char *const *);
-    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
-    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
-    nvrtcResult (*log)(nvrtcProgram, char *);
-    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
-    nvrtcResult (*cubin)(nvrtcProgram, char *);
-    nvrtcResult (*add_name)(nvrtcProgram, const char *);
-    nvrtcResult (*lowered)(nvrtcProgram, const char *, const char **);
-    nvrtcResult (*destroy)(nvrtcProgram *);
-    const char *(*errstr)(nvrtcResult);
-} nvrtc_api;
-
-typedef struct cu_api {
-    CUresult (*init)(unsigned);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*attr)(int *, int, CUdevice);
-    CUresult (*primary_retain)(CUcontext *, CUdevice);
-    CUresult (*set_current)(CUcontext);
-    CUresult (*load)(CUmodule *, const void *);
-    CUresult (*unload)(CUmodule);
-    CUresult (*get_function)(CUfunction *, CUmodule, const char *);
-    CUresult (*func_attr)(int *, int, CUfunction);
-    CUresult (*func_set_attr)(CUfunction, int, int);
-    CUresult (*alloc)(CUdeviceptr *, size_t);
-    CUresult (*free)(CUdeviceptr);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t);
-    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                       unsigned, CUstream, void **, void **);
-    CUresult (*sync)(void);
-    CUresult (*errstr)(CUresult, const char **);
-    CUresult (*param_info)(CUfunction, size_t, size_t *, size_t *); /* CUDA 12.4+, optional */
-    /* the profiler's, looked up on first use (prof_syms) */
-    CUresult (*memset8)(CUdeviceptr, unsigned char, size_t);
-    CUresult (*occupancy)(int *, CUfunction, int, size_t);
-} cu_api;
 
 struct sg_be {
     void *nvrtc_h, *cuda_h;
@@ -76,14 +31,21 @@ struct sg_be_prog {
     CUmodule mod;
     int nk;
     CUfunction *k;
+    unsigned char *params_ok; /* per kernel: check_params passed (a kernel's plan line is fixed) */
 };
 struct sg_be_mem {
     CUdeviceptr p;
     size_t bytes;
 };
 
-/* Errors after which the context is unusable: the worker must be replaced. */
-static int sticky(CUresult r) { return r == 700 || r == 702 || (r >= 714 && r <= 719) || r == 710; }
+/* Errors after which the context is unusable: the worker must be replaced (cuda.h says
+ * "the process must be terminated and relaunched" for each of these). */
+static int sticky(CUresult r) {
+    return r == SG_CU_ERR_ILLEGAL_ADDRESS || r == SG_CU_ERR_LAUNCH_TIMEOUT ||
+           r == SG_CU_ERR_ASSERT ||
+           (r >= SG_CU_ERR_HARDWARE_STACK_ERROR && r <= SG_CU_ERR_LAUNCH_FAILED) ||
+           r == SG_CU_ERR_TENSOR_MEMORY_LEAK;
+}
 
 static int cufail(sg_be *be, sg_err *err, const char *what, CUresult r) {
     const char *s = NULL;
@@ -93,21 +55,14 @@ static int cufail(sg_be *be, sg_err *err, const char *what, CUresult r) {
     return sticky(r) ? SG_BE_STICKY : -1;
 }
 
+/* One sg_dl_sym from an entry of a cuda_api.h symbol list; `a` is the table being filled. */
+#define SYM(name, member, optional) {#name, (void **)&a->member, optional},
+
 static int load_nvrtc(sg_be *be, sg_err *err) {
     static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
                                         "libnvrtc.so.11.2", NULL};
     nvrtc_api *a = &be->rt;
-    const sg_dl_sym syms[] = {{"nvrtcCreateProgram", (void **)&a->create, 0},
-                              {"nvrtcCompileProgram", (void **)&a->compile, 0},
-                              {"nvrtcGetProgramLogSize", (void **)&a->log_size, 0},
-                              {"nvrtcGetProgramLog", (void **)&a->log, 0},
-                              {"nvrtcGetCUBINSize", (void **)&a->cubin_size, 0},
-                              {"nvrtcGetCUBIN", (void **)&a->cubin, 0},
-                              {"nvrtcAddNameExpression", (void **)&a->add_name, 0},
-                              {"nvrtcGetLoweredName", (void **)&a->lowered, 0},
-                              {"nvrtcDestroyProgram", (void **)&a->destroy, 0},
-                              {"nvrtcGetErrorString", (void **)&a->errstr, 0},
-                              {NULL, NULL, 0}};
+    const sg_dl_sym syms[] = {SG_NVRTC_SYMS(SYM){NULL, NULL, 0}};
     if (sg_dl_load(names, syms, &be->nvrtc_h, err) == 0) return 0;
     /* Not on the loader path: try the toolkit folder. */
     const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
@@ -123,24 +78,7 @@ static int load_nvrtc(sg_be *be, sg_err *err) {
 static int load_driver(sg_be *be, sg_err *err) {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
     cu_api *a = &be->cu;
-    const sg_dl_sym syms[] = {{"cuInit", (void **)&a->init, 0},
-                              {"cuDeviceGet", (void **)&a->device_get, 0},
-                              {"cuDeviceGetAttribute", (void **)&a->attr, 0},
-                              {"cuDevicePrimaryCtxRetain", (void **)&a->primary_retain, 0},
-                              {"cuCtxSetCurrent", (void **)&a->set_current, 0},
-                              {"cuModuleLoadData", (void **)&a->load, 0},
-                              {"cuModuleUnload", (void **)&a->unload, 0},
-                              {"cuModuleGetFunction", (void **)&a->get_function, 0},
-                              {"cuFuncGetAttribute", (void **)&a->func_attr, 0},
-                              {"cuFuncSetAttribute", (void **)&a->func_set_attr, 0},
-                              {"cuMemAlloc_v2", (void **)&a->alloc, 0},
-                              {"cuMemFree_v2", (void **)&a->free, 0},
-                              {"cuMemcpyHtoD_v2", (void **)&a->htod, 0},
-                              {"cuMemcpyDtoH_v2", (void **)&a->dtoh, 0},
-                              {"cuLaunchKernel", (void **)&a->launch, 0},
-                              {"cuCtxSynchronize", (void **)&a->sync, 0},
-                              {"cuGetErrorString", (void **)&a->errstr, 0},
-                              {NULL, NULL, 0}};
+    const sg_dl_sym syms[] = {SG_CU_SYMS(SYM){NULL, NULL, 0}};
     if (sg_dl_load(names, syms, &be->cuda_h, err) < 0) return -1;
     CUresult r = a->init(0);
     if (r != 0) return cufail(be, err, "cuInit (is there an NVIDIA GPU and driver?)", r);
@@ -149,16 +87,16 @@ static int load_driver(sg_be *be, sg_err *err) {
         return cufail(be, err, "cuDevicePrimaryCtxRetain", r);
     if ((r = a->set_current(be->ctx)) != 0) return cufail(be, err, "cuCtxSetCurrent", r);
     int major = 0, minor = 0, v = 0;
-    a->attr(&major, 75, be->dev);
-    a->attr(&minor, 76, be->dev);
+    a->attr(&major, SG_CU_DEV_COMPUTE_CAPABILITY_MAJOR, be->dev);
+    a->attr(&minor, SG_CU_DEV_COMPUTE_CAPABILITY_MINOR, be->dev);
     snprintf(be->arch, sizeof be->arch, "sm_%d%d", major, minor);
-    a->attr(&v, 1, be->dev);
+    a->attr(&v, SG_CU_DEV_MAX_THREADS_PER_BLOCK, be->dev);
     be->lim.max_block = (uint64_t)v;
     for (int d = 0; d < 3; d++) {
-        a->attr(&v, 5 + d, be->dev);
+        a->attr(&v, SG_CU_DEV_MAX_GRID_DIM_X + d, be->dev);
         be->lim.max_grid[d] = (uint64_t)v;
     }
-    a->attr(&v, 97, be->dev); /* opt-in maximum of shared memory per block */
+    a->attr(&v, SG_CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, be->dev);
     be->lim.max_smem = (uint64_t)v;
     be->lim.align = 256;
     return 0;
@@ -214,6 +152,7 @@ static void cu_free_prog(sg_be *be, sg_be_prog *p) {
     if (!p) return;
     if (p->mod && be->cu.unload) be->cu.unload(p->mod);
     free(p->k);
+    free(p->params_ok);
     free(p);
 }
 
@@ -263,6 +202,7 @@ static int cu_compile(sg_be *be, const char *src, const char *dir, const char *c
     sg_be_prog *p = sg_xcalloc(1, sizeof *p);
     p->nk = nk;
     p->k = sg_xcalloc((size_t)nk + 1, sizeof *p->k);
+    p->params_ok = sg_xcalloc((size_t)nk + 1, 1);
     int rc = 0;
     if (!be->compile_only) {
         CUresult r = be->cu.load(&p->mod, cubin);
@@ -314,10 +254,15 @@ static int cu_read(sg_be *be, sg_be_mem *m, size_t off, void *dst, size_t n, sg_
 }
 
 /* The driver reads as many parameters as the kernel declares: a launch passing fewer
- * would hand it garbage, so count and size them first (when the driver can tell). */
+ * would hand it garbage, so count and size them first (when the driver can tell).
+ * cuFuncGetParamInfo answers CUDA_ERROR_INVALID_VALUE past the last parameter; any other
+ * error on the first one means it cannot tell, and no check is made. */
 static int check_params(sg_be *be, CUfunction f, const sg_be_arg *args, int nargs, sg_err *err) {
     if (!be->cu.param_info) return 0;
     size_t off, size;
+    CUresult r = be->cu.param_info(f, 0, &off, &size);
+    if (r != 0 && r != SG_CU_ERR_INVALID_VALUE)
+        return sticky(r) ? cufail(be, err, "cuFuncGetParamInfo", r) : 0;
     int n = 0;
     while (n < 256 && be->cu.param_info(f, (size_t)n, &off, &size) == 0) {
         if (n < nargs) {
@@ -347,11 +292,28 @@ static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, in
             params[i] = (void *)args[i].scalar;
         }
     }
-    if (check_params(be, p->k[ki], args, nargs, err) < 0) return -1;
-    if (smem > 48 * 1024) be->cu.func_set_attr(p->k[ki], 8, (int)smem);
-    CUresult r = be->cu.launch(p->k[ki], (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
-                               (unsigned)block[0], (unsigned)block[1], (unsigned)block[2],
-                               (unsigned)smem, NULL, params, NULL);
+    int rc = p->params_ok[ki] ? 0 : check_params(be, p->k[ki], args, nargs, err);
+    if (rc < 0) return rc;
+    p->params_ok[ki] = 1; /* once: the timed launches should not pay for it */
+    /* Dynamic shared memory is capped at 48 KiB minus the kernel's static shared memory
+     * unless raised, so a kernel with static shared memory fails below 48 KiB of dynamic:
+     * raise the cap to what this launch asks for whenever it asks for some. */
+    CUresult r = 0;
+    if (smem)
+        r = be->cu.func_set_attr(p->k[ki], SG_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+    if (r != 0) {
+        int st = 0;
+        be->cu.func_attr(&st, SG_CU_FUNC_SHARED_SIZE_BYTES, p->k[ki]);
+        rc = cufail(be, err, "cuFuncSetAttribute (dynamic shared memory)", r);
+        return rc == SG_BE_STICKY ? rc
+                                  : sg_err_prefix(err,
+                                                  "%llu bytes of dynamic shared memory on top of "
+                                                  "the kernel's %d static do not fit the device",
+                                                  (unsigned long long)smem, st);
+    }
+    r = be->cu.launch(p->k[ki], (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+                      (unsigned)block[0], (unsigned)block[1], (unsigned)block[2], (unsigned)smem,
+                      NULL, params, NULL);
     return r ? cufail(be, err, "cuLaunchKernel", r) : 0;
 }
 
@@ -363,8 +325,8 @@ static int cu_finish(sg_be *be, sg_err *err) {
 /* ---- the profiler's part: CUPTI timing, L2 flush, kernel facts from the driver ---- */
 static void prof_syms(sg_be *be) {
     if (be->cu.memset8 || !be->cuda_h) return;
-    *(void **)&be->cu.memset8 = dlsym(be->cuda_h, "cuMemsetD8_v2");
-    *(void **)&be->cu.occupancy = dlsym(be->cuda_h, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+#define PROF_SYM(name, member, optional) *(void **)&be->cu.member = dlsym(be->cuda_h, #name);
+    SG_CU_PROF_SYMS(PROF_SYM)
 }
 
 static int cu_time_begin(sg_be *be, sg_err *err) {
@@ -390,7 +352,7 @@ static int cu_fill(sg_be *be, sg_be_mem *m, size_t n, sg_err *err) {
 
 static uint64_t cu_llc_bytes(sg_be *be) {
     int v = 0;
-    if (be->compile_only || be->cu.attr(&v, 38 /* L2_CACHE_SIZE */, be->dev) != 0) return 0;
+    if (be->compile_only || be->cu.attr(&v, SG_CU_DEV_L2_CACHE_SIZE, be->dev) != 0) return 0;
     return (uint64_t)v;
 }
 
@@ -401,20 +363,20 @@ static int cu_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], u
     CUfunction fn = p->k[ki];
     int maxt = 0, sh = 0, local = 0, regs = 0;
     memset(f, 0, sizeof *f);
-    be->cu.func_attr(&maxt, 0, fn);  /* MAX_THREADS_PER_BLOCK */
-    be->cu.func_attr(&sh, 1, fn);    /* SHARED_SIZE_BYTES (static) */
-    be->cu.func_attr(&local, 3, fn); /* LOCAL_SIZE_BYTES */
-    be->cu.func_attr(&regs, 4, fn);  /* NUM_REGS */
+    be->cu.func_attr(&maxt, SG_CU_FUNC_MAX_THREADS_PER_BLOCK, fn);
+    be->cu.func_attr(&sh, SG_CU_FUNC_SHARED_SIZE_BYTES, fn); /* static */
+    be->cu.func_attr(&local, SG_CU_FUNC_LOCAL_SIZE_BYTES, fn);
+    be->cu.func_attr(&regs, SG_CU_FUNC_NUM_REGS, fn);
     f->wg_limit = (uint64_t)maxt;
     f->shared_bytes = (uint64_t)sh + smem;
     f->local_bytes = (uint64_t)local;
     f->registers = regs;
     int threads = (int)(block[0] * block[1] * block[2]), per_sm = 0;
     int sm_threads = 0, sm_regs = 0, sm_smem = 0, sm_blocks = 0;
-    be->cu.attr(&sm_threads, 39, be->dev);
-    be->cu.attr(&sm_smem, 81, be->dev);
-    be->cu.attr(&sm_regs, 82, be->dev);
-    be->cu.attr(&sm_blocks, 106, be->dev);
+    be->cu.attr(&sm_threads, SG_CU_DEV_MAX_THREADS_PER_MULTIPROCESSOR, be->dev);
+    be->cu.attr(&sm_smem, SG_CU_DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, be->dev);
+    be->cu.attr(&sm_regs, SG_CU_DEV_MAX_REGISTERS_PER_MULTIPROCESSOR, be->dev);
+    be->cu.attr(&sm_blocks, SG_CU_DEV_MAX_BLOCKS_PER_MULTIPROCESSOR, be->dev);
     if (!be->cu.occupancy || be->cu.occupancy(&per_sm, fn, threads, (size_t)smem) != 0 ||
         sm_threads <= 0)
         return 0;
@@ -458,12 +420,12 @@ static int cu_metrics_end(sg_be *be, char *out, size_t n, sg_err *err) {
 static int cu_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: no device");
     int mem_khz = 0, bus_bits = 0, sms = 0, khz = 0, major = 0, minor = 0;
-    be->cu.attr(&mem_khz, 36, be->dev);  /* MEMORY_CLOCK_RATE */
-    be->cu.attr(&bus_bits, 37, be->dev); /* GLOBAL_MEMORY_BUS_WIDTH */
-    be->cu.attr(&sms, 16, be->dev);      /* MULTIPROCESSOR_COUNT */
-    be->cu.attr(&khz, 13, be->dev);      /* CLOCK_RATE */
-    be->cu.attr(&major, 75, be->dev);
-    be->cu.attr(&minor, 76, be->dev);
+    be->cu.attr(&mem_khz, SG_CU_DEV_MEMORY_CLOCK_RATE, be->dev);
+    be->cu.attr(&bus_bits, SG_CU_DEV_GLOBAL_MEMORY_BUS_WIDTH, be->dev);
+    be->cu.attr(&sms, SG_CU_DEV_MULTIPROCESSOR_COUNT, be->dev);
+    be->cu.attr(&khz, SG_CU_DEV_CLOCK_RATE, be->dev);
+    be->cu.attr(&major, SG_CU_DEV_COMPUTE_CAPABILITY_MAJOR, be->dev);
+    be->cu.attr(&minor, SG_CU_DEV_COMPUTE_CAPABILITY_MINOR, be->dev);
     int lanes = major < 8 || (major == 8 && minor == 0) ? 64 : 128;
     *gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
     *gflops = (double)sms * khz * 1e3 * lanes * 2 / 1e9;
