@@ -57,6 +57,12 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
             rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
             continue;
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        /* A forced flush also hands over records whose timestamps are not written yet
+         * (cupti_activity.h); one of those would make the span absurd, so count it apart. */
+        if (!k->start || k->end < k->start) {
+            c->dropped++;
+            continue;
+        }
         if (!c->n || k->start < c->first) c->first = k->start;
         if (!c->n || k->end > c->last) c->last = k->end;
         c->n++;
@@ -101,13 +107,17 @@ void sg_cupti_close(sg_cupti *c) {
     if (c->disable) c->disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (c->flush) c->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (active == c) active = NULL;
-    sg_dl_close(c->h);
+    /* libcupti stays loaded (no dlclose): once attached it has hooked the driver's
+     * callbacks and may run its own threads, and it has no NODELETE flag, so unloading it
+     * mid-process (the metrics reopen it, the next timed region again) is undefined; CUPTI
+     * only supports detaching through cuptiFinalize. The handle's reference just leaks. */
     free(c);
 }
 
 int sg_cupti_begin(sg_cupti *c, sg_err *err) {
     CUptiResult r = c->flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* drop earlier records */
     c->n = 0;
+    c->dropped = 0;
     c->collecting = 1;
     return r == CUPTI_SUCCESS ? 0 : cuptifail(c, err, "cuptiActivityFlushAll", r);
 }
@@ -118,7 +128,9 @@ int sg_cupti_end(sg_cupti *c, double *ns, int *nkernels, sg_err *err) {
     *ns = c->n && c->last > c->first ? (double)(c->last - c->first) : 0;
     if (nkernels) *nkernels = c->n;
     if (r != CUPTI_SUCCESS) return cuptifail(c, err, "cuptiActivityFlushAll", r);
-    if (!c->n) return sg_errf(err, "CUPTI recorded no kernel in the timed region");
+    if (!c->n)
+        return sg_errf(err, "CUPTI recorded no kernel in the timed region%s",
+                       c->dropped ? " (only records without timestamps)" : "");
     return 0;
 }
 

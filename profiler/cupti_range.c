@@ -16,67 +16,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
-/* cupti_profiler_host.h includes the C++ <string> header, so C cannot include it: its
- * few types are declared here with the layout of the CUDA 13 header. */
-typedef enum { CUPTI_PROFILER_TYPE_RANGE_PROFILER = 0 } CUpti_ProfilerType;
-typedef struct CUpti_Profiler_Host_Object CUpti_Profiler_Host_Object;
-typedef struct CUpti_Profiler_Host_Initialize_Params {
-    size_t structSize;
-    void *pPriv;
-    CUpti_ProfilerType profilerType;
-    const char *pChipName;
-    const uint8_t *pCounterAvailabilityImage;
-    CUpti_Profiler_Host_Object *pHostObject;
-} CUpti_Profiler_Host_Initialize_Params;
-typedef struct CUpti_Profiler_Host_Deinitialize_Params {
-    size_t structSize;
-    void *pPriv;
-    CUpti_Profiler_Host_Object *pHostObject;
-} CUpti_Profiler_Host_Deinitialize_Params;
-typedef struct CUpti_Profiler_Host_ConfigAddMetrics_Params {
-    size_t structSize;
-    void *pPriv;
-    CUpti_Profiler_Host_Object *pHostObject;
-    const char **ppMetricNames;
-    size_t numMetrics;
-} CUpti_Profiler_Host_ConfigAddMetrics_Params;
-typedef struct CUpti_Profiler_Host_GetConfigImageSize_Params {
-    size_t structSize;
-    void *pPriv;
-    CUpti_Profiler_Host_Object *pHostObject;
-    size_t configImageSize;
-} CUpti_Profiler_Host_GetConfigImageSize_Params;
-typedef struct CUpti_Profiler_Host_GetConfigImage_Params {
-    size_t structSize;
-    void *pPriv;
-    CUpti_Profiler_Host_Object *pHostObject;
-    size_t configImageSize;
-    uint8_t *pConfigImage;
-} CUpti_Profiler_Host_GetConfigImage_Params;
-typedef struct CUpti_Profiler_Host_EvaluateToGpuValues_Params {
-    size_t structSize;
-    void *pPriv;
-    CUpti_Profiler_Host_Object *pHostObject;
-    const uint8_t *pCounterDataImage;
-    size_t counterDataImageSize;
-    size_t rangeIndex;
-    const char **ppMetricNames;
-    size_t numMetrics;
-    double *pMetricValues;
-} CUpti_Profiler_Host_EvaluateToGpuValues_Params;
-#define HOST_SIZE(t, last) CUPTI_PROFILER_STRUCT_SIZE(t, last)
-#define CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE                                          \
-    HOST_SIZE(CUpti_Profiler_Host_Initialize_Params, pHostObject)
-#define CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE                                        \
-    HOST_SIZE(CUpti_Profiler_Host_Deinitialize_Params, pHostObject)
-#define CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE                                    \
-    HOST_SIZE(CUpti_Profiler_Host_ConfigAddMetrics_Params, numMetrics)
-#define CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE                                  \
-    HOST_SIZE(CUpti_Profiler_Host_GetConfigImageSize_Params, configImageSize)
-#define CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE                                      \
-    HOST_SIZE(CUpti_Profiler_Host_GetConfigImage_Params, pConfigImage)
-#define CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE                                 \
-    HOST_SIZE(CUpti_Profiler_Host_EvaluateToGpuValues_Params, pMetricValues)
+#include "profiler/cupti_host.h"
 
 #define MAX_RANGES 16
 #define SHOW_RANGES 4
@@ -149,7 +89,7 @@ static void release(sg_cupti_metrics *m) {
                                                     CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
         m->a.deinit(&p);
     }
-    if (m->h) sg_dl_close(m->h);
+    /* m->h is not dlclosed: libcupti must stay loaded once attached (see sg_cupti_close). */
     free(m->avail);
     free(m->config);
     free(m->data);

@@ -16,6 +16,10 @@ BUILD=${BUILD:-$root/build}
 fail=0
 
 echo "== profiler: work on a second stream is timed (CUPTI)"
+if ! [ -x "$BUILD/gpu/prof_streams" ]; then # else every check below would run and fail
+    echo "profiler gpu-check: no fixture $BUILD/gpu/prof_streams (make $BUILD/gpu/prof_streams)"
+    exit 1
+fi
 "$BUILD/gpu/prof_streams"
 rc=$?
 if [ $rc -eq 77 ]; then

@@ -281,22 +281,26 @@ static json_t *facts_json(prof *p, side *s) {
     return arr;
 }
 
-/* One run of the candidate under the backend's metrics collector, when it has one. */
-static void metrics_line(prof *p, side *s, char *out, size_t n) {
+/* One run of the candidate under the backend's metrics collector, when it has one.
+ * Returns SG_BE_STICKY when the context was lost meanwhile (the worker must go, or the
+ * next job would be blamed for it), else 0: metrics failing is not the candidate's fault. */
+static int metrics_line(prof *p, side *s, char *out, size_t n) {
     const sg_be_ops *ops = p->d->ops;
     sg_err e;
     if (!ops->metrics_begin) {
         snprintf(out, n, "metrics unavailable: the %s backend has no hardware counter access",
                  ops->name);
-        return;
+        return 0;
     }
-    if (ops->metrics_begin(p->d->be, &e) < 0) {
+    int rc = ops->metrics_begin(p->d->be, &e);
+    if (rc < 0) {
         snprintf(out, n, "%s", e.msg);
-        return;
+        return rc == SG_BE_STICKY ? rc : 0;
     }
-    int rc = launch_all(p, s, 0, &e);
-    if (ops->metrics_end(p->d->be, out, n, rc < 0 ? NULL : &e) < 0 || rc < 0)
-        snprintf(out, n, "metrics unavailable: %s", e.msg);
+    rc = launch_all(p, s, 0, &e);
+    int rc2 = ops->metrics_end(p->d->be, out, n, rc < 0 ? NULL : &e);
+    if (rc2 < 0 || rc < 0) snprintf(out, n, "metrics unavailable: %s", e.msg);
+    return rc == SG_BE_STICKY || rc2 == SG_BE_STICKY ? SG_BE_STICKY : 0;
 }
 
 /* One run's bytes moved and flops from task.json's optional "bytes" / "flops" (size
@@ -407,7 +411,7 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
         goto fail;
     }
     char metrics[512];
-    metrics_line(p, have_cand ? &cand : &base, metrics, sizeof metrics);
+    rc = metrics_line(p, have_cand ? &cand : &base, metrics, sizeof metrics);
     *reply = json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:I, s:i}", "base", samples_json(&base),
                        "cand", samples_json(have_cand ? &cand : NULL), "verdict",
                        bad ? "mismatch" : "pass", "message", bad ? r.message : "", "facts",
