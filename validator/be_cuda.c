@@ -89,7 +89,10 @@ static int load_driver(sg_be *be, sg_err *err) {
     int major = 0, minor = 0, v = 0;
     a->attr(&major, SG_CU_DEV_COMPUTE_CAPABILITY_MAJOR, be->dev);
     a->attr(&minor, SG_CU_DEV_COMPUTE_CAPABILITY_MINOR, be->dev);
-    snprintf(be->arch, sizeof be->arch, "sm_%d%d", major, minor);
+    /* From Hopper on, the arch-specific target ("sm_90a") unlocks instructions that the
+     * portable one rejects (wgmma, setmaxnreg; ptxas aborts on them for sm_90). Code
+     * for it runs only on this exact compute capability, which is the device here. */
+    snprintf(be->arch, sizeof be->arch, "sm_%d%d%s", major, minor, major >= 9 ? "a" : "");
     a->attr(&v, SG_CU_DEV_MAX_THREADS_PER_BLOCK, be->dev);
     be->lim.max_block = (uint64_t)v;
     for (int d = 0; d < 3; d++) {

@@ -21,6 +21,13 @@ for arch in sm_80 sm_90; do
         "^OK [0-9]+$" bash -c 'c=$(grep -c "\"verdict\":\"compiled\"" <<<"$1"); grep -q FAILED <<<"$1" && echo "$1" || echo "OK $c"' _ "$out"
 done
 
+# Hopper-only instructions need the arch-specific target, which a GPU run picks (sm_90a).
+wg=tests/fixtures/cuda/vector_scale_wgmma.cu
+check_output "a wgmma candidate compiles for sm_90a" '^compiled: compiled for cuda sm_90a' \
+    "$SPECGEN" validate $demo $wg --compile-only --arch sm_90a
+check_output "and is a compile error for the portable sm_90" '^compile_error' \
+    "$SPECGEN" validate $demo $wg --compile-only --arch sm_90
+
 if [ -e /dev/nvidiactl ]; then
     skip "cuda without a GPU explains the alternatives" "this machine has an NVIDIA GPU"
 else
