@@ -148,7 +148,10 @@ static int build_iov(sg_kv_conn *c, struct iovec *iov) {
     return k;
 }
 
-static void advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, size_t maxdone) {
+/* Account w bytes as sent; values sent whole go to done[]. Returns the bytes not yet
+ * accounted for when done[] filled up (the caller releases those values and calls
+ * again with the rest). */
+static size_t advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, size_t maxdone) {
     while (w > 0) {
         sg_kv_out_val *o = c->ov_head < c->nov ? &c->ov[c->ov_head] : NULL;
         if (o && c->out_sent == o->at) {
@@ -161,7 +164,7 @@ static void advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, si
                 done[(*ndone)++] = o->val;
                 c->ov_head++;
                 c->stage_len = c->stage_sent = 0;
-                if (*ndone == maxdone) return; /* caller flushes and loops */
+                if (*ndone == maxdone) return w;
             }
         } else {
             size_t lim = o ? o->at : c->out.len;
@@ -170,6 +173,15 @@ static void advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, si
             w -= take;
         }
     }
+    return 0;
+}
+
+static void release_done(sg_kv_conn *c, sg_kv_val **done, size_t *ndone) {
+    if (!*ndone) return;
+    sg_kv_store_lock(c->srv->store);
+    for (size_t i = 0; i < *ndone; i++) sg_kv_val_unref(c->srv->store, done[i]);
+    sg_kv_store_unlock(c->srv->store);
+    *ndone = 0;
 }
 
 /* Write as much as the socket takes. */
@@ -186,19 +198,12 @@ static void flush_out(sg_kv_conn *c) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) c->dead = 1;
             break;
         }
-        advance(c, (size_t)w, done, &ndone, MAX_IOV - 1);
-        if (ndone >= MAX_IOV - MAX_IOV / 4) {
-            sg_kv_store_lock(c->srv->store);
-            for (size_t i = 0; i < ndone; i++) sg_kv_val_unref(c->srv->store, done[i]);
-            sg_kv_store_unlock(c->srv->store);
-            ndone = 0;
-        }
+        /* One write may finish more values than done[] holds. */
+        size_t left = (size_t)w;
+        while ((left = advance(c, left, done, &ndone, MAX_IOV)) > 0) release_done(c, done, &ndone);
+        if (ndone >= MAX_IOV - MAX_IOV / 4) release_done(c, done, &ndone);
     }
-    if (ndone) {
-        sg_kv_store_lock(c->srv->store);
-        for (size_t i = 0; i < ndone; i++) sg_kv_val_unref(c->srv->store, done[i]);
-        sg_kv_store_unlock(c->srv->store);
-    }
+    release_done(c, done, &ndone);
     if (!pending_output(c)) {
         c->out.len = c->out_sent = 0;
         c->nov = c->ov_head = 0;

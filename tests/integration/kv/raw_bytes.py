@@ -59,6 +59,21 @@ with Server() as srv:
     want = b"*4\r\n" + b"".join(b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals) + b"$-1\r\n"
     ok(r.read_reply() == want, "MGET returns the big values and a nil, exactly")
 
+    # One reply made of hundreds of values sent from the region (each above the 16 KiB
+    # copied into replies): a single write then completes more values than the server
+    # releases at once, and no byte may be sent twice or skipped.
+    vals = [bytes([65 + i % 26]) * 20000 + b"%d" % i for i in range(400)]
+    r.send(b"".join(encode("SET", f"mg{i}", v) for i, v in enumerate(vals)))
+    ok(all(r.read_reply() == b"+OK\r\n" for _ in vals), "400 SETs of 20 KB values")
+    want = b"*400\r\n" + b"".join(b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals)
+    try:
+        got = [r.cmd("MGET", *[f"mg{i}" for i in range(400)]) for _ in range(3)]
+    except (ValueError, OSError) as e:  # a corrupted stream breaks the reader
+        got = [repr(e).encode()[:200]]
+    ok(all(g == want for g in got), "MGET of 400 values of 20 KB returns them exactly",
+       [(len(g), len(want)) for g in got])
+    ok(r.cmd("DEL", *[f"mg{i}" for i in range(400)]) == b":400\r\n", "and DEL removes them")
+
     # A value that cannot fit: its bytes are read and dropped, the request fails.
     big = Raw(srv.port)
     ok(big.cmd("CONFIG", "SET", "maxmemory", "8M") == b"+OK\r\n", "CONFIG SET maxmemory 8M")
