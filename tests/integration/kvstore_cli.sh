@@ -38,6 +38,15 @@ check_output "TTL after EX" "^(99|100)$" R TTL kex
 is "SET PX" "OK" SET kpx v PX 1500
 check_output "TTL after PX rounds to seconds" "^(1|2)$" R TTL kpx
 is "SET with a bad expire" "ERR invalid expire time in 'set' command" SET k v EX 0
+# Relative times that overflow the absolute one are refused as in Redis, not wrapped.
+is "SET PX past the largest time" "ERR invalid expire time in 'set' command" \
+    SET k v PX 9223372036854775807
+is "SET EX past the largest time" "ERR invalid expire time in 'set' command" \
+    SET k v EX 9223372036854775
+is "SET EXAT at the largest second" "OK" SET kat v EXAT 9223372036854775
+is "SET PXAT at the largest millisecond" "OK" SET kat v PXAT 9223372036854775807
+is "the key stays" "v" GET kat
+R DEL kat >/dev/null
 is "SET with NX and XX is a syntax error" "ERR syntax error" SET k v NX XX
 is "TTL without expiry" "-1" TTL k1
 is "TTL of a missing key" "-2" TTL nope
