@@ -36,8 +36,9 @@ sg_kv_conn *sg_kv_conn_new(sg_kv_server *srv, int fd) {
 
 static int host_direct(const sg_kv_conn *c) { return c->srv->be->host_base != NULL; }
 
-static void ensure_stage(sg_kv_conn *c) {
-    if (!c->stage) c->stage = c->srv->be->ops->stage_alloc(c->srv->be, SG_KV_STAGE);
+static char *ensure_stage(sg_kv_conn *c, char **win) {
+    if (!*win) *win = c->srv->be->ops->stage_alloc(c->srv->be, SG_KV_STAGE);
+    return *win;
 }
 
 static void drop_xvals(sg_kv_conn *c) {
@@ -64,6 +65,7 @@ void sg_kv_conn_close(sg_kv_conn *c) {
     }
     close(c->fd);
     if (c->stage) c->srv->be->ops->stage_free(c->srv->be, c->stage, SG_KV_STAGE);
+    if (c->rx_stage) c->srv->be->ops->stage_free(c->srv->be, c->rx_stage, SG_KV_STAGE);
     atomic_fetch_sub(&c->srv->connected, 1);
     sg_buf_free(&c->in);
     sg_buf_free(&c->out);
@@ -130,8 +132,8 @@ static int build_iov(sg_kv_conn *c, struct iovec *iov) {
                 uint64_t n = o->val->len - o->sent;
                 if (n > SG_KV_STAGE) n = SG_KV_STAGE;
                 sg_err err;
-                ensure_stage(c);
-                if (sg_kv_val_read(c->srv->store, o->val, o->sent, c->stage, n, &err) != 0) {
+                if (sg_kv_val_read(c->srv->store, o->val, o->sent, ensure_stage(c, &c->stage), n,
+                                   &err) != 0) {
                     sg_error("kvstore", "reading a value from the backend: %s", err.msg);
                     c->dead = 1;
                     return 0;
@@ -350,10 +352,10 @@ static void read_external(sg_kv_conn *c) {
             n = readv(c->fd, iov, k);
             if (n > 0) c->rx_got += (uint64_t)n;
         } else {
-            ensure_stage(c);
+            char *win = ensure_stage(c, &c->rx_stage);
             asked = left < SG_KV_STAGE ? left : SG_KV_STAGE;
-            n = read(c->fd, c->stage, asked);
-            if (n > 0 && rx_store(c, c->stage, (size_t)n) != 0) return;
+            n = read(c->fd, win, asked);
+            if (n > 0 && rx_store(c, win, (size_t)n) != 0) return;
         }
         if (n == 0)
             c->dead = 1;

@@ -74,6 +74,21 @@ with Server() as srv:
        [(len(g), len(want)) for g in got])
     ok(r.cmd("DEL", *[f"mg{i}" for i in range(400)]) == b":400\r\n", "and DEL removes them")
 
+    # A big value received while a big reply is still being sent (the client reads
+    # nothing until its whole pipeline is out): on staged backends the reply's staged
+    # bytes must not be overwritten by the value coming in.
+    vals = [os.urandom(16 << 20), os.urandom(4 << 20)]
+    ok(r.cmd("SET", "st0", vals[0]) == b"+OK\r\n", "SET a 16 MiB value")
+    pipe = Raw(srv.port)
+    pipe.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+    pipe.send(encode("GET", "st0") + encode("SET", "st1", vals[1]) + encode("GET", "st1"))
+    a, b, c = pipe.read_reply(), pipe.read_reply(), pipe.read_reply()
+    want = [b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals]
+    ok(a == want[0] and b == b"+OK\r\n" and c == want[1],
+       "a big value received while a big reply is pending leaves both intact",
+       f"GET intact: {a == want[0]}, SET: {b[:40]!r}, second GET intact: {c == want[1]}")
+    pipe.close()
+
     # A value that cannot fit: its bytes are read and dropped, the request fails.
     big = Raw(srv.port)
     ok(big.cmd("CONFIG", "SET", "maxmemory", "8M") == b"+OK\r\n", "CONFIG SET maxmemory 8M")
