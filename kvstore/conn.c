@@ -318,6 +318,7 @@ static void start_external(sg_kv_conn *c) {
 static void process(sg_kv_conn *c) {
     while (!c->dead && !c->close_after && !c->rx_active && !backpressured(c)) {
         sg_err err;
+        c->p.unauth = !c->authed; /* an unauthenticated client must not take memory */
         int r = sg_kv_parse(&c->p, c->in.data + c->in_off, c->in.len - c->in_off, &err);
         if (r == SG_KV_PARSE_MORE) break;
         if (r == SG_KV_PARSE_ERR) {
