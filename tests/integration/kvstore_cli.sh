@@ -103,6 +103,11 @@ check_output "HELLO 2" "^server redis version 7.0.0 proto 2 id [0-9]+ mode stand
     bash -c "redis-cli -p $port HELLO 2 | tr '\n' ' '"
 is "HELLO 4 is refused" "NOPROTO unsupported protocol version" HELLO 4
 is "AUTH without a password configured" "ERR AUTH <password> called without any password configured for the default user\\. Are you sure your configuration is correct\\?" AUTH x
+# As in Redis (the default user has no password): clients that send a user and password
+# anyway, e.g. redis-py from a redis://default:PASS@ URL, still connect.
+is "AUTH default with no password configured" "OK" AUTH default anything
+is "AUTH of another user with no password configured" "WRONGPASS.*" AUTH bob anything
+is "HELLO AUTH default with no password configured" "server|redis.*" HELLO 2 AUTH default anything
 is "an unknown command" "ERR unknown command 'FROB', with args beginning with: 'x' " FROB x
 is "wrong arity" "ERR wrong number of arguments for 'get' command" GET a b
 is "FLUSHDB" "OK" FLUSHDB
