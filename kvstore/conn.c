@@ -314,9 +314,11 @@ static void start_external(sg_kv_conn *c) {
     if (c->rx_got == c->rx_len) rx_done(c);
 }
 
-/* Parse and run what is buffered, until more input is needed. */
-static void process(sg_kv_conn *c) {
-    while (!c->dead && !c->close_after && !c->rx_active && !backpressured(c)) {
+/* Parse and run what is buffered, until more input is needed. Returns 1 when it
+ * stopped for back-pressure (buffered requests wait for the replies to drain). */
+static int process(sg_kv_conn *c) {
+    int paused = 0;
+    while (!c->dead && !c->close_after && !c->rx_active && !(paused = backpressured(c))) {
         sg_err err;
         c->p.unauth = !c->authed; /* an unauthenticated client must not take memory */
         int r = sg_kv_parse(&c->p, c->in.data + c->in_off, c->in.len - c->in_off, &err);
@@ -338,6 +340,7 @@ static void process(sg_kv_conn *c) {
         sg_kv_parse_reset(&c->p);
     }
     if (c->in_off == c->in.len) c->in.len = c->in_off = 0;
+    return paused;
 }
 
 /* Receive the out-of-band value; a few reads per wake-up while the socket has data. */
@@ -403,17 +406,24 @@ static void update_interest(sg_kv_conn *c) {
 void sg_kv_conn_event(sg_kv_conn *c, uint32_t events) {
     c->last_ms = sg_kv_now_ms();
     if (events & (EPOLLERR | EPOLLHUP)) c->dead = !(events & EPOLLIN);
+    int paused = 0;
     if (events & EPOLLOUT) {
         flush_out(c);
-        process(c); /* requests paused by back-pressure may run now */
+        paused = process(c); /* requests paused by back-pressure may run now */
     }
     if ((events & EPOLLIN) && !c->dead && !c->close_after) {
         if (c->rx_active) read_external(c);
         /* after a finished body, what follows it (CRLF, next requests) comes at once */
         if (!c->rx_active && !c->dead) read_input(c);
-        process(c);
+        paused = process(c);
     }
     if (!c->dead) flush_out(c);
+    /* A fast reader may have drained the replies here: then no EPOLLOUT will come to
+     * resume the paused requests, so they run now. */
+    while (paused && !c->dead && !backpressured(c)) {
+        paused = process(c);
+        flush_out(c);
+    }
     if (c->dead || (c->close_after && !pending_output(c))) {
         sg_kv_conn_close(c);
         return;

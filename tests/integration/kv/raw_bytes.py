@@ -119,6 +119,29 @@ with Server() as srv:
        "back-pressure pauses the pipeline: the first GETs return the value, the later ones "
        "(run after the DEL) nil", seq)
     slow.close()
+
+    # A reply above the 64 MiB limit pauses the request after it; when a fast reader
+    # drains the reply within the same wake-up, that request must still run (nothing
+    # else would wake the connection). A race: repeated until it would have shown.
+    val = os.urandom(1 << 20) * 65
+    ok(r.cmd("SET", "bp", val) == b"+OK\r\n", "SET a 65 MiB value")
+    fast = Raw(srv.port, timeout=5)
+    full = b"$%d\r\n" % len(val) + val + b"\r\n"
+    rounds, t0, got = 0, time.time(), None
+    while rounds < 30 and time.time() - t0 < 12:
+        fast.send(encode("GET", "bp") + encode("PING"))
+        try:
+            got = fast.read_exact(len(full)) == full and fast.read_line() == b"+PONG\r\n"
+        except OSError as e:  # timed out: the PING never ran
+            got = repr(e)
+        rounds += 1
+        if got is not True:
+            break
+    ok(got is True, f"GET of 65 MiB + PING pipelined, read at full speed: both answered "
+       f"({rounds} rounds)", got)
+    fast.close()
+    ok(r.cmd("DEL", "bp") == b":1\r\n", "DEL the 65 MiB value")
+    del val, full
     time.sleep(0.2)  # let the server see the close before counting clients below
 
     # Protocol errors are answered, then the connection is closed.
