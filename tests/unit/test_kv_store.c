@@ -148,13 +148,18 @@ static void scan_survives_resizes(void **state) {
     for (int i = 0; i < 600; i++) assert_true(seen[i] >= 1);
 }
 
+/* n keys m0.. of one page each, at times 0.. */
+static void fill(sg_kv_store *st, int n) {
+    char key[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "m%d", i);
+        put(st, key, NULL, MiB - 64, i);
+    }
+}
+
 static void shrinking_evicts_and_releases(void **state) {
     fixture *f = *state;
-    char key[32];
-    for (int i = 0; i < 14; i++) {
-        snprintf(key, sizeof key, "m%d", i);
-        put(f->st, key, NULL, MiB - 64, i);
-    }
+    fill(f->st, 14);
     sg_err err;
     assert_int_equal(sg_kv_set_maxmemory(f->st, 8 * MiB, &err), 0);
     sg_kv_stats s;
@@ -174,11 +179,7 @@ static void shrinking_evicts_and_releases(void **state) {
  * above is to be given back), so it is evicted at once. */
 static void value_in_flight_across_a_shrink(void **state) {
     fixture *f = *state;
-    char key[32];
-    for (int i = 0; i < 12; i++) {
-        snprintf(key, sizeof key, "m%d", i);
-        put(f->st, key, NULL, MiB - 64, i);
-    }
+    fill(f->st, 12);
     sg_err err;
     sg_kv_val *v = sg_kv_val_new(f->st, 3 * MiB, &err); /* pages 12..14 */
     assert_non_null(v);
