@@ -170,6 +170,26 @@ with Server("--maxclients", "2", "--timeout", "1s") as srv:
     t0 = time.time()
     ok(a.closed(wait=5) and time.time() - t0 < 4.5, "an idle connection is closed after --timeout")
     b.close()
+    # A client that stalls in the middle of a big SET is idle too (as in Redis): closing
+    # it gives back the memory its value took.
+    def used_memory():  # on a connection of its own, closed at once (--maxclients 2)
+        q = Raw(srv.port)
+        n = int(info(q)["used_memory"])
+        q.close()
+        time.sleep(0.2)
+        return n
+    time.sleep(0.3)
+    used = used_memory()
+    stall = Raw(srv.port)
+    stall.send(b"*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$%d\r\n" % (4 << 20) + os.urandom(100000))
+    time.sleep(0.3)
+    during = used_memory()
+    gone = stall.closed(wait=5)
+    stall.close()
+    after = used_memory()
+    ok(gone and after == used < during,
+       "a client stalled inside a 4 MiB SET is closed after --timeout and its memory freed",
+       f"closed {gone}, used before {used}, during {during}, after {after}")
     time.sleep(0.3)
     ok(int(info(Raw(srv.port), "stats")["rejected_connections"]) == 1,
        "INFO counts the rejected connection")
