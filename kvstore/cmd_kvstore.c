@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +43,25 @@ static int read_password(const char *path, char **out, sg_err *err) {
         sg_warn("kvstore", "%s is readable by other users (chmod 600 it)", path);
     *out = sg_buf_steal(&b);
     return 0;
+}
+
+/* Each client takes a file descriptor: raise the soft limit to fit maxclients plus a
+ * reserve for the server's own, or serve fewer clients (as Redis does). Past the limit
+ * accept() would fail, over and over, instead of answering "max number of clients". */
+static int64_t fit_fd_limit(int64_t maxclients, int64_t threads) {
+    rlim_t reserve = 32 + 2 * (rlim_t)threads, want = (rlim_t)maxclients + reserve;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return maxclients;
+    struct rlimit up = {rl.rlim_max < want ? rl.rlim_max : want, rl.rlim_max};
+    if (up.rlim_cur > rl.rlim_cur && setrlimit(RLIMIT_NOFILE, &up) == 0) rl.rlim_cur = up.rlim_cur;
+    if (rl.rlim_cur >= want) return maxclients;
+    int64_t fit = rl.rlim_cur > reserve + 1 ? (int64_t)(rl.rlim_cur - reserve) : 1;
+    sg_warn("kvstore",
+            "--maxclients %lld needs %llu file descriptors but the limit is %llu (ulimit -n): "
+            "serving at most %lld clients",
+            (long long)maxclients, (unsigned long long)want, (unsigned long long)rl.rlim_cur,
+            (long long)fit);
+    return fit;
 }
 
 /* SIGINT/SIGTERM are blocked in every thread and waited for here. */
@@ -141,6 +161,7 @@ int sg_cmd_kvstore(int argc, char **argv) {
     if (maxclients < 1 || maxclients > 1000000)
         return sg_cli_fail(&spec, 2, "--maxclients: %lld is not between 1 and 1000000",
                            (long long)maxclients);
+    maxclients = fit_fd_limit(maxclients, threads);
     sg_err err;
     char *password = NULL;
     if (passfile && read_password(passfile, &password, &err) != 0)

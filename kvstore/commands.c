@@ -120,7 +120,9 @@ static void cmd_set(sg_kv_ctx *x, int argc, sg_kv_arg *argv) {
             if (sg_kv_arg_ll(x, &argv[i + 1], &n) != 0) return;
             int secs = sg_kv_arg_eq(a, "ex") || sg_kv_arg_eq(a, "exat");
             int abs = sg_kv_arg_eq(a, "exat") || sg_kv_arg_eq(a, "pxat");
-            if (n <= 0 || (secs && n > INT64_MAX / 1000 / 2)) {
+            /* Redis's limits: the time in ms, and now + it, must fit in 64 bits. */
+            if (n <= 0 || (secs && n > INT64_MAX / 1000) ||
+                (!abs && (secs ? n * 1000 : n) > INT64_MAX - x->now_ms)) {
                 sg_kv_reply_error(x->out, "ERR invalid expire time in 'set' command");
                 return;
             }

@@ -24,13 +24,14 @@ int sg_kv_password_equal(const char *want, size_t want_len, const char *got, siz
 
 static int try_auth(sg_kv_ctx *x, const sg_kv_arg *user, const sg_kv_arg *pass) {
     sg_kv_server *s = x->srv;
-    if (!s->password) {
+    if (!s->password && !user) {
         sg_kv_reply_error(x->out, "ERR AUTH <password> called without any password configured "
                                   "for the default user. Are you sure your configuration is "
                                   "correct?");
         return -1;
     }
-    int ok = sg_kv_password_equal(s->password, s->passlen, pass->p, pass->n);
+    /* Without a password the default user takes any (Redis's nopass). */
+    int ok = !s->password || sg_kv_password_equal(s->password, s->passlen, pass->p, pass->n);
     if (user && !sg_kv_arg_eq(user, "default")) ok = 0;
     if (!ok) {
         sg_kv_reply_error(x->out, "WRONGPASS invalid username-password pair or user is disabled.");

@@ -36,8 +36,9 @@ sg_kv_conn *sg_kv_conn_new(sg_kv_server *srv, int fd) {
 
 static int host_direct(const sg_kv_conn *c) { return c->srv->be->host_base != NULL; }
 
-static void ensure_stage(sg_kv_conn *c) {
-    if (!c->stage) c->stage = c->srv->be->ops->stage_alloc(c->srv->be, SG_KV_STAGE);
+static char *ensure_stage(sg_kv_conn *c, char **win) {
+    if (!*win) *win = c->srv->be->ops->stage_alloc(c->srv->be, SG_KV_STAGE);
+    return *win;
 }
 
 static void drop_xvals(sg_kv_conn *c) {
@@ -64,6 +65,7 @@ void sg_kv_conn_close(sg_kv_conn *c) {
     }
     close(c->fd);
     if (c->stage) c->srv->be->ops->stage_free(c->srv->be, c->stage, SG_KV_STAGE);
+    if (c->rx_stage) c->srv->be->ops->stage_free(c->srv->be, c->rx_stage, SG_KV_STAGE);
     atomic_fetch_sub(&c->srv->connected, 1);
     sg_buf_free(&c->in);
     sg_buf_free(&c->out);
@@ -130,8 +132,8 @@ static int build_iov(sg_kv_conn *c, struct iovec *iov) {
                 uint64_t n = o->val->len - o->sent;
                 if (n > SG_KV_STAGE) n = SG_KV_STAGE;
                 sg_err err;
-                ensure_stage(c);
-                if (sg_kv_val_read(c->srv->store, o->val, o->sent, c->stage, n, &err) != 0) {
+                if (sg_kv_val_read(c->srv->store, o->val, o->sent, ensure_stage(c, &c->stage), n,
+                                   &err) != 0) {
                     sg_error("kvstore", "reading a value from the backend: %s", err.msg);
                     c->dead = 1;
                     return 0;
@@ -148,7 +150,10 @@ static int build_iov(sg_kv_conn *c, struct iovec *iov) {
     return k;
 }
 
-static void advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, size_t maxdone) {
+/* Account w bytes as sent; values sent whole go to done[]. Returns the bytes not yet
+ * accounted for when done[] filled up (the caller releases those values and calls
+ * again with the rest). */
+static size_t advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, size_t maxdone) {
     while (w > 0) {
         sg_kv_out_val *o = c->ov_head < c->nov ? &c->ov[c->ov_head] : NULL;
         if (o && c->out_sent == o->at) {
@@ -161,7 +166,7 @@ static void advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, si
                 done[(*ndone)++] = o->val;
                 c->ov_head++;
                 c->stage_len = c->stage_sent = 0;
-                if (*ndone == maxdone) return; /* caller flushes and loops */
+                if (*ndone == maxdone) return w;
             }
         } else {
             size_t lim = o ? o->at : c->out.len;
@@ -170,6 +175,15 @@ static void advance(sg_kv_conn *c, size_t w, sg_kv_val **done, size_t *ndone, si
             w -= take;
         }
     }
+    return 0;
+}
+
+static void release_done(sg_kv_conn *c, sg_kv_val **done, size_t *ndone) {
+    if (!*ndone) return;
+    sg_kv_store_lock(c->srv->store);
+    for (size_t i = 0; i < *ndone; i++) sg_kv_val_unref(c->srv->store, done[i]);
+    sg_kv_store_unlock(c->srv->store);
+    *ndone = 0;
 }
 
 /* Write as much as the socket takes. */
@@ -186,19 +200,12 @@ static void flush_out(sg_kv_conn *c) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) c->dead = 1;
             break;
         }
-        advance(c, (size_t)w, done, &ndone, MAX_IOV - 1);
-        if (ndone >= MAX_IOV - MAX_IOV / 4) {
-            sg_kv_store_lock(c->srv->store);
-            for (size_t i = 0; i < ndone; i++) sg_kv_val_unref(c->srv->store, done[i]);
-            sg_kv_store_unlock(c->srv->store);
-            ndone = 0;
-        }
+        /* One write may finish more values than done[] holds. */
+        size_t left = (size_t)w;
+        while ((left = advance(c, left, done, &ndone, MAX_IOV)) > 0) release_done(c, done, &ndone);
+        if (ndone >= MAX_IOV - MAX_IOV / 4) release_done(c, done, &ndone);
     }
-    if (ndone) {
-        sg_kv_store_lock(c->srv->store);
-        for (size_t i = 0; i < ndone; i++) sg_kv_val_unref(c->srv->store, done[i]);
-        sg_kv_store_unlock(c->srv->store);
-    }
+    release_done(c, done, &ndone);
     if (!pending_output(c)) {
         c->out.len = c->out_sent = 0;
         c->nov = c->ov_head = 0;
@@ -307,10 +314,13 @@ static void start_external(sg_kv_conn *c) {
     if (c->rx_got == c->rx_len) rx_done(c);
 }
 
-/* Parse and run what is buffered, until more input is needed. */
-static void process(sg_kv_conn *c) {
-    while (!c->dead && !c->close_after && !c->rx_active && !backpressured(c)) {
+/* Parse and run what is buffered, until more input is needed. Returns 1 when it
+ * stopped for back-pressure (buffered requests wait for the replies to drain). */
+static int process(sg_kv_conn *c) {
+    int paused = 0;
+    while (!c->dead && !c->close_after && !c->rx_active && !(paused = backpressured(c))) {
         sg_err err;
+        c->p.unauth = !c->authed; /* an unauthenticated client must not take memory */
         int r = sg_kv_parse(&c->p, c->in.data + c->in_off, c->in.len - c->in_off, &err);
         if (r == SG_KV_PARSE_MORE) break;
         if (r == SG_KV_PARSE_ERR) {
@@ -330,6 +340,7 @@ static void process(sg_kv_conn *c) {
         sg_kv_parse_reset(&c->p);
     }
     if (c->in_off == c->in.len) c->in.len = c->in_off = 0;
+    return paused;
 }
 
 /* Receive the out-of-band value; a few reads per wake-up while the socket has data. */
@@ -345,10 +356,10 @@ static void read_external(sg_kv_conn *c) {
             n = readv(c->fd, iov, k);
             if (n > 0) c->rx_got += (uint64_t)n;
         } else {
-            ensure_stage(c);
+            char *win = ensure_stage(c, &c->rx_stage);
             asked = left < SG_KV_STAGE ? left : SG_KV_STAGE;
-            n = read(c->fd, c->stage, asked);
-            if (n > 0 && rx_store(c, c->stage, (size_t)n) != 0) return;
+            n = read(c->fd, win, asked);
+            if (n > 0 && rx_store(c, win, (size_t)n) != 0) return;
         }
         if (n == 0)
             c->dead = 1;
@@ -395,17 +406,24 @@ static void update_interest(sg_kv_conn *c) {
 void sg_kv_conn_event(sg_kv_conn *c, uint32_t events) {
     c->last_ms = sg_kv_now_ms();
     if (events & (EPOLLERR | EPOLLHUP)) c->dead = !(events & EPOLLIN);
+    int paused = 0;
     if (events & EPOLLOUT) {
         flush_out(c);
-        process(c); /* requests paused by back-pressure may run now */
+        paused = process(c); /* requests paused by back-pressure may run now */
     }
     if ((events & EPOLLIN) && !c->dead && !c->close_after) {
         if (c->rx_active) read_external(c);
         /* after a finished body, what follows it (CRLF, next requests) comes at once */
         if (!c->rx_active && !c->dead) read_input(c);
-        process(c);
+        paused = process(c);
     }
     if (!c->dead) flush_out(c);
+    /* A fast reader may have drained the replies here: then no EPOLLOUT will come to
+     * resume the paused requests, so they run now. */
+    while (paused && !c->dead && !backpressured(c)) {
+        paused = process(c);
+        flush_out(c);
+    }
     if (c->dead || (c->close_after && !pending_output(c))) {
         sg_kv_conn_close(c);
         return;

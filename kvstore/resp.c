@@ -81,6 +81,10 @@ int sg_kv_parse(sg_kv_parser *p, const char *buf, size_t len, sg_err *err) {
                 sg_errf(err, "Protocol error: invalid multibulk length");
                 return SG_KV_PARSE_ERR;
             }
+            if (p->unauth && n > 10) {
+                sg_errf(err, "Protocol error: unauthenticated multibulk length");
+                return SG_KV_PARSE_ERR;
+            }
             p->pos = (size_t)cr + 2;
             if (n <= 0) return SG_KV_PARSE_DONE; /* "*0" / "*-1": nothing to run */
             p->argc = n;
@@ -106,6 +110,10 @@ int sg_kv_parse(sg_kv_parser *p, const char *buf, size_t len, sg_err *err) {
             if (parse_ll(buf + p->pos + 1, (size_t)cr - p->pos - 1, &n) != 0 || n < 0 ||
                 n > SG_KV_MAX_BULK) {
                 sg_errf(err, "Protocol error: invalid bulk length");
+                return SG_KV_PARSE_ERR;
+            }
+            if (p->unauth && n > 16384) {
+                sg_errf(err, "Protocol error: unauthenticated bulk length");
                 return SG_KV_PARSE_ERR;
             }
             p->bulk_len = n;

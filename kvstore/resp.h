@@ -17,7 +17,8 @@
  *   SG_KV_PARSE_ERR   protocol error: err holds Redis's message ("Protocol error: ...");
  *                     the connection is to be closed after replying.
  * Both RESP arrays of bulk strings and inline commands (space separated) are accepted.
- * Bulks are at most SG_KV_MAX_BULK (512 MiB) and requests have at most SG_KV_MAX_ARGS. */
+ * Bulks are at most SG_KV_MAX_BULK (512 MiB) and requests have at most SG_KV_MAX_ARGS
+ * (with `unauth` set, as for a client that has not authenticated: 16 KiB and 10). */
 #ifndef SG_KV_RESP_H
 #define SG_KV_RESP_H
 
@@ -46,6 +47,7 @@ typedef struct sg_kv_parser {
     size_t pos;
     long long bulk_len;
     size_t big_threshold; /* 0: never report BIG */
+    int unauth;           /* before AUTH: Redis's limits, at most 10 args and 16 KiB bulks */
     sg_kv_span *args;
     size_t cap;
 } sg_kv_parser;

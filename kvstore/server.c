@@ -24,8 +24,9 @@ static void close_idle(sg_kv_io *io, int64_t now) {
     if (limit <= 0) return;
     for (sg_kv_conn *c = io->conns, *next; c; c = next) {
         next = c->next;
-        if (now - c->last_ms > limit && !c->rx_active && c->out_sent == c->out.len &&
-            c->ov_head == c->nov) {
+        /* As in Redis, a client stalled inside a request or not reading its replies is
+         * idle too: closing it frees what its values hold. */
+        if (now - c->last_ms > limit) {
             atomic_fetch_add(&io->srv->idle_closed, 1);
             sg_kv_conn_close(c);
         }

@@ -54,8 +54,10 @@ typedef struct sg_kv_conn {
     sg_kv_out_val *ov;
     size_t nov, ov_head, ovcap;
     uint64_t ov_bytes; /* value bytes queued and not yet sent */
-    char *stage;       /* staging window (non-host backends, discards) */
+    char *stage;       /* staging window of the value being sent (non-host backends) */
     size_t stage_len, stage_sent;
+    char *rx_stage; /* its own window for the value being received (or discarded): a
+                       reply may still be in `stage` while the next request's value arrives */
     /* state */
     char *name;
     int authed, close_after, dead;

@@ -252,10 +252,24 @@ static void set_expire(sg_kv_store *st, sg_kv_entry *e, int64_t at) {
     e->expire_ms = at;
 }
 
+/* Whether the value has bytes in pages at or above the limit (it was allocated before
+ * maxmemory was lowered). */
+static int above_limit(sg_kv_store *st, const sg_kv_val *v) {
+    uint64_t limit = sg_kv_slab_limit(st->slab);
+    for (uint32_t i = 0; i < v->n_ext; i++)
+        if (v->ext[i].off + v->ext[i].len > limit) return 1;
+    return 0;
+}
+
 int sg_kv_set(sg_kv_store *st, const char *key, size_t klen, sg_kv_val *v, int64_t expire_ms,
               int flags, int64_t now_ms) {
     sg_kv_entry *e = find(st, key, klen, now_ms);
     if ((e && (flags & SG_KV_NX)) || (!e && (flags & SG_KV_XX))) return 0;
+    if (above_limit(st, v)) { /* stored and evicted at once, so the region above can go */
+        if (e) remove_entry(st, e);
+        st->st.evicted++;
+        return 1;
+    }
     sg_kv_val_ref(v);
     v->entry = NULL;
     if (e) {

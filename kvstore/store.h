@@ -87,7 +87,9 @@ int sg_kv_val_iov(sg_kv_store *st, const sg_kv_val *v, uint64_t off, uint64_t ma
  * key recently used. get returns a borrowed value (ref it to keep it past unlock). */
 sg_kv_val *sg_kv_get(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms);
 int sg_kv_exists(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms);
-/* Returns 1 when stored, 0 when NX/XX said no. Takes its own reference on v. */
+/* Returns 1 when stored, 0 when NX/XX said no. Takes its own reference on v. A value
+ * with bytes above the limit (received while maxmemory was lowered) counts as stored
+ * and is evicted at once, together with the key's old value. */
 int sg_kv_set(sg_kv_store *st, const char *key, size_t klen, sg_kv_val *v, int64_t expire_ms,
               int flags, int64_t now_ms);
 int sg_kv_del(sg_kv_store *st, const char *key, size_t klen, int64_t now_ms);

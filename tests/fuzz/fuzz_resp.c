@@ -1,8 +1,8 @@
 /* libFuzzer target for kvstore's RESP parser, driven the way a connection drives it:
- * input arrives in pieces (the first byte sets the piece size), complete requests are
- * consumed from the front, and big bulks are alternately taken out of band (their body
- * skipped in the stream, as conn.c receives it into a value) or declined. Checks that
- * every argument lies inside the request. */
+ * input arrives in pieces (the first byte sets the piece size, its top bit the limits
+ * before AUTH), complete requests are consumed from the front, and big bulks are
+ * alternately taken out of band (their body skipped in the stream, as conn.c receives it
+ * into a value) or declined. Checks that every argument lies inside the request. */
 #include "kvstore/resp.h"
 
 #include <stdint.h>
@@ -12,10 +12,11 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     size_t step = data[0] % 64 + 1;
-    data++;
-    size--;
     sg_kv_parser p = {0};
     p.big_threshold = 16;
+    p.unauth = data[0] >> 7; /* the limits before AUTH */
+    data++;
+    size--;
     sg_buf b = {0};
     size_t fed = 0;
     int bigs = 0;

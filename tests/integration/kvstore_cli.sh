@@ -38,6 +38,15 @@ check_output "TTL after EX" "^(99|100)$" R TTL kex
 is "SET PX" "OK" SET kpx v PX 1500
 check_output "TTL after PX rounds to seconds" "^(1|2)$" R TTL kpx
 is "SET with a bad expire" "ERR invalid expire time in 'set' command" SET k v EX 0
+# Relative times that overflow the absolute one are refused as in Redis, not wrapped.
+is "SET PX past the largest time" "ERR invalid expire time in 'set' command" \
+    SET k v PX 9223372036854775807
+is "SET EX past the largest time" "ERR invalid expire time in 'set' command" \
+    SET k v EX 9223372036854775
+is "SET EXAT at the largest second" "OK" SET kat v EXAT 9223372036854775
+is "SET PXAT at the largest millisecond" "OK" SET kat v PXAT 9223372036854775807
+is "the key stays" "v" GET kat
+R DEL kat >/dev/null
 is "SET with NX and XX is a syntax error" "ERR syntax error" SET k v NX XX
 is "TTL without expiry" "-1" TTL k1
 is "TTL of a missing key" "-2" TTL nope
@@ -94,6 +103,11 @@ check_output "HELLO 2" "^server redis version 7.0.0 proto 2 id [0-9]+ mode stand
     bash -c "redis-cli -p $port HELLO 2 | tr '\n' ' '"
 is "HELLO 4 is refused" "NOPROTO unsupported protocol version" HELLO 4
 is "AUTH without a password configured" "ERR AUTH <password> called without any password configured for the default user\\. Are you sure your configuration is correct\\?" AUTH x
+# As in Redis (the default user has no password): clients that send a user and password
+# anyway, e.g. redis-py from a redis://default:PASS@ URL, still connect.
+is "AUTH default with no password configured" "OK" AUTH default anything
+is "AUTH of another user with no password configured" "WRONGPASS.*" AUTH bob anything
+is "HELLO AUTH default with no password configured" "server|redis.*" HELLO 2 AUTH default anything
 is "an unknown command" "ERR unknown command 'FROB', with args beginning with: 'x' " FROB x
 is "wrong arity" "ERR wrong number of arguments for 'get' command" GET a b
 is "FLUSHDB" "OK" FLUSHDB
@@ -128,6 +142,43 @@ check_output "AUTH default password (two-argument form)" "^OK PONG $" \
 check_output "AUTH with another user is refused" "WRONGPASS" redis-cli -p "$p2" AUTH bob s3cret-pass
 check_output "HELLO 2 AUTH authenticates" "^server$" redis-cli -p "$p2" HELLO 2 AUTH default s3cret-pass
 check_output "redis-cli -a authenticates" "^PONG$" redis-cli --no-auth-warning -a s3cret-pass -p "$p2" PING
+
+# File descriptors: each client needs one. With a hard limit below --maxclients (default
+# 10000) it serves fewer clients, as Redis does, and refuses the rest with the max-clients
+# error, instead of failing accept() in a loop; a low soft limit is raised.
+p3=$(pick_port)
+(ulimit -n 64 && exec "$SPECGEN" kvstore --listen 127.0.0.1:"$p3" --memory 8M) >"$TMPDIR_TEST/kv3.log" 2>&1 &
+pid3=$!
+on_exit "kill $pid3"
+wait_port "$p3" || not_ok "kvstore starts with ulimit -n 64"
+clients_py='
+import socket, sys
+socks, replies = [], []
+for i in range(int(sys.argv[2])):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+    socks.append(s)
+    try:
+        s.sendall(b"PING\r\n")
+        replies.append(s.recv(100))
+    except OSError as e:
+        replies.append(repr(e).encode())
+print(" ".join(sorted({r.decode().strip() for r in replies})))'
+check_output "with ulimit -n 64 the 70th client gets the max-clients error, none hangs" \
+    "^\+PONG -ERR max number of clients reached$" python3 -c "$clients_py" "$p3" 70
+check_output "and the log says how many it serves" "serving at most 30 clients" cat "$TMPDIR_TEST/kv3.log"
+check "without repeating accept errors (a log of a few lines)" \
+    bash -c "[ \$(wc -l <'$TMPDIR_TEST/kv3.log') -lt 10 ]"
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 10100 ]; then
+    p4=$(pick_port)
+    (ulimit -Sn 64 && exec "$SPECGEN" kvstore --listen 127.0.0.1:"$p4" --memory 8M) >"$TMPDIR_TEST/kv4.log" 2>&1 &
+    pid4=$!
+    on_exit "kill $pid4"
+    wait_port "$p4" || not_ok "kvstore starts with ulimit -Sn 64"
+    check_output "a soft limit of 64 is raised: 100 clients are served" "^\+PONG$" \
+        python3 -c "$clients_py" "$p4" 100
+else
+    skip "a soft limit of 64 is raised" "the hard limit ($(ulimit -Hn)) is below 10100"
+fi
 
 # Command line.
 check_output "--memory is required" "--memory is required" "$SPECGEN" kvstore

@@ -107,6 +107,25 @@ static void protocol_errors(void **state) {
     }
 }
 
+/* Before AUTH: Redis's limits of 10 arguments and 16 KiB bulks. */
+static void unauthenticated_limits(void **state) {
+    sg_kv_parser p = {.unauth = 1};
+    sg_err err;
+    const char *ok = "*2\r\n$4\r\nAUTH\r\n$16384\r\n";
+    assert_int_equal(sg_kv_parse(&p, ok, strlen(ok), &err), SG_KV_PARSE_MORE);
+    sg_kv_parse_reset(&p);
+    assert_int_equal(sg_kv_parse(&p, "*11\r\n", 5, &err), SG_KV_PARSE_ERR);
+    assert_string_equal(err.msg, "Protocol error: unauthenticated multibulk length");
+    sg_kv_parse_reset(&p);
+    const char *big = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$16385\r\n";
+    assert_int_equal(sg_kv_parse(&p, big, strlen(big), &err), SG_KV_PARSE_ERR);
+    assert_string_equal(err.msg, "Protocol error: unauthenticated bulk length");
+    sg_kv_parse_reset(&p);
+    p.unauth = 0;
+    assert_int_equal(sg_kv_parse(&p, big, strlen(big), &err), SG_KV_PARSE_MORE);
+    sg_kv_parse_free(&p);
+}
+
 static void replies(void **state) {
     sg_buf b = {0};
     sg_kv_reply_simple(&b, "OK");
@@ -135,7 +154,7 @@ int main(void) {
         cmocka_unit_test(whole_request),    cmocka_unit_test(byte_by_byte),
         cmocka_unit_test(inline_and_empty), cmocka_unit_test(big_bulk_out_of_band),
         cmocka_unit_test(protocol_errors),  cmocka_unit_test(replies),
-        cmocka_unit_test(password_compare),
+        cmocka_unit_test(password_compare), cmocka_unit_test(unauthenticated_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

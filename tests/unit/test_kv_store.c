@@ -148,13 +148,18 @@ static void scan_survives_resizes(void **state) {
     for (int i = 0; i < 600; i++) assert_true(seen[i] >= 1);
 }
 
+/* n keys m0.. of one page each, at times 0.. */
+static void fill(sg_kv_store *st, int n) {
+    char key[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "m%d", i);
+        put(st, key, NULL, MiB - 64, i);
+    }
+}
+
 static void shrinking_evicts_and_releases(void **state) {
     fixture *f = *state;
-    char key[32];
-    for (int i = 0; i < 14; i++) {
-        snprintf(key, sizeof key, "m%d", i);
-        put(f->st, key, NULL, MiB - 64, i);
-    }
+    fill(f->st, 14);
     sg_err err;
     assert_int_equal(sg_kv_set_maxmemory(f->st, 8 * MiB, &err), 0);
     sg_kv_stats s;
@@ -169,6 +174,28 @@ static void shrinking_evicts_and_releases(void **state) {
     assert_int_equal(s.maxmemory, 16 * MiB);
 }
 
+/* A value still being received when maxmemory shrinks has no key to evict yet; when it
+ * is stored afterwards it must not keep pages above the new limit alive (the region
+ * above is to be given back), so it is evicted at once. */
+static void value_in_flight_across_a_shrink(void **state) {
+    fixture *f = *state;
+    fill(f->st, 12);
+    sg_err err;
+    sg_kv_val *v = sg_kv_val_new(f->st, 3 * MiB, &err); /* pages 12..14 */
+    assert_non_null(v);
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 8 * MiB, &err), 0);
+    assert_int_equal(sg_kv_set(f->st, "late", 4, v, 0, 0, 20), 1);
+    sg_kv_val_unref(f->st, v);
+    assert_null(sg_kv_get(f->st, "late", 4, 21));
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_true(s.used <= 8 * MiB);
+    assert_int_equal(s.released_bytes, 8 * MiB);
+    /* Below the limit a value is stored as usual. */
+    put(f->st, "fits", NULL, MiB - 64, 22);
+    assert_non_null(sg_kv_get(f->st, "fits", 4, 23));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(set_get_roundtrip, setup, teardown),
@@ -177,6 +204,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(expiry_uses_the_callers_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(scan_survives_resizes, setup, teardown),
         cmocka_unit_test_setup_teardown(shrinking_evicts_and_releases, setup, teardown),
+        cmocka_unit_test_setup_teardown(value_in_flight_across_a_shrink, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

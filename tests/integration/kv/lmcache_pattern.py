@@ -7,7 +7,7 @@ import random
 import struct
 import sys
 
-from kvlib import Server, finish, ok, skip
+from kvlib import Raw, Server, finish, ok, skip
 
 try:
     import redis
@@ -135,4 +135,24 @@ with tempfile.NamedTemporaryFile("w", suffix=".pass") as pw:
             ok(True, "a client without the password is refused")
         except redis.exceptions.ResponseError as e:
             ok("NOAUTH" in str(e), "a client without the password is refused", str(e))
+        # Before AUTH, requests are held to Redis's small limits: a big SET from a client
+        # without the password must not take (and evict for) memory.
+        authed = redis.Redis(host="127.0.0.1", port=srv.port, password="pool-secret")
+        before = authed.dbsize()
+        def first_line(raw):
+            try:
+                return raw.read_line()
+            except OSError as e:  # timed out: the server waits for the body
+                return repr(e).encode()
+        raw = Raw(srv.port, timeout=3)
+        raw.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % (248 * MiB) + b"x" * 1024)
+        reply = first_line(raw)
+        ok(reply == b"-ERR Protocol error: unauthenticated bulk length\r\n" and raw.closed(),
+           "an unauthenticated 248 MiB bulk is a protocol error, as in Redis", reply)
+        raw = Raw(srv.port, timeout=3)
+        raw.send(b"*11\r\n")
+        reply = first_line(raw)
+        ok(reply == b"-ERR Protocol error: unauthenticated multibulk length\r\n",
+           "an unauthenticated request of 11 arguments too", reply)
+        ok(authed.dbsize() == before > 0, "and no key was evicted for it", authed.dbsize())
 finish()

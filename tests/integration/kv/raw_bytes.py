@@ -59,6 +59,36 @@ with Server() as srv:
     want = b"*4\r\n" + b"".join(b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals) + b"$-1\r\n"
     ok(r.read_reply() == want, "MGET returns the big values and a nil, exactly")
 
+    # One reply made of hundreds of values sent from the region (each above the 16 KiB
+    # copied into replies): a single write then completes more values than the server
+    # releases at once, and no byte may be sent twice or skipped.
+    vals = [bytes([65 + i % 26]) * 20000 + b"%d" % i for i in range(400)]
+    r.send(b"".join(encode("SET", f"mg{i}", v) for i, v in enumerate(vals)))
+    ok(all(r.read_reply() == b"+OK\r\n" for _ in vals), "400 SETs of 20 KB values")
+    want = b"*400\r\n" + b"".join(b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals)
+    try:
+        got = [r.cmd("MGET", *[f"mg{i}" for i in range(400)]) for _ in range(3)]
+    except (ValueError, OSError) as e:  # a corrupted stream breaks the reader
+        got = [repr(e).encode()[:200]]
+    ok(all(g == want for g in got), "MGET of 400 values of 20 KB returns them exactly",
+       [(len(g), len(want)) for g in got])
+    ok(r.cmd("DEL", *[f"mg{i}" for i in range(400)]) == b":400\r\n", "and DEL removes them")
+
+    # A big value received while a big reply is still being sent (the client reads
+    # nothing until its whole pipeline is out): on staged backends the reply's staged
+    # bytes must not be overwritten by the value coming in.
+    vals = [os.urandom(16 << 20), os.urandom(4 << 20)]
+    ok(r.cmd("SET", "st0", vals[0]) == b"+OK\r\n", "SET a 16 MiB value")
+    pipe = Raw(srv.port)
+    pipe.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+    pipe.send(encode("GET", "st0") + encode("SET", "st1", vals[1]) + encode("GET", "st1"))
+    a, b, c = pipe.read_reply(), pipe.read_reply(), pipe.read_reply()
+    want = [b"$%d\r\n" % len(v) + v + b"\r\n" for v in vals]
+    ok(a == want[0] and b == b"+OK\r\n" and c == want[1],
+       "a big value received while a big reply is pending leaves both intact",
+       f"GET intact: {a == want[0]}, SET: {b[:40]!r}, second GET intact: {c == want[1]}")
+    pipe.close()
+
     # A value that cannot fit: its bytes are read and dropped, the request fails.
     big = Raw(srv.port)
     ok(big.cmd("CONFIG", "SET", "maxmemory", "8M") == b"+OK\r\n", "CONFIG SET maxmemory 8M")
@@ -89,6 +119,29 @@ with Server() as srv:
        "back-pressure pauses the pipeline: the first GETs return the value, the later ones "
        "(run after the DEL) nil", seq)
     slow.close()
+
+    # A reply above the 64 MiB limit pauses the request after it; when a fast reader
+    # drains the reply within the same wake-up, that request must still run (nothing
+    # else would wake the connection). A race: repeated until it would have shown.
+    val = os.urandom(1 << 20) * 65
+    ok(r.cmd("SET", "bp", val) == b"+OK\r\n", "SET a 65 MiB value")
+    fast = Raw(srv.port, timeout=5)
+    full = b"$%d\r\n" % len(val) + val + b"\r\n"
+    rounds, t0, got = 0, time.time(), None
+    while rounds < 30 and time.time() - t0 < 12:
+        fast.send(encode("GET", "bp") + encode("PING"))
+        try:
+            got = fast.read_exact(len(full)) == full and fast.read_line() == b"+PONG\r\n"
+        except OSError as e:  # timed out: the PING never ran
+            got = repr(e)
+        rounds += 1
+        if got is not True:
+            break
+    ok(got is True, f"GET of 65 MiB + PING pipelined, read at full speed: both answered "
+       f"({rounds} rounds)", got)
+    fast.close()
+    ok(r.cmd("DEL", "bp") == b":1\r\n", "DEL the 65 MiB value")
+    del val, full
     time.sleep(0.2)  # let the server see the close before counting clients below
 
     # Protocol errors are answered, then the connection is closed.
@@ -117,6 +170,26 @@ with Server("--maxclients", "2", "--timeout", "1s") as srv:
     t0 = time.time()
     ok(a.closed(wait=5) and time.time() - t0 < 4.5, "an idle connection is closed after --timeout")
     b.close()
+    # A client that stalls in the middle of a big SET is idle too (as in Redis): closing
+    # it gives back the memory its value took.
+    def used_memory():  # on a connection of its own, closed at once (--maxclients 2)
+        q = Raw(srv.port)
+        n = int(info(q)["used_memory"])
+        q.close()
+        time.sleep(0.2)
+        return n
+    time.sleep(0.3)
+    used = used_memory()
+    stall = Raw(srv.port)
+    stall.send(b"*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$%d\r\n" % (4 << 20) + os.urandom(100000))
+    time.sleep(0.3)
+    during = used_memory()
+    gone = stall.closed(wait=5)
+    stall.close()
+    after = used_memory()
+    ok(gone and after == used < during,
+       "a client stalled inside a 4 MiB SET is closed after --timeout and its memory freed",
+       f"closed {gone}, used before {used}, during {during}, after {after}")
     time.sleep(0.3)
     ok(int(info(Raw(srv.port), "stats")["rejected_connections"]) == 1,
        "INFO counts the rejected connection")
