@@ -106,12 +106,13 @@ static void *cuda_stage_alloc(sg_kv_backend *b, size_t n) {
 }
 
 /* The stage may be pinned or, when pinning failed, malloc'ed: ask the driver which
- * (with the context current: the closing thread may never have used it), never free()
- * a pinned buffer. */
+ * (with the context current: the closing thread may never have used it), and never
+ * free() a pinned buffer: without a context it is left to the process's end. */
 static void cuda_stage_free(sg_kv_backend *b, void *p, size_t n) {
     cuda_impl *c = b->impl;
     unsigned flags;
-    if (c->api.cuCtxSetCurrent(c->ctx) == 0 && c->api.cuMemHostGetFlags(&flags, p) == 0)
+    if (c->api.cuCtxSetCurrent(c->ctx) != 0) return;
+    if (c->api.cuMemHostGetFlags(&flags, p) == 0)
         c->api.cuMemFreeHost(p);
     else
         free(p);
@@ -144,7 +145,7 @@ static int load_api(cuda_impl *c, sg_err *err) {
         {"cuDeviceGet", (void **)&a->cuDeviceGet, 0},
         {"cuDeviceGetName", (void **)&a->cuDeviceGetName, 0},
         {"cuDevicePrimaryCtxRetain", (void **)&a->cuDevicePrimaryCtxRetain, 0},
-        {"cuDevicePrimaryCtxRelease", (void **)&a->cuDevicePrimaryCtxRelease, 0},
+        {"cuDevicePrimaryCtxRelease_v2", (void **)&a->cuDevicePrimaryCtxRelease, 0},
         {"cuCtxSetCurrent", (void **)&a->cuCtxSetCurrent, 0},
         {"cuMemGetInfo_v2", (void **)&a->cuMemGetInfo, 0},
         {"cuMemAlloc_v2", (void **)&a->cuMemAlloc, 0},

@@ -98,7 +98,7 @@ static int self_test(const sg_cmd_spec *spec, const char *backend, uint64_t memo
 
 int sg_cmd_kvstore(int argc, char **argv) {
     const char *listen = "127.0.0.1:6380", *backend = "host", *passfile = NULL;
-    uint64_t memory = 0, test_bytes = 0;
+    uint64_t memory = 0, test_bytes = 0, reply_limit = SG_KV_DEFAULT_REPLY_LIMIT;
     /* A quarter of the CPUs, 1 to 4: the node's CPUs also run validation and profiling
      * workers and often the clients; on 2 CPUs a second I/O thread only competed with
      * redis-benchmark for them in bench-kv. */
@@ -121,6 +121,10 @@ int sg_cmd_kvstore(int argc, char **argv) {
         {"io-threads", SG_OPT_INT, &threads, "N", "I/O threads (epoll loops)",
          "a quarter of the CPUs, 1 to 4", NULL},
         {"maxclients", SG_OPT_INT, &maxclients, "N", "connections served at once", "10000", NULL},
+        {"reply-limit", SG_OPT_SIZE, &reply_limit, "SIZE",
+         "unsent reply bytes of one client above which its further requests wait (pipelined "
+         "GETs of big values cannot pile up in memory)",
+         "64M", NULL},
         {"timeout", SG_OPT_DURATION, &idle_ns, "DURATION",
          "close connections idle this long (0: never)", "0", NULL},
         {"self-test", SG_OPT_SIZE, &test_bytes, "SIZE",
@@ -161,13 +165,16 @@ int sg_cmd_kvstore(int argc, char **argv) {
     if (maxclients < 1 || maxclients > 1000000)
         return sg_cli_fail(&spec, 2, "--maxclients: %lld is not between 1 and 1000000",
                            (long long)maxclients);
+    if (reply_limit == 0)
+        return sg_cli_fail(&spec, 2, "--reply-limit: 0 would pause every client for good");
     maxclients = fit_fd_limit(maxclients, threads);
     sg_err err;
     char *password = NULL;
     if (passfile && read_password(passfile, &password, &err) != 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
     sg_kv_config cfg = {listen,       memory,          backend,           password,
-                        (int)threads, (int)maxclients, idle_ns / 1000000, 0};
+                        (int)threads, (int)maxclients, idle_ns / 1000000, 0,
+                        reply_limit};
     if (getrandom(&cfg.hash_seed, sizeof cfg.hash_seed, 0) != sizeof cfg.hash_seed)
         cfg.hash_seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     sigset_t set;

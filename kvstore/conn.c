@@ -215,7 +215,7 @@ static void flush_out(sg_kv_conn *c) {
 /* ---- input ---- */
 
 static int backpressured(const sg_kv_conn *c) {
-    return (c->out.len - c->out_sent) + c->ov_bytes > SG_KV_OUT_LIMIT;
+    return (c->out.len - c->out_sent) + c->ov_bytes > c->srv->cfg.reply_limit;
 }
 
 static void run_request(sg_kv_conn *c) {

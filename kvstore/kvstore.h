@@ -20,6 +20,8 @@
 
 #include <stdint.h>
 
+#define SG_KV_DEFAULT_REPLY_LIMIT ((uint64_t)64 << 20)
+
 typedef struct sg_kv_config {
     const char *listen;      /* "HOST:PORT"; port 0 picks a free one */
     uint64_t memory;         /* bytes of the value region; 0: auto */
@@ -29,6 +31,8 @@ typedef struct sg_kv_config {
     int maxclients;          /* >= 1 */
     int64_t idle_timeout_ms; /* 0: never close idle clients */
     uint64_t hash_seed;      /* keyspace hash seed (random in the command) */
+    uint64_t reply_limit;    /* pending reply bytes of a client that pause reading its
+                                requests; 0: SG_KV_DEFAULT_REPLY_LIMIT */
 } sg_kv_config;
 
 typedef struct sg_kv_server sg_kv_server;

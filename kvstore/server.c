@@ -89,6 +89,7 @@ static int read_into_epoll(int epfd, int fd, uint64_t tag) {
 int sg_kv_server_start(const sg_kv_config *cfg, sg_kv_server **out, sg_err *err) {
     sg_kv_server *s = sg_xcalloc(1, sizeof *s);
     s->cfg = *cfg;
+    if (!s->cfg.reply_limit) s->cfg.reply_limit = SG_KV_DEFAULT_REPLY_LIMIT;
     s->lfd = s->stop_fd = s->timer_fd = s->epfd = -1;
     *out = NULL;
     if (cfg->io_threads < 1 || cfg->io_threads > 256) {

@@ -15,11 +15,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define SG_KV_BIG_BULK (64 * 1024)           /* bulks this big are received into their slot */
-#define SG_KV_INLINE_REPLY (16 * 1024)       /* values up to this are copied into replies */
-#define SG_KV_OUT_LIMIT ((uint64_t)64 << 20) /* pending reply bytes that pause reading */
-#define SG_KV_STAGE (1 << 20)                /* staging window for non-host backends */
-#define SG_KV_MAX_QUERY ((size_t)1 << 30)    /* bytes one request may buffer */
+#define SG_KV_BIG_BULK (64 * 1024)        /* bulks this big are received into their slot */
+#define SG_KV_INLINE_REPLY (16 * 1024)    /* values up to this are copied into replies */
+#define SG_KV_STAGE (1 << 20)             /* staging window for non-host backends */
+#define SG_KV_MAX_QUERY ((size_t)1 << 30) /* bytes one request may buffer */
 
 typedef struct sg_kv_server sg_kv_server;
 typedef struct sg_kv_io sg_kv_io;

@@ -32,6 +32,7 @@ struct sg_be_prog {
     int nk;
     CUfunction *k;
     unsigned char *params_ok; /* per kernel: check_params passed (a kernel's plan line is fixed) */
+    uint64_t *smem_cap;       /* per kernel: the dynamic shared memory cap raised so far */
 };
 struct sg_be_mem {
     CUdeviceptr p;
@@ -156,6 +157,7 @@ static void cu_free_prog(sg_be *be, sg_be_prog *p) {
     if (p->mod && be->cu.unload) be->cu.unload(p->mod);
     free(p->k);
     free(p->params_ok);
+    free(p->smem_cap);
     free(p);
 }
 
@@ -206,6 +208,7 @@ static int cu_compile(sg_be *be, const char *src, const char *dir, const char *c
     p->nk = nk;
     p->k = sg_xcalloc((size_t)nk + 1, sizeof *p->k);
     p->params_ok = sg_xcalloc((size_t)nk + 1, 1);
+    p->smem_cap = sg_xcalloc((size_t)nk + 1, sizeof *p->smem_cap);
     int rc = 0;
     if (!be->compile_only) {
         CUresult r = be->cu.load(&p->mod, cubin);
@@ -302,10 +305,13 @@ static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, in
     p->params_ok[ki] = 1; /* once: the timed launches should not pay for it */
     /* Dynamic shared memory is capped at 48 KiB minus the kernel's static shared memory
      * unless raised, so a kernel with static shared memory fails below 48 KiB of dynamic:
-     * raise the cap to what this launch asks for whenever it asks for some. */
+     * raise the cap to what this launch asks for whenever it asks for more than before
+     * (once per kernel and size: the timed launches should not pay for it). */
     CUresult r = 0;
-    if (smem)
+    if (smem > p->smem_cap[ki]) {
         r = be->cu.func_set_attr(p->k[ki], SG_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+        if (r == 0) p->smem_cap[ki] = smem;
+    }
     if (r != 0) {
         int st = 0;
         be->cu.func_attr(&st, SG_CU_FUNC_SHARED_SIZE_BYTES, p->k[ki]);

@@ -49,7 +49,12 @@ static int dial(int port) {
 
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
-    sg_kv_config cfg = {"127.0.0.1:0", 16 * MiB, "host", NULL, 2, 16, 0, 7};
+    sg_kv_config cfg = {.listen = "127.0.0.1:0",
+                        .memory = 16 * MiB,
+                        .backend = "host",
+                        .io_threads = 2,
+                        .maxclients = 16,
+                        .hash_seed = 7}; /* reply_limit 0: the default */
     sg_err err;
     if (sg_kv_server_start(&cfg, &f->srv, &err) != 0) {
         fprintf(stderr, "start: %s\n", err.msg);
