@@ -200,10 +200,13 @@ static void flush_out(sg_kv_conn *c) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) c->dead = 1;
             break;
         }
-        /* One write may finish more values than done[] holds. */
+        /* One write may finish more values than done[] holds: release them whenever it
+         * fills, so that advance() never starts with it full. */
         size_t left = (size_t)w;
-        while ((left = advance(c, left, done, &ndone, MAX_IOV)) > 0) release_done(c, done, &ndone);
-        if (ndone >= MAX_IOV - MAX_IOV / 4) release_done(c, done, &ndone);
+        do {
+            left = advance(c, left, done, &ndone, MAX_IOV);
+            if (ndone == MAX_IOV) release_done(c, done, &ndone);
+        } while (left > 0);
     }
     release_done(c, done, &ndone);
     if (!pending_output(c)) {
