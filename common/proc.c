@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,4 +251,11 @@ int sg_proc_run(char *const argv[], int timeout_ms, sg_buf *out, int *status, sg
     sg_proc_close_fds(&p);
     if (status) *status = st;
     return timed_out ? 1 : 0;
+}
+
+void sg_proc_block_stop_signals(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
 }

@@ -12,6 +12,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 
+#include <signal.h>
 #include <sys/types.h>
 
 enum {
@@ -49,5 +50,10 @@ void sg_proc_describe_status(int status, char *out, size_t n);
  * group) at timeout_ms. Returns 0 when it ran (status filled), 1 on timeout, -1 when
  * it could not start. */
 int sg_proc_run(char *const argv[], int timeout_ms, sg_buf *out, int *status, sg_err *err);
+
+/* The stop signals (SIGINT, SIGTERM) into *set, blocked in the calling thread. Called
+ * before any thread starts, every thread inherits the mask, so that the signals reach
+ * only the sigwait or signalfd that the caller sets up with *set. */
+void sg_proc_block_stop_signals(sigset_t *set);
 
 #endif

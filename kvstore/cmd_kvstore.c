@@ -4,6 +4,7 @@
 
 #include "common/buf.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/units.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
@@ -67,9 +68,7 @@ static int64_t fit_fd_limit(int64_t maxclients, int64_t threads) {
 /* SIGINT/SIGTERM are blocked in every thread and waited for here. */
 static void *signal_waiter(void *arg) {
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
+    sg_proc_block_stop_signals(&set);
     int sig;
     sigwait(&set, &sig);
     sg_info("kvstore", "%s: shutting down", strsignal(sig));
@@ -178,10 +177,7 @@ int sg_cmd_kvstore(int argc, char **argv) {
     if (getrandom(&cfg.hash_seed, sizeof cfg.hash_seed, 0) != sizeof cfg.hash_seed)
         cfg.hash_seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    sg_proc_block_stop_signals(&set);
     signal(SIGPIPE, SIG_IGN);
     sg_kv_server *srv;
     if (sg_kv_server_start(&cfg, &srv, &err) != 0) {

@@ -4,6 +4,7 @@
 #include "common/dl.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/paths.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
@@ -298,10 +299,7 @@ int sg_cmd_optimize(int argc, char **argv) {
      * thread starts (the replay server's, the device port's), so that no thread can take
      * them with the default action and kill the process without a summary. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    sg_proc_block_stop_signals(&sigs);
     r.loop = sg_loop_new_real(&err);
     if (!r.loop) goto fail;
 

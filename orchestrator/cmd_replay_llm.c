@@ -1,5 +1,6 @@
 /* `specgen replay-llm`: serve replay traces as an OpenAI-compatible streaming server. */
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/net.h"
 #include "orchestrator/cli.h"
 #include "orchestrator/commands.h"
@@ -82,10 +83,7 @@ int sg_cmd_replay_llm(int argc, char **argv) {
     if (sg_replay_load(trace, &ts, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     /* Block the stop signals before MHD's threads start, then wait for one here. */
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    sg_proc_block_stop_signals(&set);
     signal(SIGPIPE, SIG_IGN);
     sg_replay_server *srv = sg_replay_start(&ts, &cfg, &err);
     if (!srv) {
