@@ -222,8 +222,12 @@ static int run_sync(sg_val_pool *p, int si, json_t *req, const sg_val_job *job, 
     }
 }
 
-/* The job as a request; NULL (r filled) when the candidate cannot be sent. */
-static json_t *job_request(const sg_val_job *job, uint64_t seed, sg_val_result *r) {
+/* The job as a request, its seed in r->seed (r is reset); NULL (r filled) when the
+ * candidate cannot be sent. */
+static json_t *job_request(sg_val_pool *p, const sg_val_job *job, sg_val_result *r) {
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    r->seed = job->seed ? job->seed : p->seed_base + p->jobs * 0x9e3779b97f4a7c15ULL;
     if (job->candidate && job->candidate_len > SG_VAL_MAX_SOURCE) {
         sg_val_result_set(r, SG_VAL_REJECTED, "source is %zu bytes, over the limit of %d",
                           job->candidate_len, SG_VAL_MAX_SOURCE);
@@ -236,39 +240,27 @@ static json_t *job_request(const sg_val_job *job, uint64_t seed, sg_val_result *
         return NULL;
     }
     char seeds[24];
-    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)seed);
+    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)r->seed);
     return json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "validate", "task_dir", job->task_dir,
                      "candidate", cand, "candidate_name",
                      job->candidate_name ? job->candidate_name : "candidate", "seed", seeds);
 }
 
-static uint64_t job_seed(sg_val_pool *p, const sg_val_job *job) {
-    return job->seed ? job->seed : p->seed_base + p->jobs * 0x9e3779b97f4a7c15ULL;
-}
-
 int sg_val_pool_submit(sg_val_pool *p, int si, const sg_val_job *job, int64_t now_ms,
                        sg_val_result *r, sg_err *err) {
-    memset(r, 0, sizeof *r);
-    r->first_bad = -1;
-    uint64_t seed = job_seed(p, job);
-    r->seed = seed;
-    json_t *req = job_request(job, seed, r);
+    json_t *req = job_request(p, job, r);
     if (!req) return 1;
     int rc = submit_json(p, si, req, job, now_ms, err);
     json_decref(req);
-    if (rc == 0) p->s[si].seed = seed;
+    if (rc == 0) p->s[si].seed = r->seed;
     return rc;
 }
 
 int sg_val_pool_validate(sg_val_pool *p, int si, const sg_val_job *job, sg_val_result *r,
                          sg_err *err) {
-    memset(r, 0, sizeof *r);
-    r->first_bad = -1;
-    uint64_t seed = job_seed(p, job);
-    r->seed = seed;
-    json_t *req = job_request(job, seed, r);
+    json_t *req = job_request(p, job, r);
     if (!req) return 0;
-    if (si >= 0 && si < p->n) p->s[si].seed = seed;
+    if (si >= 0 && si < p->n) p->s[si].seed = r->seed;
     int rc = run_sync(p, si, req, job, r, err);
     json_decref(req);
     return rc;
