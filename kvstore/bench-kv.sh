@@ -86,6 +86,7 @@ measure() {
 }
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+col() { awk -v c="$2" '{print $c}' "$1" | median; } # col FILE N: median of column N
 
 printf '%-7s %-3s %-4s %11s %11s %6s %9s %9s %10s %10s %6s\n' size P op "kv req/s" "redis req/s" \
     ratio "kv p99" "redis p99" "kv cpu/req" "rs cpu/req" client
@@ -107,7 +108,6 @@ for spec in "4096 40000 10000 4KiB" "262144 3000 200 256KiB" "1048576 800 100 1M
                 measure "$kv_port" "$kv_pid" "$op" "$size" "$np" "$P" "$keys" >>"$tmp/kv.rows"
                 measure "$rs_port" "$rs_pid" "$op" "$size" "$np" "$P" "$keys" >>"$tmp/rs.rows"
             done
-            col() { awk -v c="$2" '{print $c}' "$1" | median; }
             a=$(col "$tmp/kv.rows" 1) ap=$(col "$tmp/kv.rows" 2) ac=$(col "$tmp/kv.rows" 3)
             b=$(col "$tmp/rs.rows" 1) bp=$(col "$tmp/rs.rows" 2) bc=$(col "$tmp/rs.rows" 3)
             busy=$(cat "$tmp/kv.rows" "$tmp/rs.rows" | awk '{print $4}' | median)
