@@ -1,5 +1,5 @@
 # specgen — build, deps, tests, demo, benchmarks.
-# `make` builds ./specgen. See README.md and `make help`.
+# `make` builds bin/specgen. See README.md and `make help`.
 
 CC       ?= cc
 CUDA_HOME ?= /usr/local/cuda
@@ -21,7 +21,7 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SAN)
 
 # Every module folder contributes its .c files to libspecgen.a; main.c is the only
 # file that is not in the library. Tests and benchmarks link the same library.
-MODULES  := common orchestrator speculate validator profiler kvstore results sim
+MODULES  := common llm replay specgen device validator profiler kvstore results pool sim orchestrator
 LIB_SRC  := $(filter-out orchestrator/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libspecgen.a
@@ -33,11 +33,13 @@ BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps test test-asan unit demo bench format format-check install clean help fuzz fuzz-bins fuzz-run
 
-# The binary: ./specgen for the normal build, build-asan/specgen for test-asan.
-SPECGEN_BIN ?= specgen
+# The binary: bin/specgen for the normal build, build-asan/bin/specgen for test-asan. (Not
+# ./specgen: that is the folder of the speculation policy.)
+SPECGEN_BIN ?= bin/specgen
 all: $(SPECGEN_BIN)
 
 $(SPECGEN_BIN): $(BUILD)/orchestrator/main.o $(LIB)
+	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -66,7 +68,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 help:
 	@sed -n 's/^## //p' Makefile
 
-## make               build ./specgen
+## make               build bin/specgen
 ## make deps          install what the project needs (Debian packages, PyPI packages)
 deps:
 	scripts/deps.sh
@@ -80,13 +82,13 @@ unit: $(UNIT_BIN)
 ## make test-asan     the same tests built with AddressSanitizer + UBSan (in build-asan/)
 test-asan:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 SPECGEN_ASAN=1 \
-	$(MAKE) BUILD=build-asan SPECGEN_BIN=build-asan/specgen \
+	$(MAKE) BUILD=build-asan SPECGEN_BIN=build-asan/bin/specgen \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
 
 ## make demo          run specgen optimize on the demo task (replay LLM, OpenCL on the CPU)
 demo: $(SPECGEN_BIN)
-	./specgen optimize suites/demo/vector_scale --out $(BUILD)/demo-out
+	./$(SPECGEN_BIN) optimize suites/demo/vector_scale --out $(BUILD)/demo-out
 
 ## make bench         run every benchmark (bench-*) and print the measured ratios
 bench: $(SPECGEN_BIN) $(BENCH_BIN)
@@ -104,7 +106,7 @@ format-check:
 ## make install       install specgen, prompts, suites and docs under PREFIX
 install: $(SPECGEN_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/specgen
-	install -m 755 specgen $(DESTDIR)$(PREFIX)/bin/specgen
+	install -m 755 $(SPECGEN_BIN) $(DESTDIR)$(PREFIX)/bin/specgen
 	cp -r prompts suites docs $(DESTDIR)$(PREFIX)/share/specgen/
 
 ## make fuzz         build the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang into build-fuzz/
@@ -147,13 +149,13 @@ gpu-check: $(SPECGEN_BIN)
 # .gpu/specgen uses $ORIGIN/lib, .gpu/build/gpu/prof_streams $ORIGIN/../../lib.
 GPU_RPATH := -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/lib:$$ORIGIN/../../lib'
 gpu-bundle:
-	$(MAKE) BUILD=$(BUILD)/gpu-bundle SPECGEN_BIN=$(BUILD)/gpu-bundle/specgen \
-	  LDFLAGS='$$(GPU_RPATH)' $(BUILD)/gpu-bundle/specgen $(BUILD)/gpu-bundle/gpu/prof_streams
+	$(MAKE) BUILD=$(BUILD)/gpu-bundle SPECGEN_BIN=$(BUILD)/gpu-bundle/bin/specgen \
+	  LDFLAGS='$$(GPU_RPATH)' $(BUILD)/gpu-bundle/bin/specgen $(BUILD)/gpu-bundle/gpu/prof_streams
 	scripts/gpu-bundle.sh $(BUILD)/gpu-bundle .gpu
 
 ## make clean         remove build outputs (and the .gpu/ bundle)
 clean:
-	rm -rf build build-asan build-fuzz specgen .gpu
+	rm -rf build build-asan build-fuzz bin .gpu
 
 # Module-specific targets (bench-kv, gpu-check, fuzz, ...) live beside their code.
 -include $(wildcard */module.mk)

@@ -21,10 +21,11 @@ int sg_data_dir(const char *name, char *out, size_t n, sg_err *err) {
         snprintf(bindir, sizeof bindir, "%s", dirname(exe));
     }
     const char *env = getenv("SPECGEN_DATA");
-    char cand[4][4200];
+    char cand[5][4200];
     int nc = 0;
     if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s/%s", env, name);
     snprintf(cand[nc++], sizeof cand[0], "%s/%s", bindir, name);
+    snprintf(cand[nc++], sizeof cand[0], "%s/../%s", bindir, name); /* bin/specgen in a checkout */
     snprintf(cand[nc++], sizeof cand[0], "%s/../share/specgen/%s", bindir, name);
     snprintf(cand[nc++], sizeof cand[0], "./%s", name);
     for (int i = 0; i < nc; i++) {
@@ -33,9 +34,9 @@ int sg_data_dir(const char *name, char *out, size_t n, sg_err *err) {
             return 0;
         }
     }
-    return sg_errf(err,
-                   "cannot find specgen's %s folder (looked in %s, %s, %s%s%s); set SPECGEN_DATA",
-                   name, cand[0], cand[1], cand[2], nc > 3 ? ", " : "", nc > 3 ? cand[3] : "");
+    return sg_errf(
+        err, "cannot find specgen's %s folder (looked in %s, %s, %s, %s%s%s); set SPECGEN_DATA",
+        name, cand[0], cand[1], cand[2], cand[3], nc > 4 ? ", " : "", nc > 4 ? cand[4] : "");
 }
 
 int sg_mkdir_p(const char *dir, sg_err *err) {

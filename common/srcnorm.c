@@ -116,3 +116,26 @@ uint64_t sg_srcnorm_hash(const char *src, size_t len) {
 void sg_srcnorm_hex(uint64_t h, char out[17]) {
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
+
+static void fnv(uint64_t *h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        *h ^= b[i];
+        *h *= 0x100000001b3ULL;
+    }
+}
+
+void sg_srcnorm_key(const char *src, size_t len, const char *opts, char out[33]) {
+    /* The same normal form as candidate dedupe (common/srcnorm.h): comments and
+     * insignificant blanks folded, launch lines kept; two 64-bit hashes of it + opts. */
+    sg_buf norm = {0};
+    sg_srcnorm(src, len, &norm);
+    uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+    fnv(&h1, norm.data, norm.len);
+    fnv(&h1, "\0", 1);
+    fnv(&h1, opts ? opts : "", opts ? strlen(opts) : 0);
+    for (size_t i = norm.len; i-- > 0;) fnv(&h2, &norm.data[i], 1);
+    fnv(&h2, opts ? opts : "", opts ? strlen(opts) : 0);
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+    sg_buf_free(&norm);
+}

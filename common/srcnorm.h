@@ -21,5 +21,8 @@ uint64_t sg_hash64(const void *data, size_t len);
 uint64_t sg_srcnorm_hash(const char *src, size_t len);
 /* 16 lowercase hex digits + NUL into out[17]. */
 void sg_srcnorm_hex(uint64_t h, char out[17]);
+/* 32 hex chars: two 64-bit hashes of the normalized source, plus opts (the compile cache's
+ * key and a candidate's hash in results). */
+void sg_srcnorm_key(const char *src, size_t len, const char *opts, char out[33]);
 
 #endif

@@ -19,7 +19,7 @@
 # (redis-server io-threads; default 1, Redis's default), QUICK=1 (one round, fewer
 # requests: a smoke run).
 set -u
-SPECGEN=${1:-./specgen}
+SPECGEN=${1:-./bin/specgen}
 ncpu=$(nproc)
 ROUNDS=${ROUNDS:-3}
 if [ -z "${CLIENT_THREADS:-}" ]; then

@@ -6,8 +6,7 @@
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/units.h"
-#include "orchestrator/cli.h"
-#include "orchestrator/commands.h"
+#include "common/cli.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -7,7 +7,7 @@
 # Exits 0 when both pass, 1 on a failure, 77 (SKIP) when there is no NVIDIA driver/GPU.
 # Usage: kvstore/gpu-check.sh [SPECGEN]   (GPU=N picks the device, default 0)
 set -u
-SPECGEN=$(realpath "${1:-./specgen}")
+SPECGEN=$(realpath "${1:-./bin/specgen}")
 GPU=${GPU:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$("$SPECGEN" kvstore --backend "cuda:$GPU" --memory 2G --self-test 1G 2>&1)

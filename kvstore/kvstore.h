@@ -66,4 +66,7 @@ void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out); /* thread-safe */
  * depends only on the candidate's length). Returns 1 when equal. */
 int sg_kv_password_equal(const char *want, size_t want_len, const char *got, size_t got_len);
 
+/* `specgen kvstore` (kvstore/cmd_kvstore.c): the store as a daemon. */
+int sg_cmd_kvstore(int argc, char **argv);
+
 #endif

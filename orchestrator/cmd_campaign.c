@@ -1,4 +1,4 @@
-#include "orchestrator/cli.h"
+#include "common/cli.h"
 #include "orchestrator/commands.h"
 
 /* Not built yet: the options below are the documented interface; see a later issue. */

@@ -6,14 +6,14 @@
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/paths.h"
-#include "orchestrator/cli.h"
+#include "common/cli.h"
 #include "orchestrator/commands.h"
-#include "orchestrator/curl_loop.h"
-#include "orchestrator/llm.h"
+#include "common/curl_loop.h"
+#include "llm/llm.h"
 #include "orchestrator/optimize_ui.h"
 #include "orchestrator/port_dev.h"
 #include "orchestrator/port_llm.h"
-#include "orchestrator/replay.h"
+#include "replay/replay.h"
 #include "orchestrator/task.h"
 
 #include <errno.h>
@@ -233,20 +233,20 @@ int sg_cmd_optimize(int argc, char **argv) {
     }
     sg_val_task vt;
     if (sg_val_task_load(task_dir, &vt, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    sg_val_lang lang;
+    sg_dev_lang lang;
     if (device) {
-        if (sg_val_lang_parse(device, &lang, &err) < 0) {
+        if (sg_dev_lang_parse(device, &lang, &err) < 0) {
             sg_val_task_free(&vt);
             return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
         }
     } else {
-        lang = cuda_driver_present() && vt.source[SG_VAL_CUDA] ? SG_VAL_CUDA : SG_VAL_OPENCL;
-        if (!vt.source[lang]) lang = lang == SG_VAL_CUDA ? SG_VAL_OPENCL : SG_VAL_CUDA;
+        lang = cuda_driver_present() && vt.source[SG_DEV_CUDA] ? SG_DEV_CUDA : SG_DEV_OPENCL;
+        if (!vt.source[lang]) lang = lang == SG_DEV_CUDA ? SG_DEV_OPENCL : SG_DEV_CUDA;
     }
     if (!vt.source[lang]) {
         sg_val_task_free(&vt);
         return sg_cli_fail(&spec, 1, "task %s has no %s baseline", task_dir,
-                           sg_val_lang_name(lang));
+                           sg_dev_lang_name(lang));
     }
     sg_buf baseline = {0};
     if (sg_buf_read_file(&baseline, vt.source[lang]) < 0) {
@@ -339,8 +339,10 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_port_llm_init(&pl, &lport);
 
     /* ---- the device ---- */
-    sg_val_pool_opts po;
-    sg_val_pool_opts_default(&po);
+    sg_dev_opts po;
+    sg_dev_opts_default(&po);
+    po.kinds = sg_prof_kinds; /* validate and profile */
+    po.nkinds = 2;
     po.device = lang;
     po.slots = (int)slots;
     if (sg_val_pool_new(&po, &pool, &err) < 0) goto fail;
@@ -360,7 +362,7 @@ int sg_cmd_optimize(int argc, char **argv) {
         goto fail;
     }
     sg_ui_init(&r.ui, stderr);
-    sg_task_spec ts = {vt.name, sg_val_lang_name(lang), vt.description ? vt.description : "",
+    sg_task_spec ts = {vt.name, sg_dev_lang_name(lang), vt.description ? vt.description : "",
                        baseline.data};
     sg_task_hooks hooks = {on_record, on_progress, on_finished, &r};
     r.task = sg_task_new(r.loop, &cfg, &ts, &lport, &dport, &hooks, &err);
@@ -379,7 +381,7 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (sfd >= 0) sg_loop_fd_unwatch(r.loop, sfd);
 
     /* ---- results ---- */
-    const char *ext = lang == SG_VAL_CUDA ? "cu" : "cl";
+    const char *ext = lang == SG_DEV_CUDA ? "cu" : "cl";
     snprintf(path, sizeof path, "%s/best.%s", out_dir, ext);
     FILE *f = fopen(path, "w");
     if (f) {

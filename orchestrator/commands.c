@@ -1,5 +1,13 @@
 #include "orchestrator/commands.h"
 
+#include "kvstore/kvstore.h"
+#include "llm/llm.h"
+#include "pool/pool.h"
+#include "profiler/profiler.h"
+#include "replay/replay.h"
+#include "results/results.h"
+#include "validator/validator.h"
+
 #include <stddef.h>
 
 const sg_command sg_commands[] = {

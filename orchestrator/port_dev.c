@@ -9,15 +9,15 @@
 
 typedef struct job {
     sg_port_dev *pd;
-    sg_dev_kind kind;
+    sg_job_kind kind;
     char *source; /* NULL: the baseline */
     size_t len;
     char name[64];
     int priority;
     uint64_t seq;
-    sg_dev_done_fn done;
+    sg_job_done_fn done;
     void *arg;
-    sg_dev_outcome out;
+    sg_job_outcome out;
     struct job *next;
 } job;
 
@@ -34,7 +34,7 @@ struct sg_port_dev {
 
 /* The outcome the task sees: verdict, numbers, and the paragraph for the model. */
 static void fill_outcome(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
-                         const sg_prof_result *pr, sg_dev_outcome *o) {
+                         const sg_prof_result *pr, sg_job_outcome *o) {
     memset(o, 0, sizeof *o);
     o->ok = 1;
     o->correct = vr->verdict == SG_VAL_PASS;
@@ -126,13 +126,13 @@ static void *slot_main(void *arg) {
     return NULL;
 }
 
-static int submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg,
+static int submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
                   sg_err *err) {
     sg_port_dev *pd = impl;
     job *j = calloc(1, sizeof *j);
     j->pd = pd;
     j->kind = req->kind;
-    if (req->kind == SG_DEV_CANDIDATE) {
+    if (req->kind == SG_JOB_CANDIDATE) {
         j->source = malloc(req->len + 1);
         memcpy(j->source, req->source, req->len);
         j->source[req->len] = '\0';

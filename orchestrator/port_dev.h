@@ -11,7 +11,7 @@
 #ifndef SG_PORT_DEV_H
 #define SG_PORT_DEV_H
 
-#include "orchestrator/loop.h"
+#include "common/loop.h"
 #include "orchestrator/ports.h"
 #include "profiler/feedback.h"
 #include "profiler/profiler.h"

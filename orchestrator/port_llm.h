@@ -11,7 +11,7 @@
 #ifndef SG_PORT_LLM_H
 #define SG_PORT_LLM_H
 
-#include "orchestrator/llm.h"
+#include "llm/llm.h"
 #include "orchestrator/ports.h"
 
 typedef enum {

@@ -64,17 +64,17 @@ typedef struct sg_llm_port {
 
 /* ---- device (validation + profiling) ---- */
 
-typedef enum { SG_DEV_BASELINE = 0, SG_DEV_CANDIDATE = 1 } sg_dev_kind;
+typedef enum { SG_JOB_BASELINE = 0, SG_JOB_CANDIDATE = 1 } sg_job_kind;
 
-typedef struct sg_dev_request {
-    sg_dev_kind kind;
+typedef struct sg_job_request {
+    sg_job_kind kind;
     const char *source; /* candidate text (copied by the port); NULL for the baseline */
     size_t len;
     const char *name; /* "candidate 3" — used in messages and feedback */
     int priority;     /* higher first when slots are busy */
-} sg_dev_request;
+} sg_job_request;
 
-typedef struct sg_dev_outcome {
+typedef struct sg_job_outcome {
     int ok;           /* the job ran; 0: message says why not */
     int compiled;     /* the candidate compiled (whatever happened next) */
     int correct;      /* validated against the reference */
@@ -87,13 +87,13 @@ typedef struct sg_dev_outcome {
     double compile_ms, validate_ms, profile_ms;
     char message[1024];  /* one sentence for a person */
     char feedback[4096]; /* the paragraph for the model */
-} sg_dev_outcome;
+} sg_job_outcome;
 
-typedef void (*sg_dev_done_fn)(void *arg, const sg_dev_outcome *o);
+typedef void (*sg_job_done_fn)(void *arg, const sg_job_outcome *o);
 
 typedef struct sg_dev_port {
     void *impl;
-    int (*submit)(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg,
+    int (*submit)(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
                   sg_err *err);
 } sg_dev_port;
 

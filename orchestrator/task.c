@@ -4,7 +4,7 @@
 
 #include "common/json.h"
 #include "common/srcnorm.h"
-#include "speculate/extract.h"
+#include "specgen/extract.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,7 +229,7 @@ static int seen_before(sg_task *t, uint64_t h) {
 
 static void maybe_advance(sg_task *t);
 
-static void on_job_done(void *arg, const sg_dev_outcome *o) {
+static void on_job_done(void *arg, const sg_job_outcome *o) {
     job_ctx *j = arg;
     sg_task *t = j->task;
     t->jobs_pending--;
@@ -323,7 +323,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     j->source = sg_buf_steal(&src);
     char name[32];
     snprintf(name, sizeof name, "Candidate %d", id);
-    sg_dev_request req = {SG_DEV_CANDIDATE, j->source, strlen(j->source), name,
+    sg_job_request req = {SG_JOB_CANDIDATE, j->source, strlen(j->source), name,
                           g->kind == GEN_FORK ? 1 : 2};
     if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
         record(t, "job_error", json_pack("{s:i,s:s}", "candidate", id, "error", err.msg));
@@ -588,7 +588,7 @@ static void on_budget_timer(sg_loop *loop, void *arg) {
     stop_task(t, SG_CRIT_BUDGET_TIME, NULL);
 }
 
-static void on_baseline(void *arg, const sg_dev_outcome *o) {
+static void on_baseline(void *arg, const sg_job_outcome *o) {
     sg_task *t = arg;
     t->jobs_pending--;
     record(t, "baseline",
@@ -651,7 +651,7 @@ int sg_task_start(sg_task *t, sg_err *err) {
                      t->cfg.crit.target_speedup));
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
-    sg_dev_request req = {SG_DEV_BASELINE, NULL, 0, "baseline", 3};
+    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 3};
     if (t->dev.submit(t->dev.impl, &req, on_baseline, t, err) < 0) return -1;
     t->jobs_pending++;
     return 0;

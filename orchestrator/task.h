@@ -16,11 +16,11 @@
 
 #include "common/buf.h"
 #include "common/err.h"
-#include "orchestrator/loop.h"
+#include "common/loop.h"
 #include "orchestrator/ports.h"
-#include "speculate/criterion.h"
-#include "speculate/fork.h"
-#include "speculate/trigger.h"
+#include "specgen/criterion.h"
+#include "specgen/fork.h"
+#include "specgen/trigger.h"
 
 #include <jansson.h>
 

@@ -4,8 +4,7 @@
 #include "common/buf.h"
 #include "common/paths.h"
 #include "common/units.h"
-#include "orchestrator/cli.h"
-#include "orchestrator/commands.h"
+#include "common/cli.h"
 #include "profiler/profiler.h"
 
 #include <stdio.h>
@@ -157,13 +156,15 @@ int sg_cmd_profile(int argc, char **argv) {
     if (rc == SG_CLI_HELP) return 0;
     if (rc != SG_CLI_OK) return 2;
     sg_err err;
-    sg_val_pool_opts po;
-    sg_val_pool_opts_default(&po);
+    sg_dev_opts po;
+    sg_dev_opts_default(&po);
+    po.kinds = sg_prof_kinds; /* validate and profile */
+    po.nkinds = 2;
     if (device) {
-        if (sg_val_lang_parse(device, &po.device, &err) < 0)
+        if (sg_dev_lang_parse(device, &po.device, &err) < 0)
             return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
     } else {
-        sg_val_lang_of_path(pos[1], &po.device);
+        sg_dev_lang_of_path(pos[1], &po.device);
     }
     if (warmup < 0 || warmup > 1000)
         return sg_cli_fail(&spec, 2, "--warmup: %lld is not 0..1000", (long long)warmup);

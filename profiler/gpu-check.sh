@@ -11,7 +11,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-SPECGEN=${SPECGEN:-$root/specgen}
+SPECGEN=${SPECGEN:-$root/bin/specgen}
 BUILD=${BUILD:-$root/build}
 fail=0
 

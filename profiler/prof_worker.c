@@ -1,5 +1,5 @@
-/* The profiler's job inside a validation worker (job type "profile", see
- * docs/validator-protocol.md): baseline and candidate compiled as validation does, then
+/* The profiler's job kind ("profile", device.h's job kinds), run inside a worker beside
+ * validation: baseline and candidate compiled as validation does, then
  * timed interleaved over several input sets with the last-level cache flushed before
  * every run, until both medians are stable; then the candidate's outputs for every
  * input set are checked against the reference, so a kernel that remembers results
@@ -37,7 +37,7 @@ typedef struct side {
 } side;
 
 typedef struct prof {
-    sg_val_dev *d;
+    sg_dev *d;
     const sg_val_task *t;
     sg_be_limits lim;
     prof_opts o;
@@ -368,7 +368,7 @@ static json_t *fail_reply(const sg_val_result *r) {
 
 /* Compile, time, verify. Returns 0 or SG_BE_STICKY; *reply always set. */
 static int profile(prof *p, const sg_val_job *job, json_t **reply) {
-    sg_val_dev *d = p->d;
+    sg_dev *d = p->d;
     sg_val_result r;
     memset(&r, 0, sizeof r);
     sg_err e = {0};
@@ -438,7 +438,12 @@ out:
     return rc == SG_BE_STICKY ? SG_BE_STICKY : 0;
 }
 
-int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply) {
+static int run_profile(sg_dev *d, const json_t *req, json_t **reply) {
+    if (d->open_rc < 0) {
+        *reply =
+            json_pack("{s:s, s:b}", "error", d->open_err.msg, "nodev", d->open_rc == SG_BE_NODEV);
+        return 0;
+    }
     sg_val_job job;
     sg_val_job_from_json(req, &job);
     if (!job.task_dir) {
@@ -459,3 +464,6 @@ int sg_prof_worker_job(sg_val_dev *d, const json_t *req, json_t **reply) {
     sg_val_task_free(&t);
     return rc;
 }
+
+const sg_dev_kind sg_prof_kind = {"profile", run_profile};
+const sg_dev_kind *const sg_prof_kinds[2] = {&sg_val_kind, &sg_prof_kind};

@@ -27,6 +27,11 @@
 #include "profiler/stats.h"
 #include "validator/validator.h"
 
+/* The profiling job kind ("profile"), and the table a pool that validates and profiles
+ * is started with: sg_dev_opts.kinds = sg_prof_kinds, nkinds = 2. */
+extern const sg_dev_kind sg_prof_kind;
+extern const sg_dev_kind *const sg_prof_kinds[2];
+
 typedef struct sg_prof_opts {
     int warmup;        /* untimed runs of each kernel first (default 2) */
     int input_sets;    /* fresh input sets rotated over (default 3) */
@@ -69,5 +74,8 @@ int sg_prof_check(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_p
  * timings with sg_feedback_timing. Appends to out. */
 void sg_prof_feedback(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
                       const sg_prof_result *pr, sg_buf *out);
+
+/* `specgen profile` (cmd_profile.c). */
+int sg_cmd_profile(int argc, char **argv);
 
 #endif

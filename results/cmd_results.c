@@ -1,5 +1,5 @@
-#include "orchestrator/cli.h"
-#include "orchestrator/commands.h"
+#include "common/cli.h"
+#include "results/results.h"
 
 /* Not built yet: the options below are the documented interface; see a later issue. */
 int sg_cmd_results(int argc, char **argv) {

@@ -3,7 +3,7 @@
 # which is offline and bare (no libjansson/libcurl/libmicrohttpd/OpenCL loader, no redis,
 # maybe no make), into one ignored folder that the device tool carries (docs/gpu-checks.md).
 #
-#   scripts/gpu-bundle.sh BUILT DEST   stage BUILT/specgen and BUILT/gpu/prof_streams (linked
+#   scripts/gpu-bundle.sh BUILT DEST   stage BUILT/bin/specgen and BUILT/gpu/prof_streams (linked
 #                                      by `make gpu-bundle` with a run path into DEST/lib)
 #   scripts/gpu-bundle.sh --check DEST check that every library the staged programs need
 #                                      resolves into DEST/lib or to the glibc family
@@ -75,11 +75,11 @@ fi
 [ $# -eq 2 ] || die "usage: scripts/gpu-bundle.sh BUILT DEST (make gpu-bundle runs it)"
 built=$1
 dest=$2
-for f in "$built/specgen" "$built/gpu/prof_streams"; do
+for f in "$built/bin/specgen" "$built/gpu/prof_streams"; do
     [ -x "$f" ] || die "no $f: run make gpu-bundle, which builds it"
 done
-readelf -d "$built/specgen" | grep -q 'RPATH.*\$ORIGIN/lib' ||
-    die "$built/specgen has no run path into lib/: build it through make gpu-bundle"
+readelf -d "$built/bin/specgen" | grep -q 'RPATH.*\$ORIGIN/lib' ||
+    die "$built/bin/specgen has no run path into lib/: build it through make gpu-bundle"
 rm -rf "$dest"
 mkdir -p "$dest/lib" "$dest/bin" "$dest/libexec" "$dest/build/gpu"
 {
@@ -87,7 +87,7 @@ mkdir -p "$dest/lib" "$dest/bin" "$dest/libexec" "$dest/build/gpu"
     echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
     echo "# library <- where it came from"
 } >"$dest/MANIFEST"
-cp "$built/specgen" "$dest/specgen"
+cp "$built/bin/specgen" "$dest/specgen"
 cp "$built/gpu/prof_streams" "$dest/build/gpu/prof_streams"
 stage_libs "$dest/specgen" "$dest"
 stage_libs "$dest/build/gpu/prof_streams" "$dest"

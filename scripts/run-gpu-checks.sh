@@ -2,7 +2,7 @@
 # scripts/run-gpu-checks.sh — the one loop behind `make gpu-check` and
 # scripts/gpu-check-device.sh: runs every */gpu-check.sh, then one summary line per
 # script (pass, FAIL, or skip when it exited 77: no usable GPU) with its seconds.
-# Environment: SPECGEN (the binary, default ./specgen), BUILD (the build folder holding
+# Environment: SPECGEN (the binary, default bin/specgen), BUILD (the build folder holding
 # gpu/prof_streams, default ./build), GPU_CHECKS (optional: module names to run, e.g.
 # "validator profiler"; default every */gpu-check.sh).
 # Exit: 0 when all that ran passed, 1 on a failure, 2 when nothing passed and nothing
@@ -11,7 +11,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
-SPECGEN=$(realpath "${SPECGEN:-$root/specgen}")
+SPECGEN=$(realpath "${SPECGEN:-$root/bin/specgen}")
 BUILD=$(realpath -m "${BUILD:-$root/build}")
 export SPECGEN BUILD
 scripts=()

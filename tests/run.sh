@@ -9,7 +9,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 BUILD=${BUILD:-$root/build}
-export SPECGEN=${SPECGEN:-$root/specgen}
+export SPECGEN=${SPECGEN:-$root/bin/specgen}
 export SPECGEN_ROOT=$root
 logs=$BUILD/test-logs
 rm -rf "$logs"; mkdir -p "$logs"

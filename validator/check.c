@@ -51,7 +51,7 @@ static void plan_lines(const char *src, sg_buf *out) {
 }
 
 /* Source checks, plan, entry points, plan limits at every shape; fills r on failure. */
-static int prepare(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_result *r) {
+static int prepare(sg_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_result *r) {
     sg_err e;
     if (sg_val_check_source(p->src, strlen(p->src), d->lang, t->dir, &e) < 0) {
         sg_val_result_set(r, SG_VAL_REJECTED, "%s: %s", p->where, e.msg);
@@ -89,7 +89,7 @@ static int prepare(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, sg_val
     return 0;
 }
 
-static int compile(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, char hash[33],
+static int compile(sg_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, char hash[33],
                    sg_val_result *r) {
     const char *names[64];
     int nk = p->plan.nlaunch < 64 ? p->plan.nlaunch : 64;
@@ -97,9 +97,9 @@ static int compile(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, int *h
     sg_buf log = {0};
     sg_err e;
     char opts[64];
-    snprintf(opts, sizeof opts, "%s %s", sg_val_lang_name(d->lang), d->arch);
+    snprintf(opts, sizeof opts, "%s %s", sg_dev_lang_name(d->lang), d->arch);
     int rc =
-        sg_val_cache_get(d->cache, p->src, t->dir, names, nk, opts, &p->prog, hit, hash, &log, &e);
+        sg_dev_cache_get(d->cache, p->src, t->dir, names, nk, opts, &p->prog, hit, hash, &log, &e);
     if (rc < 0) {
         int launch = strstr(e.msg, "local memory") != NULL;
         sg_val_result_set(r, launch ? SG_VAL_LAUNCH_ERROR : SG_VAL_COMPILE_ERROR, "%s: %s",
@@ -110,13 +110,13 @@ static int compile(sg_val_dev *d, const sg_val_task *t, sg_val_source *p, int *h
     return rc;
 }
 
-int sg_val_prepare_job(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job,
-                       sg_val_source *cand, sg_val_source *ref, sg_val_result *r) {
+int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                       sg_val_source *ref, sg_val_result *r) {
     sg_err e;
     const char *base = t->source[d->lang], *refp = t->reference[d->lang];
     if (!refp || !base) {
         sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s", t->name,
-                          sg_val_lang_name(d->lang), refp ? "baseline" : "reference");
+                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference");
         return -1;
     }
     if (!(ref->src = read_text(refp, &e))) {
@@ -163,14 +163,14 @@ void sg_val_source_free(sg_val_source *p) {
     memset(p, 0, sizeof *p);
 }
 
-static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
                     sg_val_source *ref, sg_val_result *r) {
     int rc = sg_val_prepare_job(d, t, job, cand, ref, r);
     if (rc < 0) return rc;
     if (d->opts.compile_only) {
         sg_val_result_set(r, SG_VAL_COMPILED,
                           "compiled for %s%s%s; nothing was run (--compile-only)",
-                          sg_val_lang_name(d->lang), d->arch[0] ? " " : "", d->arch);
+                          sg_dev_lang_name(d->lang), d->arch[0] ? " " : "", d->arch);
         return 0;
     }
     if (d->phase) d->phase(d->phase_arg, "run");
@@ -189,7 +189,7 @@ static int do_check(sg_val_dev *d, const sg_val_task *t, const sg_val_job *job, 
     return 0;
 }
 
-int sg_val_check(sg_val_dev *d, const sg_val_job *job, sg_val_result *r) {
+int sg_val_check(sg_dev *d, const sg_val_job *job, sg_val_result *r) {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
     r->seed = job->seed;

@@ -1,7 +1,6 @@
 /* `specgen task init KERNEL.cu|KERNEL.cl`: a task folder from a bare kernel file. */
 #include "common/buf.h"
-#include "orchestrator/cli.h"
-#include "orchestrator/commands.h"
+#include "common/cli.h"
 #include "validator/validator.h"
 
 #include <stdio.h>

@@ -1,8 +1,7 @@
 /* `specgen validate TASK_DIR [CANDIDATE]`: compile a kernel and check it against the
  * task's reference in a sandboxed worker. */
 #include "common/buf.h"
-#include "orchestrator/cli.h"
-#include "orchestrator/commands.h"
+#include "common/cli.h"
 #include "validator/validator.h"
 
 #include <stdio.h>
@@ -69,17 +68,17 @@ int sg_cmd_validate(int argc, char **argv) {
     int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
     if (rc == SG_CLI_HELP) return 0;
     if (rc != SG_CLI_OK) return 2;
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
     sg_err err;
     const char *cand_path = npos > 1 ? pos[1] : NULL;
     if (device) {
-        if (sg_val_lang_parse(device, &o.device, &err) < 0)
+        if (sg_dev_lang_parse(device, &o.device, &err) < 0)
             return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
     } else if (cand_path && strcmp(cand_path, "-") &&
-               sg_val_lang_of_path(cand_path, &o.device) == 0) {
+               sg_dev_lang_of_path(cand_path, &o.device) == 0) {
     } else if (arch) {
-        o.device = SG_VAL_CUDA;
+        o.device = SG_DEV_CUDA;
     }
     if (arch && (strncmp(arch, "sm_", 3) || !arch[3]))
         return sg_cli_fail(&spec, 2, "--arch: '%s' is not an architecture like sm_90", arch);

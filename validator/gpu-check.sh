@@ -6,7 +6,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-SPECGEN=${SPECGEN:-$root/specgen}
+SPECGEN=${SPECGEN:-$root/bin/specgen}
 if ! [ -e /dev/nvidiactl ] && ! command -v nvidia-smi >/dev/null; then
     echo "gpu-check: no NVIDIA GPU here (no /dev/nvidiactl, no nvidia-smi); nothing was checked"
     exit 77

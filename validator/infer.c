@@ -68,9 +68,9 @@ static int parse_param(char *decl, param *p, const char *path, sg_err *err) {
 }
 
 /* Find the first kernel: its name and parameters. */
-static int signature(const char *src, sg_val_lang lang, const char *path, char *name, size_t nn,
+static int signature(const char *src, sg_dev_lang lang, const char *path, char *name, size_t nn,
                      param *ps, int *np, sg_err *err) {
-    const char *kw = lang == SG_VAL_CUDA ? "__global__" : "kernel";
+    const char *kw = lang == SG_DEV_CUDA ? "__global__" : "kernel";
     const char *k = src;
     while ((k = strstr(k, kw))) {
         int left = k == src || !(isalnum((unsigned char)k[-1]));
@@ -79,7 +79,7 @@ static int signature(const char *src, sg_val_lang lang, const char *path, char *
     }
     if (!k)
         return sg_errf(err, "%s: no %s function found", path,
-                       lang == SG_VAL_CUDA ? "__global__" : "__kernel");
+                       lang == SG_DEV_CUDA ? "__global__" : "__kernel");
     const char *open = strchr(k, '('), *close = open ? strchr(open, ')') : NULL;
     if (!open || !close) return sg_errf(err, "%s: cannot read the kernel's parameter list", path);
     const char *e = open;
@@ -120,8 +120,8 @@ static int64_t default_size(int nsizes) { return nsizes == 1 ? 1 << 20 : nsizes 
 
 int sg_val_task_init(const char *path, const char *out_dir, const sg_val_sizes *given,
                      sg_buf *report, sg_err *err) {
-    sg_val_lang lang;
-    if (sg_val_lang_of_path(path, &lang) < 0)
+    sg_dev_lang lang;
+    if (sg_dev_lang_of_path(path, &lang) < 0)
         return sg_errf(err, "%s: expected a .cu or .cl file", path);
     sg_buf src = {0}, clean = {0}, prod = {0}, body = {0};
     if (sg_buf_read_file(&src, path) < 0)
@@ -189,7 +189,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_sizes *
     }
     json_array_append_new(checks, c1);
     json_array_append_new(checks, c2);
-    const char *ext = lang == SG_VAL_CUDA ? "cu" : "cl";
+    const char *ext = lang == SG_DEV_CUDA ? "cu" : "cl";
     char base[16], ref[16];
     snprintf(base, sizeof base, "baseline.%s", ext);
     snprintf(ref, sizeof ref, "reference.%s", ext);

@@ -2,7 +2,7 @@
 #ifndef SG_VAL_LAUNCH_H
 #define SG_VAL_LAUNCH_H
 
-#include "validator/backend.h"
+#include "validator/validator.h"
 
 typedef struct sg_val_dims {
     uint64_t grid[3], block[3], smem;

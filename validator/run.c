@@ -29,7 +29,7 @@ typedef struct dset {
 } dset;
 
 typedef struct run_ctx {
-    sg_val_dev *d;
+    sg_dev *d;
     const sg_val_task *t;
     const sg_val_sizes *s;
     sg_be_limits lim;
@@ -205,7 +205,7 @@ static int verify(run_ctx *c, dset *cand, dset *ref, sg_val_result *r) {
 }
 
 /* Reference then candidate at one shape. 0: matched; -1: r filled; sticky passes through. */
-int sg_val_check_shape(sg_val_dev *d, const sg_val_task *t, const sg_val_sizes *s, uint64_t seed,
+int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, uint64_t seed,
                        const sg_val_source *cand, const sg_val_source *ref, sg_val_result *r) {
     run_ctx c = {.d = d, .t = t, .s = s};
     d->ops->limits(d->be, &c.lim);

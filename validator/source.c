@@ -58,15 +58,15 @@ static const char *const cuda_headers[] = {"cuda_runtime.h",
                                            "cuda/barrier",
                                            NULL};
 
-static int allowed_angle(const char *h, sg_val_lang lang) {
-    if (lang != SG_VAL_CUDA) return 0;
+static int allowed_angle(const char *h, sg_dev_lang lang) {
+    if (lang != SG_DEV_CUDA) return 0;
     if (!strncmp(h, "cuda/std/", 9) && !strstr(h, "..")) return 1;
     for (int i = 0; cuda_headers[i]; i++)
         if (!strcmp(h, cuda_headers[i])) return 1;
     return 0;
 }
 
-static int check_include(const char *p, int line, sg_val_lang lang, const char *dir, sg_err *err) {
+static int check_include(const char *p, int line, sg_dev_lang lang, const char *dir, sg_err *err) {
     while (*p == ' ' || *p == '\t') p++;
     char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
     const char *end = close ? strchr(p + 1, close) : NULL;
@@ -85,7 +85,7 @@ static int check_include(const char *p, int line, sg_val_lang lang, const char *
             err,
             "line %d: #include <%s> is not allowed (allowed: %s headers from the toolkit, "
             "and \"files\" in the task folder)",
-            line, name, lang == SG_VAL_CUDA ? "CUDA" : "no");
+            line, name, lang == SG_DEV_CUDA ? "CUDA" : "no");
     }
     if (name[0] == '/' || strstr(name, ".."))
         return sg_errf(err,
@@ -103,7 +103,7 @@ static int check_include(const char *p, int line, sg_val_lang lang, const char *
     return 0;
 }
 
-int sg_val_check_source(const char *src, size_t len, sg_val_lang lang, const char *task_dir,
+int sg_val_check_source(const char *src, size_t len, sg_dev_lang lang, const char *task_dir,
                         sg_err *err) {
     if (len > SG_VAL_MAX_SOURCE)
         return sg_errf(err, "source is %zu bytes, over the limit of %d", len, SG_VAL_MAX_SOURCE);
@@ -131,27 +131,4 @@ int sg_val_check_source(const char *src, size_t len, sg_val_lang lang, const cha
     sg_buf_free(&s);
     if (rc == 0 && blank) rc = sg_errf(err, "the source is empty");
     return rc;
-}
-
-static void fnv(uint64_t *h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        *h ^= b[i];
-        *h *= 0x100000001b3ULL;
-    }
-}
-
-void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[33]) {
-    /* The same normal form as candidate dedupe (common/srcnorm.h): comments and
-     * insignificant blanks folded, launch lines kept; two 64-bit hashes of it + opts. */
-    sg_buf norm = {0};
-    sg_srcnorm(src, len, &norm);
-    uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
-    fnv(&h1, norm.data, norm.len);
-    fnv(&h1, "\0", 1);
-    fnv(&h1, opts ? opts : "", opts ? strlen(opts) : 0);
-    for (size_t i = norm.len; i-- > 0;) fnv(&h2, &norm.data[i], 1);
-    fnv(&h2, opts ? opts : "", opts ? strlen(opts) : 0);
-    snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
-    sg_buf_free(&norm);
 }

@@ -134,10 +134,10 @@ static int load_sources(const sg_val_task *t, json_t *root, const char *key, cha
                         const char *path, sg_err *err) {
     json_t *v = json_object_get(root, key);
     if (!v) return sg_errf(err, "%s: missing required field \"%s\"", path, key);
-    const char *files[SG_VAL_NLANG] = {0};
+    const char *files[SG_DEV_NLANG] = {0};
     if (json_is_string(v)) {
-        sg_val_lang l;
-        if (sg_val_lang_of_path(json_string_value(v), &l) < 0)
+        sg_dev_lang l;
+        if (sg_dev_lang_of_path(json_string_value(v), &l) < 0)
             return sg_errf(err, "%s: field \"%s\": \"%s\" is not a .cu or .cl file", path, key,
                            json_string_value(v));
         files[l] = json_string_value(v);
@@ -145,8 +145,8 @@ static int load_sources(const sg_val_task *t, json_t *root, const char *key, cha
         const char *k;
         json_t *f;
         json_object_foreach(v, k, f) {
-            sg_val_lang l;
-            if (sg_val_lang_parse(k, &l, NULL) < 0 || !json_is_string(f))
+            sg_dev_lang l;
+            if (sg_dev_lang_parse(k, &l, NULL) < 0 || !json_is_string(f))
                 return sg_errf(
                     err, "%s: field \"%s.%s\": expected \"cuda\" or \"opencl\" with a file name",
                     path, key, k);
@@ -156,7 +156,7 @@ static int load_sources(const sg_val_task *t, json_t *root, const char *key, cha
         return sg_errf(err, "%s: field \"%s\": expected a file name or an object, got %s", path,
                        key, sg_json_type_name(v));
     }
-    for (int l = 0; l < SG_VAL_NLANG; l++) {
+    for (int l = 0; l < SG_DEV_NLANG; l++) {
         if (!files[l]) continue;
         if (strchr(files[l], '/') || files[l][0] == '.')
             return sg_errf(err, "%s: field \"%s\": \"%s\" must be a file in the task folder", path,
@@ -270,7 +270,7 @@ void sg_val_task_free(sg_val_task *t) {
     free(t->dir);
     free(t->name);
     free(t->description);
-    for (int l = 0; l < SG_VAL_NLANG; l++) {
+    for (int l = 0; l < SG_DEV_NLANG; l++) {
         free(t->source[l]);
         free(t->reference[l]);
     }

@@ -17,21 +17,18 @@
  *    the job could not be attempted at all (bad task folder, no worker could start).
  *  - Nothing here reads a clock for policy; deadlines are durations given by the caller.
  *
- * The profiler adds a job type to the same workers (see docs/validator-protocol.md). */
+ * The workers are device.h's process pool; validation is one job kind on it
+ * (sg_val_kinds), and the profiler adds its own (profiler.h). Validator never calls the
+ * profiler. */
 #ifndef SG_VALIDATOR_H
 #define SG_VALIDATOR_H
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "device/device.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-typedef enum { SG_VAL_CUDA = 0, SG_VAL_OPENCL = 1, SG_VAL_NLANG = 2 } sg_val_lang;
-const char *sg_val_lang_name(sg_val_lang l); /* "cuda", "opencl" */
-int sg_val_lang_parse(const char *s, sg_val_lang *out, sg_err *err);
-/* From a file name: .cu/.cuh -> cuda, .cl -> opencl; -1 if unknown. */
-int sg_val_lang_of_path(const char *path, sg_val_lang *out);
 
 typedef enum { SG_VAL_F32, SG_VAL_F64, SG_VAL_I32, SG_VAL_U32, SG_VAL_I64 } sg_val_type;
 size_t sg_val_type_size(sg_val_type t);
@@ -76,8 +73,8 @@ typedef struct sg_val_scalar {
 
 typedef struct sg_val_task {
     char *dir, *name, *description;
-    char *source[SG_VAL_NLANG];    /* baseline path per language (NULL if absent) */
-    char *reference[SG_VAL_NLANG]; /* reference path per language */
+    char *source[SG_DEV_NLANG];    /* baseline path per language (NULL if absent) */
+    char *reference[SG_DEV_NLANG]; /* reference path per language */
     sg_val_sizes sizes;            /* the main shape */
     int ncheck;
     sg_val_sizes *check; /* extra shapes checked before the main one */
@@ -122,10 +119,9 @@ void sg_val_plan_free(sg_val_plan *p);
 #define SG_VAL_MAX_SOURCE (256 * 1024)
 /* Reject oversize sources and includes outside the allow-list (task folder files, the
  * toolkit's own headers for CUDA); the message names the offending line. */
-int sg_val_check_source(const char *src, size_t len, sg_val_lang lang, const char *task_dir,
+int sg_val_check_source(const char *src, size_t len, sg_dev_lang lang, const char *task_dir,
                         sg_err *err);
-/* 32 hex chars: hash of the source with comments and whitespace folded, plus opts. */
-void sg_val_source_hash(const char *src, size_t len, const char *opts, char out[33]);
+/* The hash of a source: common/srcnorm.h's sg_srcnorm_key. */
 
 /* ---- results ---- */
 typedef enum {
@@ -161,20 +157,15 @@ typedef struct sg_val_result {
 } sg_val_result;
 
 /* ---- pool of sandboxed workers ---- */
-typedef struct sg_val_pool_opts {
-    sg_val_lang device;
-    int slots;                          /* worker processes (default 1) */
-    const char *arch;                   /* CUDA: "sm_90"; NULL: the device's own */
-    int compile_only;                   /* compile, never run */
-    int64_t compile_timeout_ms;         /* default 30000 */
-    int64_t run_timeout_ms;             /* default 20000 */
-    uint64_t mem_limit;                 /* RLIMIT_AS of a worker in bytes; 0: default */
-    int opencl_platform, opencl_device; /* indices (default 0, 0) */
-} sg_val_pool_opts;
-void sg_val_pool_opts_default(sg_val_pool_opts *o);
+/* Options: device.h's sg_dev_opts. Its kinds, when NULL, are validation alone
+ * (sg_val_kinds); a pool that also profiles is given profiler.h's sg_prof_kinds. */
+
+/* The validation job kind ("validate"), and the table of it alone (the default). */
+extern const sg_dev_kind sg_val_kind;
+extern const sg_dev_kind *const sg_val_kinds[1];
 
 typedef struct sg_val_pool sg_val_pool;
-int sg_val_pool_new(const sg_val_pool_opts *o, sg_val_pool **out, sg_err *err);
+int sg_val_pool_new(const sg_dev_opts *o, sg_val_pool **out, sg_err *err);
 void sg_val_pool_free(sg_val_pool *p);
 
 typedef struct sg_val_job {
@@ -219,5 +210,9 @@ int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_
 /* Results as JSON text (caller frees) and as a person-readable paragraph. */
 char *sg_val_result_json(const sg_val_result *r);
 void sg_val_result_print(const sg_val_result *r, void *file /* FILE* */);
+
+/* `specgen validate` and `specgen task` (cmd_validate.c, cmd_task.c). */
+int sg_cmd_validate(int argc, char **argv);
+int sg_cmd_task(int argc, char **argv);
 
 #endif

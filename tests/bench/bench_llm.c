@@ -6,7 +6,7 @@
 #include "common/buf.h"
 #include "common/net.h"
 #include "common/proc.h"
-#include "orchestrator/llm.h"
+#include "llm/llm.h"
 
 #include <curl/curl.h>
 #include <jansson.h>

@@ -1,7 +1,7 @@
 /* bench_loop — the event loop's own cost: 100k timers on the virtual clock (random
  * deadlines over one simulated hour, 10% cancelled), the same on the real clock with
  * zero delays, and the ratio. Goal (issue #2): 100k virtual timers well under 1 s. */
-#include "orchestrator/loop.h"
+#include "common/loop.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -36,8 +36,10 @@ int main(int argc, char **argv) {
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name);
-    sg_val_pool_opts po;
-    sg_val_pool_opts_default(&po);
+    sg_dev_opts po;
+    sg_dev_opts_default(&po);
+    po.kinds = sg_prof_kinds; /* validate and profile */
+    po.nkinds = 2;
     sg_val_pool *pool;
     sg_err err;
     if (sg_val_pool_new(&po, &pool, &err) < 0) return fprintf(stderr, "%s\n", err.msg), 1;

@@ -58,9 +58,9 @@ static int kernels(const char *src, char names[8][64]) {
 }
 
 static void bench_nvrtc(char **tasks, int nt, const char *arch) {
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
-    o.device = SG_VAL_CUDA;
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    o.device = SG_DEV_CUDA;
     o.compile_only = 1;
     o.arch = arch;
     sg_be *be = NULL;
@@ -119,11 +119,11 @@ static void bench_nvrtc(char **tasks, int nt, const char *arch) {
 }
 
 static void bench_cache(void) {
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
-    sg_val_dev d = {0};
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    sg_dev d = {0};
     sg_err err;
-    if (sg_val_dev_open(&d, &o, &err) < 0) {
+    if (sg_dev_open(&d, &o, &err) < 0) {
         printf("cache: OpenCL not available (%s)\n", err.msg);
         return;
     }
@@ -134,13 +134,13 @@ static void bench_cache(void) {
     char hash[33];
     sg_buf log = {0};
     double t0 = now_ms();
-    sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
+    sg_dev_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
                      &log, &err);
     double miss = now_ms() - t0;
     int reps = 2000;
     t0 = now_ms();
     for (int i = 0; i < reps; i++)
-        sg_val_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
+        sg_dev_cache_get(d.cache, src, "suites/builtin/softmax", names, 1, "opencl", &p, &hit, hash,
                          &log, &err);
     double per = (now_ms() - t0) / reps;
     printf("\n== compile cache (softmax baseline, OpenCL on PoCL)\n");
@@ -148,12 +148,12 @@ static void bench_cache(void) {
            per * 1e3, miss / per);
     sg_buf_free(&log);
     free(src);
-    sg_val_dev_close(&d);
+    sg_dev_close(&d);
 }
 
 static void bench_pool(char **tasks, int nt) {
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
     sg_val_pool *pool;
     sg_err err;
     if (sg_val_pool_new(&o, &pool, &err) < 0) return;
@@ -190,7 +190,7 @@ static void bench_pool(char **tasks, int nt) {
 }
 
 /* Kernel time of one source's plan at the task's main shape: median of `reps` runs. */
-static double plan_time(sg_val_dev *d, const sg_val_task *t, const char *path, sg_be_mem **mem,
+static double plan_time(sg_dev *d, const sg_val_task *t, const char *path, sg_be_mem **mem,
                         int reps, sg_err *err) {
     char *src = slurp(path);
     sg_val_plan plan;
@@ -202,7 +202,7 @@ static double plan_time(sg_val_dev *d, const sg_val_task *t, const char *path, s
     char hash[33];
     sg_buf log = {0};
     double best[64], med = -1;
-    if (sg_val_cache_get(d->cache, src, t->dir, names, plan.nlaunch, "opencl", &prog, &hit, hash,
+    if (sg_dev_cache_get(d->cache, src, t->dir, names, plan.nlaunch, "opencl", &prog, &hit, hash,
                          &log, err) == 0) {
         sg_be_limits lim;
         d->ops->limits(d->be, &lim);
@@ -241,13 +241,13 @@ static double plan_time(sg_val_dev *d, const sg_val_task *t, const char *path, s
 
 /* How much faster the demo task's plain baseline can get on PoCL (what `make demo` shows). */
 static void bench_demo(void) {
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
-    sg_val_dev d = {0};
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    sg_dev d = {0};
     sg_val_task t;
     sg_err err;
     if (sg_val_task_load("suites/demo/vector_scale", &t, &err) < 0 ||
-        sg_val_dev_open(&d, &o, &err) < 0) {
+        sg_dev_open(&d, &o, &err) < 0) {
         printf("demo: %s\n", err.msg);
         return;
     }
@@ -262,7 +262,7 @@ static void bench_demo(void) {
     printf("baseline.cl %.2f ms; tests/hostile/opencl/good.cl %.2f ms; speedup %.1fx\n", base, good,
            base / good);
     for (int b = 0; b < 2; b++) d.ops->free_mem(d.be, mem[b]);
-    sg_val_dev_close(&d);
+    sg_dev_close(&d);
     sg_val_task_free(&t);
 }
 

@@ -2,7 +2,7 @@
  * Invariants: no crash or over-read; a found block lies inside the text; the hash of
  * the extracted body equals the hash of its normalized form's source. */
 #include "common/srcnorm.h"
-#include "speculate/extract.h"
+#include "specgen/extract.h"
 
 #include <stdlib.h>
 #include <string.h>

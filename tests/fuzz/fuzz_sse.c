@@ -2,9 +2,9 @@
  * The first byte picks the split size, so splits land everywhere; the decoded log must
  * not depend on how the input was split. */
 #include "common/buf.h"
-#include "orchestrator/llm_chunk.h"
-#include "orchestrator/llm_think.h"
-#include "orchestrator/sse.h"
+#include "llm/llm_chunk.h"
+#include "llm/llm_think.h"
+#include "llm/sse.h"
 
 #include <stdint.h>
 #include <stdlib.h>

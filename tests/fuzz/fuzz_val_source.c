@@ -32,9 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sg_val_plan_parse(src, &t, "fuzz", &p, &err) == 0) sg_val_plan_free(&p);
     int64_t v;
     sg_val_expr_eval(src, &t.sizes, &v, &err);
-    sg_val_check_source(src, size, SG_VAL_CUDA, "/nonexistent", &err);
+    sg_val_check_source(src, size, SG_DEV_CUDA, "/nonexistent", &err);
     char hash[33];
-    sg_val_source_hash(src, size, "o", hash);
+    sg_srcnorm_key(src, size, "o", hash);
     free(src);
     return 0;
 }

@@ -1,11 +1,11 @@
 /* prof_streams (make gpu-check): the profiler's CUDA timing counts work on every stream.
  * A short kernel runs on the default stream while a long one runs on a second,
- * non-blocking stream, both inside one timed region. CUPTI's span (profiler/cupti.h,
+ * non-blocking stream, both inside one timed region. CUPTI's span (device/cupti.h,
  * what the profiler uses) must cover the long kernel; a CUDA-event timer on the default
  * stream (what KernelBench uses) sees only the short one, and is printed beside it.
  * Needs an NVIDIA GPU with its driver, and the CUDA headers at build time. TAP output;
  * exit 0 all good, 1 a check failed, 77 cannot run here (says why). */
-#include "profiler/cupti.h"
+#include "device/cupti.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-// profiler/cupti_host.h (C declarations of the CUPTI Profiler Host API types, which C
+// device/cupti_host.h (C declarations of the CUPTI Profiler Host API types, which C
 // cannot include from the toolkit: cupti_profiler_host.h includes <string>) against the
 // toolkit's header: every struct's size, every field's offset, the enum value and the
 // structSize each call checks must be equal, or this file does not compile. C++ only
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 namespace ours {
-#include "profiler/cupti_host.h"
+#include "device/cupti_host.h"
 // Our structSize values, taken before the toolkit header defines the same macro names.
 constexpr size_t init_size = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
 constexpr size_t deinit_size = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;

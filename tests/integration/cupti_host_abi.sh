@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUPTI Profiler Host API types that profiler/cupti_host.h declares by hand (C cannot
+# The CUPTI Profiler Host API types that device/cupti_host.h declares by hand (C cannot
 # include the toolkit's C++-only header) have the toolkit header's layout: compiles
 # tests/integration/cupti_host_abi.cpp, whose static_asserts compare every size, offset,
 # structSize and the enum value. A wrong layout would first show on a GPU, as CUPTI
@@ -13,7 +13,7 @@ if ! [ -e "$cuda/include/cupti_profiler_host.h" ]; then
 elif ! command -v "$cxx" >/dev/null; then
     skip "CUPTI host API layout" "no C++ compiler ($cxx) to compile the toolkit's C++ header"
 else
-    check "profiler/cupti_host.h matches cupti_profiler_host.h (sizes, offsets, structSize)" \
+    check "device/cupti_host.h matches cupti_profiler_host.h (sizes, offsets, structSize)" \
         "$cxx" -std=c++17 -fsyntax-only -Wall -Werror -I"$root" -isystem "$cuda/include" \
         "$root/tests/integration/cupti_host_abi.cpp"
 fi

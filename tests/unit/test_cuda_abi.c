@@ -1,4 +1,4 @@
-/* The CUDA ABI the CUDA backend declares by hand (validator/cuda_api.h) against the
+/* The CUDA ABI the CUDA backend declares by hand (device/cuda_api.h) against the
  * toolkit's own headers: nothing CUDA runs on the machines that build specgen, so a
  * prototype that differs from the library's (size_t vs unsigned, a missing _v2), or a
  * wrong enum value, would first show as garbage on a GPU. Compiled with the toolkit
@@ -17,7 +17,7 @@
 
 #if defined(SG_HAVE_CUDA_H)
 #define SG_CU_TOOLKIT_TYPES 1
-#include "validator/cuda_api.h"
+#include "device/cuda_api.h"
 
 #include <cupti_activity.h>
 
@@ -107,7 +107,7 @@ static void enum_values(void **state) {
     assert_int_equal(CUDA_ERROR_INVALID_PC, 718);
 }
 
-/* profiler/cupti.c reads start and end through the newest kernel record of the headers
+/* device/cupti.c reads start and end through the newest kernel record of the headers
  * it is built with, from records of whichever version libcupti writes: every version
  * must keep them where the oldest (CUpti_ActivityKernel4, in the deprecated header) has
  * them. The record buffer alignment CUPTI requires is 8 (ACTIVITY_RECORD_ALIGNMENT). */

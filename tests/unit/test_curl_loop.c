@@ -2,7 +2,7 @@
  * (libmicrohttpd in its own thread): completion callbacks, and abort by removal. */
 #include "common/buf.h"
 #include "common/net.h"
-#include "orchestrator/curl_loop.h"
+#include "common/curl_loop.h"
 
 #include <microhttpd.h>
 #include <setjmp.h>

@@ -2,12 +2,12 @@
  * under a per-endpoint cap, abort from inside a delta callback, a fork started from a
  * callback, <think> splitting of a raw stream, and a connect error's retries. */
 #include "common/buf.h"
-#include "orchestrator/llm.h"
-#include "orchestrator/llm_impl.h"
+#include "llm/llm.h"
+#include "llm/llm_impl.h"
 
 #include <jansson.h>
 #include "common/net.h"
-#include "orchestrator/replay.h"
+#include "replay/replay.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

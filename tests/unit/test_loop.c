@@ -1,6 +1,6 @@
 /* Event loop: ordering rules, and the same scenario on the real and the virtual clock. */
 #include "common/buf.h"
-#include "orchestrator/loop.h"
+#include "common/loop.h"
 
 #include <pthread.h>
 #include <setjmp.h>

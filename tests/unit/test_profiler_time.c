@@ -36,8 +36,10 @@ static int setup(void **state) {
     const char *root = getenv("SPECGEN_ROOT");
     snprintf(task, sizeof task, "%s/tests/fixtures/profiler/busy", root ? root : ".");
     snprintf(cands, sizeof cands, "%s/tests/fixtures/profiler/cands", root ? root : ".");
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    o.kinds = sg_prof_kinds; /* validate and profile */
+    o.nkinds = 2;
     sg_err err;
     if (sg_val_pool_new(&o, &pool, &err) < 0) return -1;
     sg_val_job job = {.task_dir = task};

@@ -1,9 +1,9 @@
-/* speculate/: extraction, trigger rules, chat templates and fork prompts, criterion. */
+/* specgen/: extraction, trigger rules, chat templates and fork prompts, criterion. */
 #include "common/srcnorm.h"
-#include "speculate/criterion.h"
-#include "speculate/extract.h"
-#include "speculate/fork.h"
-#include "speculate/trigger.h"
+#include "specgen/criterion.h"
+#include "specgen/extract.h"
+#include "specgen/fork.h"
+#include "specgen/trigger.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,9 +1,9 @@
 /* SSE parser + chunk decoder + <think> splitter over a fixture of every dialect, fed
  * whole, byte by byte, and in random pieces: the decoded stream must be identical. */
 #include "common/buf.h"
-#include "orchestrator/llm_chunk.h"
-#include "orchestrator/llm_think.h"
-#include "orchestrator/sse.h"
+#include "llm/llm_chunk.h"
+#include "llm/llm_think.h"
+#include "llm/sse.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -121,9 +121,9 @@ static void fake_abort(void *impl, sg_gen *g, sg_gen_summary *out) {
 /* ---- scripted device ---- */
 
 typedef struct fake_job {
-    sg_dev_done_fn done;
+    sg_job_done_fn done;
     void *arg;
-    sg_dev_outcome o;
+    sg_job_outcome o;
 } fake_job;
 
 typedef struct fake_dev {
@@ -138,7 +138,7 @@ static void job_finish(sg_loop *loop, void *arg) {
     free(j);
 }
 
-static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn done, void *arg,
+static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
                        sg_err *err) {
     fake_dev *d = impl;
     fake_job *j = calloc(1, sizeof *j);
@@ -148,7 +148,7 @@ static int fake_submit(void *impl, const sg_dev_request *req, sg_dev_done_fn don
     j->o.compiled = 1;
     j->o.base_ns = 1e6;
     d->jobs++;
-    if (req->kind == SG_DEV_BASELINE) {
+    if (req->kind == SG_JOB_BASELINE) {
         j->o.correct = !d->baseline_broken;
         snprintf(j->o.verdict, sizeof j->o.verdict, d->baseline_broken ? "mismatch" : "pass");
         snprintf(j->o.message, sizeof j->o.message, d->baseline_broken ? "wrong at index 3" : "ok");

@@ -58,8 +58,8 @@ static void test_async(void **st) {
     snprintf(root, sizeof root, "%s", r ? r : ".");
     char task[600];
     snprintf(task, sizeof task, "%s/suites/demo/vector_scale", root);
-    sg_val_pool_opts o;
-    sg_val_pool_opts_default(&o);
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
     o.slots = 2;
     sg_val_pool *pool;
     sg_err err;

@@ -1,6 +1,7 @@
 /* Validator source hygiene (include allow-list, size bound), the normalized hash, and
  * output comparison (tolerances, NaN/Inf). */
 #include "validator/compare.h"
+#include "common/srcnorm.h"
 #include "validator/validator.h"
 
 #include <math.h>
@@ -17,13 +18,13 @@
 
 static char dir[64];
 
-static void src_ok(const char *s, sg_val_lang l) {
+static void src_ok(const char *s, sg_dev_lang l) {
     sg_err err;
     if (sg_val_check_source(s, strlen(s), l, dir, &err) != 0)
         fail_msg("rejected '%s': %s", s, err.msg);
 }
 
-static void src_bad(const char *s, sg_val_lang l, const char *part) {
+static void src_bad(const char *s, sg_dev_lang l, const char *part) {
     sg_err err = {{0}};
     assert_int_equal(sg_val_check_source(s, strlen(s), l, dir, &err), -1);
     if (!strstr(err.msg, part)) fail_msg("'%s': message '%s' lacks '%s'", s, err.msg, part);
@@ -39,35 +40,35 @@ static void test_includes(void **st) {
     assert_non_null(f);
     fputs("#define X 1\n", f);
     fclose(f);
-    src_ok("#include \"helper.h\"\nint x;\n", SG_VAL_OPENCL);
-    src_ok("#include <cuda_fp16.h>\n#include <cuda/std/cstdint>\nint x;\n", SG_VAL_CUDA);
-    src_ok("// #include \"/etc/passwd\" in a comment is harmless\nint x;\n", SG_VAL_CUDA);
-    src_ok("/* #include </etc/shadow> */ int x;\n", SG_VAL_CUDA);
-    src_ok("const char *s = \"#include </etc/passwd>\";\n", SG_VAL_CUDA);
-    src_bad("#include \"/etc/passwd\"\n", SG_VAL_OPENCL,
+    src_ok("#include \"helper.h\"\nint x;\n", SG_DEV_OPENCL);
+    src_ok("#include <cuda_fp16.h>\n#include <cuda/std/cstdint>\nint x;\n", SG_DEV_CUDA);
+    src_ok("// #include \"/etc/passwd\" in a comment is harmless\nint x;\n", SG_DEV_CUDA);
+    src_ok("/* #include </etc/shadow> */ int x;\n", SG_DEV_CUDA);
+    src_ok("const char *s = \"#include </etc/passwd>\";\n", SG_DEV_CUDA);
+    src_bad("#include \"/etc/passwd\"\n", SG_DEV_OPENCL,
             "line 1: #include \"/etc/passwd\" is not allowed");
-    src_bad("int a;\n#include \"../../etc/passwd\"\n", SG_VAL_CUDA, "line 2");
-    src_bad("#include <stdio.h>\n", SG_VAL_CUDA, "#include <stdio.h> is not allowed");
-    src_bad("#include <cuda_fp16.h>\n", SG_VAL_OPENCL, "is not allowed");
-    src_bad("#define F \"/etc/passwd\"\n#include F\n", SG_VAL_CUDA, "literally");
-    src_bad("#inc\\\nlude \"/etc/passwd\"\n", SG_VAL_CUDA, "not allowed");
-    src_bad("%:include \"/etc/passwd\"\n", SG_VAL_CUDA, "not allowed");
-    src_bad("  #  include </etc/passwd>\n", SG_VAL_CUDA, "not allowed");
-    src_bad("#include_next <x.h>\n", SG_VAL_CUDA, "not allowed");
-    src_bad("#include \"nothere.h\"\n", SG_VAL_CUDA, "no such file");
-    src_bad("", SG_VAL_CUDA, "empty");
-    src_bad("  \n// only a comment\n", SG_VAL_CUDA, "empty");
+    src_bad("int a;\n#include \"../../etc/passwd\"\n", SG_DEV_CUDA, "line 2");
+    src_bad("#include <stdio.h>\n", SG_DEV_CUDA, "#include <stdio.h> is not allowed");
+    src_bad("#include <cuda_fp16.h>\n", SG_DEV_OPENCL, "is not allowed");
+    src_bad("#define F \"/etc/passwd\"\n#include F\n", SG_DEV_CUDA, "literally");
+    src_bad("#inc\\\nlude \"/etc/passwd\"\n", SG_DEV_CUDA, "not allowed");
+    src_bad("%:include \"/etc/passwd\"\n", SG_DEV_CUDA, "not allowed");
+    src_bad("  #  include </etc/passwd>\n", SG_DEV_CUDA, "not allowed");
+    src_bad("#include_next <x.h>\n", SG_DEV_CUDA, "not allowed");
+    src_bad("#include \"nothere.h\"\n", SG_DEV_CUDA, "no such file");
+    src_bad("", SG_DEV_CUDA, "empty");
+    src_bad("  \n// only a comment\n", SG_DEV_CUDA, "empty");
     char *big = malloc(SG_VAL_MAX_SOURCE + 2);
     memset(big, ' ', SG_VAL_MAX_SOURCE + 1);
     big[SG_VAL_MAX_SOURCE + 1] = 0;
-    src_bad(big, SG_VAL_CUDA, "over the limit");
+    src_bad(big, SG_DEV_CUDA, "over the limit");
     free(big);
     snprintf(p, sizeof p, "rm -rf %s", dir);
     assert_int_equal(system(p), 0);
 }
 
 static void hash(const char *s, const char *opts, char out[33]) {
-    sg_val_source_hash(s, strlen(s), opts, out);
+    sg_srcnorm_key(s, strlen(s), opts, out);
 }
 
 static void test_hash(void **st) {

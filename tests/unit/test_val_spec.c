@@ -121,8 +121,8 @@ static void test_task(void **st) {
     assert_int_equal(v, 3);
     assert_int_equal(t.buf[0].init, SG_VAL_INIT_NORMAL);
     assert_true(t.buf[0].b == 2.0);
-    assert_non_null(t.source[SG_VAL_OPENCL]);
-    assert_null(t.source[SG_VAL_CUDA]);
+    assert_non_null(t.source[SG_DEV_OPENCL]);
+    assert_null(t.source[SG_DEV_CUDA]);
     sg_val_task_free(&t);
 
     task_fails("\"f32\"", "\"f16\"", "unknown type \"f16\"");

@@ -1,0 +1,119 @@
+#include "common/cli.h"
+
+#include "common/units.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const sg_opt *find_opt(const sg_opt *opts, const char *name, size_t len) {
+    for (const sg_opt *o = opts; o && o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) return o;
+    return NULL;
+}
+
+static int store(const sg_opt *o, const char *value, sg_err *err) {
+    switch (o->kind) {
+    case SG_OPT_FLAG: *(int *)o->out = 1; return 0;
+    case SG_OPT_STR: *(const char **)o->out = value; return 0;
+    case SG_OPT_INT: return sg_parse_int(value, o->out, err);
+    case SG_OPT_DOUBLE: return sg_parse_double(value, o->out, err);
+    case SG_OPT_DURATION: return sg_parse_duration_ns(value, o->out, err);
+    case SG_OPT_SIZE: return sg_parse_size_bytes(value, o->out, err);
+    case SG_OPT_COUNT: return sg_parse_count(value, o->out, err);
+    case SG_OPT_FN: return o->fn(value, o->out, err);
+    }
+    return sg_errf(err, "internal: bad option kind");
+}
+
+int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...) {
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "specgen %s: %s\n", spec->name, msg);
+    if (code == SG_CLI_USAGE) fprintf(stderr, "Try 'specgen %s --help'.\n", spec->name);
+    return code;
+}
+
+int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos) {
+    int np = 0, only_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (only_pos || a[0] != '-' || a[1] == '\0') {
+            argv[1 + np++] = a; /* compact positionals at the front; never overtakes i */
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            sg_cli_print_help(spec);
+            return SG_CLI_HELP;
+        }
+        if (a[1] != '-')
+            return sg_cli_fail(spec, SG_CLI_USAGE,
+                               "unknown option '%s' (options are spelled --name)", a);
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const sg_opt *o = find_opt(spec->opts, name, len);
+        if (!o) return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
+        const char *value = NULL;
+        if (o->kind == SG_OPT_FLAG) {
+            if (eq)
+                return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' takes no value (got '%s')",
+                                   o->name, eq + 1);
+        } else if (eq) {
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' needs a value (%s)", o->name,
+                               o->metavar ? o->metavar : "VALUE");
+        }
+        sg_err err = {{0}};
+        if (store(o, value, &err) < 0)
+            return sg_cli_fail(spec, SG_CLI_USAGE, "--%s: %s", o->name, err.msg);
+    }
+    if (np < spec->min_pos)
+        return sg_cli_fail(spec, SG_CLI_USAGE, "missing argument: expected %s", spec->args);
+    if (spec->max_pos >= 0 && np > spec->max_pos)
+        return sg_cli_fail(spec, SG_CLI_USAGE, "unexpected argument '%s'", argv[1 + spec->max_pos]);
+    if (pos) *pos = argv + 1;
+    if (npos) *npos = np;
+    return SG_CLI_OK;
+}
+
+void sg_cli_print_help(const sg_cmd_spec *spec) {
+    printf("Usage: specgen %s%s%s%s\n\n%s\n", spec->name, spec->args && *spec->args ? " " : "",
+           spec->args ? spec->args : "", spec->opts && spec->opts->name ? " [options]" : "",
+           spec->summary);
+    if (spec->opts && spec->opts->name) {
+        printf("\nOptions:\n");
+        for (const sg_opt *o = spec->opts; o->name; o++) {
+            char left[64];
+            if (o->kind == SG_OPT_FLAG)
+                snprintf(left, sizeof left, "--%s", o->name);
+            else
+                snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+            printf("  %-26s %s", left, o->help);
+            if (o->def) printf(" (default: %s)", o->def);
+            printf("\n");
+        }
+    }
+    printf("  %-26s %s\n", "-h, --help", "show this help");
+    if (spec->details) printf("\n%s\n", spec->details);
+}
+
+int sg_cli_not_built(const sg_cmd_spec *spec, int argc, char **argv, const char *tracking) {
+    int rc = sg_cli_parse(spec, argc, argv, NULL, NULL);
+    if (rc == SG_CLI_HELP) {
+        printf("\nNote: 'specgen %s' is not built yet (%s).\n", spec->name, tracking);
+        return 0;
+    }
+    if (rc == SG_CLI_USAGE) return 2;
+    fprintf(stderr, "specgen %s: not built yet (%s); nothing was done.\n", spec->name, tracking);
+    return 2;
+}

@@ -1,0 +1,69 @@
+/* cli.h — declarative command-line parsing shared by every `specgen` command.
+ *
+ * Contract: a command describes itself with an sg_cmd_spec (usage line, summary,
+ * options, positional bounds, longer help). sg_cli_parse accepts `--name value`,
+ * `--name=value`, flags, `--` and `-h/--help`, writes parsed values into the option
+ * slots, and moves positional arguments to the front of argv (so *pos points into
+ * argv). It prints to stdout for --help (returns SG_CLI_HELP) and one message to
+ * stderr naming the option and the bad value for any usage error (returns
+ * SG_CLI_USAGE; the command exits 2). Slots of options not given keep their values,
+ * which are the defaults shown in --help when `def` is set. */
+#ifndef SG_CLI_H
+#define SG_CLI_H
+
+#include "common/err.h"
+
+#include <stdint.h>
+
+/* One `specgen <command>`: the table of them lives on top (orchestrator/commands.c). */
+typedef struct sg_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} sg_command;
+
+typedef enum {
+    SG_OPT_FLAG,     /* int*: set to 1 */
+    SG_OPT_STR,      /* const char**: borrowed from argv */
+    SG_OPT_INT,      /* int64_t* */
+    SG_OPT_DOUBLE,   /* double* */
+    SG_OPT_DURATION, /* int64_t* nanoseconds: 90, 30s, 30m, 2h */
+    SG_OPT_SIZE,     /* uint64_t* bytes: 4096, 64k, 4G */
+    SG_OPT_COUNT,    /* uint64_t*: 500, 500k, 2M */
+    SG_OPT_FN,       /* custom: fn(value, out, err); may repeat */
+} sg_opt_kind;
+
+typedef struct sg_opt {
+    const char *name; /* long name without "--" */
+    sg_opt_kind kind;
+    void *out;
+    const char *metavar; /* shown in help: --target X */
+    const char *help;
+    const char *def; /* default shown in help, or NULL */
+    int (*fn)(const char *value, void *out, sg_err *err);
+} sg_opt;
+
+typedef struct sg_cmd_spec {
+    const char *name;     /* "optimize" */
+    const char *args;     /* "TASK_DIR|KERNEL.cu" */
+    const char *summary;  /* one line for `specgen --help` */
+    const char *details;  /* paragraphs printed after the options; may be NULL */
+    const sg_opt *opts;   /* ends with {NULL} */
+    int min_pos, max_pos; /* positional bounds; max_pos < 0: unlimited */
+} sg_cmd_spec;
+
+enum { SG_CLI_OK = 0, SG_CLI_HELP = 1, SG_CLI_USAGE = 2 };
+
+int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos);
+void sg_cli_print_help(const sg_cmd_spec *spec);
+
+/* For commands whose implementation has not landed: parse (so bad options are still
+ * reported), then say plainly that it is not built yet and which issue tracks it.
+ * Returns the exit code (0 for --help, 2 otherwise). */
+int sg_cli_not_built(const sg_cmd_spec *spec, int argc, char **argv, const char *tracking);
+
+/* Print "specgen CMD: message" to stderr and return 2 (usage) or 1 (runtime). */
+int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

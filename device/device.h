@@ -1,0 +1,220 @@
+/* device.h — running code on a device: the backends, the compile cache, and the sandboxed
+ * worker processes that hold a device context and run jobs for their parent.
+ *
+ * Contract
+ *  - Languages: cuda (NVRTC + driver API + CUPTI, all loaded at run time, so specgen runs and
+ *    explains itself without them) and opencl (any ICD; PoCL on the CPU). A backend
+ *    (sg_be_ops) compiles sources into programs, owns device memory and launches kernels;
+ *    one sg_be per worker process holds the device context. Every backend function returns
+ *    0 or -1 with err filled; SG_BE_STICKY means the context is unusable and the worker must
+ *    exit; open() returns SG_BE_NODEV when the backend cannot run on this machine.
+ *  - A worker's device (sg_dev) is its backend plus a compile cache keyed by the normalized
+ *    source hash (common/srcnorm.h), options, architecture, kernels and folder.
+ *  - A process pool (sg_dev_pool) owns one worker process per slot, forked on first use and
+ *    reused across jobs. What a job means is not known here: whoever creates the pool hands
+ *    in a table of job kinds (a name and the function that runs it inside the worker); the
+ *    request's "type" picks the kind, "ping" is answered by the worker itself. The pool
+ *    kills a worker at the job's compile deadline, or at its run deadline (a "phase"
+ *    message from the worker restarts the run deadline), and starts a fresh worker on the
+ *    next job after it was killed, died, or announced that its context is lost. It
+ *    reports what happened to the process (sg_dev_outcome: a reply, a deadline passed, the
+ *    worker died with a wait status); the caller maps that to its own verdicts.
+ *  - Candidate code never runs in the caller's process. Times are the caller's clock in
+ *    ms; nothing here reads a clock for policy (the synchronous call waits on the
+ *    monotonic clock, for command-line use).
+ *  - Wire format between parent and worker: a 4-byte big-endian length, then JSON. */
+#ifndef SG_DEVICE_H
+#define SG_DEVICE_H
+
+#include "common/buf.h"
+#include "common/err.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- languages (one backend each) ---- */
+typedef enum { SG_DEV_CUDA = 0, SG_DEV_OPENCL = 1, SG_DEV_NLANG = 2 } sg_dev_lang;
+const char *sg_dev_lang_name(sg_dev_lang l); /* "cuda", "opencl" */
+int sg_dev_lang_parse(const char *s, sg_dev_lang *out, sg_err *err);
+/* From a file name: .cu/.cuh -> cuda, .cl -> opencl; -1 if unknown. */
+int sg_dev_lang_of_path(const char *path, sg_dev_lang *out);
+
+typedef struct sg_dev_kind sg_dev_kind;
+
+/* ---- what a pool of workers runs on ---- */
+typedef struct sg_dev_opts {
+    sg_dev_lang device;
+    int slots;                          /* worker processes (default 1) */
+    const char *arch;                   /* CUDA: "sm_90"; NULL: the device's own */
+    int compile_only;                   /* compile, never run (CUDA: no GPU needed) */
+    int64_t compile_timeout_ms;         /* default 30000 */
+    int64_t run_timeout_ms;             /* default 20000 */
+    uint64_t mem_limit;                 /* RLIMIT_AS of a worker in bytes; 0: default */
+    int opencl_platform, opencl_device; /* indices (default 0, 0) */
+    /* The job kinds the workers serve, handed in by whoever starts them (validator.h's
+     * pool: NULL means validation alone; profiler.h names validation + profiling). */
+    const sg_dev_kind *const *kinds;
+    int nkinds;
+} sg_dev_opts;
+void sg_dev_opts_default(sg_dev_opts *o);
+
+/* ---- the backend interface ---- */
+enum { SG_BE_STICKY = -2, SG_BE_NODEV = -3 };
+
+typedef struct sg_be sg_be;
+typedef struct sg_be_prog sg_be_prog;
+typedef struct sg_be_mem sg_be_mem;
+
+typedef struct sg_be_arg {
+    sg_be_mem *mem; /* a buffer argument (payload starts at `offset`), or NULL */
+    size_t offset, bytes;
+    unsigned char scalar[8]; /* a scalar argument's bytes (size `bytes`) when mem == NULL */
+} sg_be_arg;
+
+typedef struct sg_be_limits {
+    uint64_t max_block;   /* threads per block / work-group */
+    uint64_t max_grid[3]; /* blocks per dimension */
+    uint64_t max_smem;    /* shared / local memory bytes per block */
+    size_t align;         /* sub-buffer offset alignment in bytes */
+    char arch[16];        /* CUDA: "sm_90" (what NVRTC compiles for); OpenCL: "" */
+} sg_be_limits;
+
+/* ---- for the profiler: static facts of one kernel (0 where the backend cannot tell) ---- */
+typedef struct sg_be_facts {
+    uint64_t wg_limit;      /* most threads per block / work-group this kernel allows */
+    uint64_t private_bytes; /* OpenCL: private memory per work-item */
+    uint64_t local_bytes;   /* CUDA: local memory per thread (spills, local arrays) */
+    uint64_t shared_bytes;  /* shared / __local memory per block, static + dynamic */
+    int registers;          /* CUDA: registers per thread */
+    double occupancy;       /* theoretical, 0..1 */
+    const char *limiter;    /* a string literal: what limits the occupancy */
+} sg_be_facts;
+
+typedef struct sg_be_ops {
+    const char *name;
+    /* compile_only: no device needed (CUDA: NVRTC for arch). */
+    int (*open)(sg_be **be, const sg_dev_opts *o, sg_err *err);
+    void (*close)(sg_be *be);
+    void (*limits)(sg_be *be, sg_be_limits *l);
+    /* Returns 0, or -1 with a one-line reason in err and the compiler log in log. */
+    int (*compile)(sg_be *be, const char *src, const char *include_dir, const char *const *kernels,
+                   int nkernels, sg_be_prog **prog, sg_buf *log, sg_err *err);
+    void (*free_prog)(sg_be *be, sg_be_prog *prog);
+    int (*alloc)(sg_be *be, size_t bytes, sg_be_mem **mem, sg_err *err);
+    void (*free_mem)(sg_be *be, sg_be_mem *mem);
+    int (*write)(sg_be *be, sg_be_mem *mem, size_t off, const void *src, size_t n, sg_err *err);
+    int (*read)(sg_be *be, sg_be_mem *mem, size_t off, void *dst, size_t n, sg_err *err);
+    int (*launch)(sg_be *be, sg_be_prog *prog, int kernel, const sg_be_arg *args, int nargs,
+                  const uint64_t grid[3], const uint64_t block[3], uint64_t smem, sg_err *err);
+    int (*finish)(sg_be *be, sg_err *err);
+    /* ---- for the profiler (NULL where a backend lacks them) ---- */
+    /* A timed region: launches between begin and end are recorded; end waits for them and
+     * gives device time in ns from the first kernel's start to the last kernel's end. */
+    int (*time_begin)(sg_be *be, sg_err *err);
+    int (*time_end)(sg_be *be, double *ns, sg_err *err);
+    /* Write n bytes on the device (the cache flush between timed runs). */
+    int (*fill)(sg_be *be, sg_be_mem *mem, size_t n, sg_err *err);
+    uint64_t (*llc_bytes)(sg_be *be); /* last-level cache size; 0: unknown */
+    int (*facts)(sg_be *be, sg_be_prog *prog, int kernel, const uint64_t block[3], uint64_t smem,
+                 sg_be_facts *f, sg_err *err);
+    /* Hardware metrics of the launches between begin and end, as one line; begin returns
+     * -1 with "metrics unavailable: why" in err when the device cannot collect them. */
+    int (*metrics_begin)(sg_be *be, sg_err *err);
+    int (*metrics_end)(sg_be *be, char *out, size_t n, sg_err *err);
+    /* Peak memory bandwidth (GB/s) and FP32 arithmetic (GFLOP/s) for the roofline. */
+    int (*peaks)(sg_be *be, double *gbs, double *gflops, sg_err *err);
+} sg_be_ops;
+
+extern const sg_be_ops sg_be_opencl_ops;
+extern const sg_be_ops sg_be_cuda_ops;
+const sg_be_ops *sg_be_ops_for(sg_dev_lang lang);
+
+/* ---- compile cache: normalized-source hash -> compiled program (LRU) ---- */
+typedef struct sg_dev_cache sg_dev_cache;
+sg_dev_cache *sg_dev_cache_new(const sg_be_ops *ops, sg_be *be, int capacity);
+void sg_dev_cache_free(sg_dev_cache *c);
+/* Compile (or find) src with kernels; *hit tells which. The program stays owned by the
+ * cache. On failure the compiler's log is in log. */
+int sg_dev_cache_get(sg_dev_cache *c, const char *src, const char *dir, const char *const *kernels,
+                     int nk, const char *opts, sg_be_prog **prog, int *hit, char hash[33],
+                     sg_buf *log, sg_err *err);
+
+/* ---- the device side of one worker ---- */
+typedef struct sg_dev {
+    const sg_be_ops *ops;
+    sg_be *be;
+    sg_dev_cache *cache;
+    sg_dev_opts opts;
+    sg_dev_lang lang;
+    char arch[16];
+    /* Opening the device: 0 open; -1 or SG_BE_NODEV: failed, open_err says why. The worker
+     * opens it before the first job that is not a ping; a job kind checks open_rc. */
+    int open_rc;
+    sg_err open_err;
+    /* Called between compile and run (and between batches of runs), so the parent can
+     * switch to the run deadline. */
+    void (*phase)(void *arg, const char *phase);
+    void *phase_arg;
+} sg_dev;
+
+/* Open the backend (0, -1, or SG_BE_NODEV with the explanation in err). */
+int sg_dev_open(sg_dev *d, const sg_dev_opts *o, sg_err *err);
+void sg_dev_close(sg_dev *d);
+
+/* ---- job kinds: what the workers of a pool can run ---- */
+struct sg_dev_kind {
+    const char *name; /* the request's "type" */
+    /* Runs inside the worker: fills *reply (an object the worker sends back, adding "type"
+     * and "id") and returns 0, or SG_BE_STICKY when the context is lost (the worker
+     * answers, then exits). */
+    int (*run)(sg_dev *d, const json_t *req, json_t **reply);
+};
+
+/* ---- the process pool ---- */
+typedef enum {
+    SG_DEV_REPLY,            /* the worker answered: reply */
+    SG_DEV_COMPILE_DEADLINE, /* still compiling at the compile deadline: killed */
+    SG_DEV_RUN_DEADLINE,     /* still running at the run deadline: killed */
+    SG_DEV_DIED,             /* the worker died (crashed, was killed, or the socket failed) */
+} sg_dev_outcome_kind;
+
+typedef struct sg_dev_outcome {
+    sg_dev_outcome_kind kind;
+    json_t *reply;    /* SG_DEV_REPLY: the worker's reply, the caller's to json_decref */
+    int64_t limit_ms; /* the deadline's duration (the *_DEADLINE kinds) */
+    int compiling;    /* SG_DEV_DIED: it died before its "phase" message (compiling) */
+    int status;       /* SG_DEV_DIED: the wait status */
+    char how[128];    /* SG_DEV_DIED: the status in words ("killed by signal 11 (SIGSEGV)") */
+} sg_dev_outcome;
+
+typedef struct sg_dev_pool sg_dev_pool;
+/* The kinds table in o must outlive the pool. */
+int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err);
+void sg_dev_pool_free(sg_dev_pool *p);
+const sg_dev_opts *sg_dev_pool_opts(const sg_dev_pool *p);
+/* Start req (an object: "type" and the kind's fields; the pool sets "id") on an idle slot,
+ * starting its worker if needed. compile_ms / run_ms: this job's deadlines (0: the
+ * pool's). 0: running; -1: no such slot, the slot is busy, or no worker could start. */
+int sg_dev_pool_submit(sg_dev_pool *p, int slot, json_t *req, int64_t compile_ms, int64_t run_ms,
+                       int64_t now_ms, sg_err *err);
+/* While a slot is busy: the socket to watch for readability, and when the current phase
+ * times out (-1 and INT64_MAX when idle). */
+int sg_dev_pool_fd(const sg_dev_pool *p, int slot);
+int64_t sg_dev_pool_deadline(const sg_dev_pool *p, int slot);
+/* Call when fd is readable or the deadline passed. 1: still running; 0: done, out filled,
+ * the slot idle again (a killed or dead worker is started again on the next submit). */
+int sg_dev_pool_step(sg_dev_pool *p, int slot, int64_t now_ms, sg_dev_outcome *out);
+/* Submit and wait for the outcome (on the monotonic clock). 0, or -1 when submit failed. */
+int sg_dev_pool_call(sg_dev_pool *p, int slot, json_t *req, int64_t compile_ms, int64_t run_ms,
+                     sg_dev_outcome *out, sg_err *err);
+/* How many times the slot's worker was (re)started. */
+int sg_dev_pool_spawns(const sg_dev_pool *p, int slot);
+
+/* ---- wire format: 4-byte big-endian length, then a JSON object ---- */
+#define SG_DEV_MAX_MSG (64u << 20)
+int sg_dev_msg_send(int fd, const json_t *msg, sg_err *err);
+/* timeout_ms < 0: wait forever. Returns 0, 1 on timeout, -1 on error/EOF (err says). */
+int sg_dev_msg_recv(int fd, int timeout_ms, json_t **msg, sg_err *err);
+
+#endif

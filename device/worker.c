@@ -1,0 +1,113 @@
+/* The worker process: holds the device context and the compile cache, serves jobs of the
+ * kinds its pool was given from its socket one at a time, and exits when the socket
+ * closes or the context is lost.
+ * Limits: no core dumps, an address-space cap, a CPU-time cap over its whole life (the
+ * pool replaces it when that runs out), and it dies with its parent. */
+#include "device/device.h"
+
+#include "device/worker.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define WORKER_CPU_SECONDS 3600
+
+typedef struct worker {
+    int sock;
+    json_int_t id;
+    sg_dev dev;
+    int opened; /* the device was opened (dev.open_rc says whether that worked) */
+} worker;
+
+static void limits(const sg_dev_opts *o) {
+    struct rlimit core = {0, 0};
+    setrlimit(RLIMIT_CORE, &core);
+    struct rlimit cpu = {WORKER_CPU_SECONDS, WORKER_CPU_SECONDS + 10};
+    setrlimit(RLIMIT_CPU, &cpu);
+#if defined(__SANITIZE_ADDRESS__)
+    /* AddressSanitizer's shadow already maps terabytes: an address-space cap would make
+     * every later mapping fail. Sanitizer builds (make test-asan) run without it. */
+    int cap_memory = 0;
+#else
+    int cap_memory = 1;
+#endif
+    if (o->mem_limit && cap_memory) {
+        struct rlimit as = {o->mem_limit, o->mem_limit};
+        setrlimit(RLIMIT_AS, &as);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static void send_phase(void *arg, const char *phase) {
+    worker *w = arg;
+    json_t *m = json_pack("{s:s, s:I, s:s}", "type", "phase", "id", w->id, "phase", phase);
+    sg_dev_msg_send(w->sock, m, NULL);
+    json_decref(m);
+}
+
+static void open_device(worker *w, const sg_dev_opts *o) {
+    if (w->opened) return;
+    w->opened = 1;
+    w->dev.open_rc = sg_dev_open(&w->dev, o, &w->dev.open_err);
+    w->dev.phase = send_phase;
+    w->dev.phase_arg = w;
+}
+
+static const sg_dev_kind *find_kind(const sg_dev_opts *o, const char *type) {
+    for (int i = 0; type && i < o->nkinds; i++)
+        if (!strcmp(o->kinds[i]->name, type)) return o->kinds[i];
+    return NULL;
+}
+
+int sg_dev_worker_main(int sock, void *arg) {
+    const sg_dev_opts *o = arg;
+    if (sock != 3) {
+        dup2(sock, 3);
+        close(sock);
+    }
+    close_range(4, ~0U, 0); /* other workers' sockets must not stay open in this one */
+    if (!getenv("SPECGEN_WORKER_STDERR")) { /* compilers chatter on stderr; results carry logs */
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+            close(null);
+        }
+    }
+    worker w = {.sock = 3};
+    limits(o);
+    for (;;) {
+        json_t *req = NULL;
+        sg_err err;
+        if (sg_dev_msg_recv(w.sock, -1, &req, &err) != 0) break;
+        const char *type = json_string_value(json_object_get(req, "type"));
+        w.id = json_integer_value(json_object_get(req, "id"));
+        json_t *reply = NULL;
+        int rc = 0;
+        const sg_dev_kind *kind = find_kind(o, type);
+        if (type && !strcmp(type, "ping")) {
+            reply = json_object();
+        } else if (kind) {
+            open_device(&w, o);
+            rc = kind->run(&w.dev, req, &reply);
+            if (!reply) reply = json_pack("{s:s}", "error", "the job gave no reply");
+        } else {
+            reply = json_pack("{s:s}", "error", "unknown job type");
+        }
+        if (rc == SG_BE_STICKY) json_object_set_new(reply, "exiting", json_true());
+        json_object_set_new(reply, "type", json_string("result"));
+        json_object_set_new(reply, "id", json_integer(w.id));
+        sg_dev_msg_send(w.sock, reply, NULL);
+        json_decref(reply);
+        json_decref(req);
+        if (rc == SG_BE_STICKY) return 3; /* the context is gone: let the pool replace us */
+    }
+    if (w.opened && w.dev.open_rc == 0) sg_dev_close(&w.dev);
+    return 0;
+}

@@ -1,0 +1,300 @@
+/* `specgen llm-check`: what a user runs first against an endpoint. One short stream
+ * to the end (dialect, token counts, time to first token, speed, usage), then one
+ * stream aborted after a few tokens, and the server's /metrics read to see whether
+ * it really stopped generating. */
+#include "common/buf.h"
+#include "common/json.h"
+#include "common/units.h"
+#include "common/cli.h"
+#include "llm/llm.h"
+#include "llm/llm_metrics.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct check {
+    sg_loop *loop;
+    sg_llm_stream *abort_me;
+    int64_t seen, abort_after;
+    sg_llm_result res;
+    int ended, failed, aborted;
+    char err[1400];
+} check;
+
+static void on_delta(void *arg, const char *t, size_t n) {
+    check *c = arg;
+    if (!c->abort_me || ++c->seen < c->abort_after) return;
+    sg_llm_abort(c->abort_me, &c->res);
+    c->abort_me = NULL;
+    c->aborted = c->ended = 1;
+    sg_loop_stop(c->loop);
+}
+
+static void on_finish(void *arg, const sg_llm_result *r) {
+    check *c = arg;
+    c->res = *r;
+    c->ended = 1;
+    c->abort_me = NULL;
+    sg_loop_stop(c->loop);
+}
+
+static void on_error(void *arg, const char *msg, const sg_llm_result *r) {
+    check *c = arg;
+    c->res = *r;
+    c->ended = c->failed = 1;
+    c->abort_me = NULL;
+    snprintf(c->err, sizeof c->err, "%s", msg);
+    sg_loop_stop(c->loop);
+}
+
+static int run_stream(sg_llm *llm, sg_loop *loop, const sg_llm_request *req, int64_t abort_after,
+                      check *c) {
+    memset(c, 0, sizeof *c);
+    c->loop = loop;
+    c->abort_after = abort_after;
+    sg_llm_callbacks cb = {on_delta, on_delta, NULL, on_finish, on_error, c};
+    sg_err err;
+    sg_llm_stream *s = sg_llm_start(llm, req, &cb, &err);
+    if (!s) {
+        snprintf(c->err, sizeof c->err, "%s", err.msg);
+        return c->failed = 1, -1;
+    }
+    if (abort_after > 0) c->abort_me = s;
+    if (sg_loop_run(loop, &err) < 0) {
+        snprintf(c->err, sizeof c->err, "%s", err.msg);
+        return c->failed = 1, -1;
+    }
+    return c->failed ? -1 : 0;
+}
+
+static size_t collect(char *p, size_t sz, size_t nm, void *arg) {
+    sg_buf_append(arg, p, sz * nm);
+    return sz * nm;
+}
+
+/* The first model the server lists, when the user named none. */
+static char *first_model(const char *url, sg_err *err) {
+    sg_buf u = {0}, body = {0};
+    sg_buf_append_str(&u, url);
+    while (u.len && u.data[u.len - 1] == '/') u.data[--u.len] = '\0';
+    if (!(u.len >= 3 && !strcmp(u.data + u.len - 3, "/v1"))) sg_buf_append_str(&u, "/v1");
+    sg_buf_append_str(&u, "/models");
+    CURL *e = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, u.data);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
+    CURLcode rc = curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    char *model = NULL;
+    json_t *root =
+        rc == CURLE_OK ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
+    json_t *id = json_object_get(json_array_get(json_object_get(root, "data"), 0), "id");
+    if (json_is_string(id))
+        model = sg_xstrdup(json_string_value(id));
+    else if (rc != CURLE_OK)
+        sg_errf(err, "%s: %s", u.data, curl_easy_strerror(rc));
+    else
+        sg_errf(err, "%s lists no model; name one with --model", u.data);
+    json_decref(root);
+    sg_buf_free(&u);
+    sg_buf_free(&body);
+    return model;
+}
+
+/* After an abort: does the server's running count drop and its token count stop? */
+static void probe_stop(const char *url, sg_buf *verdict, json_t *j) {
+    sg_llm_metrics m, m2;
+    sg_err err;
+    struct timespec t0, t1, nap = {0, 20 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = sg_llm_metrics_fetch(url, 2000, &m, &err);
+    if (rc != 0) {
+        sg_buf_append_str(
+            verdict, rc > 0
+                         ? "connection closed; the server has no /metrics, so whether it stopped "
+                           "generating is unknown"
+                         : "connection closed; /metrics could not be read");
+        json_object_set_new(j, "server_stopped", json_null());
+        return;
+    }
+    for (int i = 0; i < 100 && m.running > 0; i++) {
+        nanosleep(&nap, NULL);
+        if (sg_llm_metrics_fetch(url, 2000, &m, &err) != 0) break;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    struct timespec settle = {0, 300 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+    int again = sg_llm_metrics_fetch(url, 2000, &m2, &err) == 0;
+    int stopped = m.running == 0 && again && m2.generated == m.generated;
+    sg_buf_printf(verdict,
+                  "connection closed; server %s (%s %g after %ld ms; generated tokens %s over the "
+                  "next 300 ms)",
+                  stopped ? "stopped generating" : "still generating", m.running_name, m.running,
+                  ms, again && m2.generated == m.generated ? "unchanged" : "still growing");
+    json_object_set_new(j, "server_stopped", json_boolean(stopped));
+}
+
+int sg_cmd_llm_check(int argc, char **argv) {
+    const char *url = NULL, *model_opt = NULL, *prompt = NULL, *extra = NULL;
+    int completions = 0, as_json = 0;
+    int64_t max_tokens = 64, abort_after = 5, timeout_ns = 60 * SG_SEC;
+    const sg_opt opts[] = {
+        {"llm", SG_OPT_STR, &url, "URL", "endpoint base URL (http://host:port or .../v1)", NULL,
+         NULL},
+        {"model", SG_OPT_STR, &model_opt, "NAME", "model name (default: the first in /v1/models)",
+         NULL, NULL},
+        {"completions", SG_OPT_FLAG, &completions, NULL, "use /v1/completions instead of chat",
+         NULL, NULL},
+        {"prompt", SG_OPT_STR, &prompt, "TEXT", "prompt to send", "a short arithmetic question",
+         NULL},
+        {"extra", SG_OPT_STR, &extra, "JSON",
+         "object merged into each request body (e.g. logit_bias)", NULL, NULL},
+        {"max-tokens", SG_OPT_INT, &max_tokens, "N", "tokens for the full stream", "64", NULL},
+        {"abort-after", SG_OPT_INT, &abort_after, "N",
+         "tokens before the abort test closes its stream (0: skip)", "5", NULL},
+        {"timeout", SG_OPT_DURATION, &timeout_ns, "D", "first-token and idle timeout", "60s", NULL},
+        {"json", SG_OPT_FLAG, &as_json, NULL, "print one JSON object (for scripts)", NULL, NULL},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    };
+    const sg_cmd_spec spec = {
+        "llm-check",
+        "",
+        "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.",
+        "Streams one short request to the end and reports the dialect detected from the\n"
+        "chunks (vllm, vllm-legacy, sglang, deepseek, llamacpp, llama-cpp-python,\n"
+        "openai-compatible), reasoning and content tokens, time to first token, tokens per\n"
+        "second and whether the server reported usage. Then it streams again, closes the\n"
+        "connection after --abort-after tokens, and reads the server's /metrics to see\n"
+        "whether the request really stopped (vLLM, SGLang, llama.cpp --metrics).\n"
+        "The API key comes from $SPECGEN_API_KEY or $OPENAI_API_KEY and is never printed.\n"
+        "Exit status: 0 when the stream worked, 1 when it did not, 2 for usage errors.\n"
+        "\nExample:\n  specgen llm-check --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n",
+        opts,
+        0,
+        0};
+    int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc) return rc == SG_CLI_HELP ? 0 : rc;
+    if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
+    if (max_tokens < 1)
+        return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be >= 1", (long long)max_tokens);
+    if (abort_after < 0)
+        return sg_cli_fail(&spec, 2, "--abort-after: '%lld' must be >= 0", (long long)abort_after);
+    sg_err err;
+    if (extra) {
+        json_t *x = json_loads(extra, 0, NULL);
+        int is_obj = json_is_object(x);
+        json_decref(x);
+        if (!is_obj) return sg_cli_fail(&spec, 2, "--extra: '%s' is not a JSON object", extra);
+    }
+    char *model = model_opt ? sg_xstrdup(model_opt) : first_model(url, &err);
+    if (!model) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    sg_loop *loop = sg_loop_new_real(&err);
+    sg_curl_loop *cl = loop ? sg_curl_loop_new(loop, &err) : NULL;
+    sg_llm_config cfg = {.urls = &url,
+                         .n_urls = 1,
+                         .first_token_timeout_ns = timeout_ns,
+                         .idle_timeout_ns = timeout_ns,
+                         .max_retries = 2};
+    sg_llm *llm = cl ? sg_llm_new(cl, &cfg, &err) : NULL;
+    if (!llm) {
+        sg_curl_loop_free(cl);
+        sg_loop_free(loop);
+        free(model);
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    }
+    if (!prompt)
+        prompt = completions ? "Question: what is 17 * 23? Think step by step.\nAnswer:"
+                             : "What is 17 * 23? Think briefly, then answer.";
+    sg_llm_request req = {.api = completions ? SG_LLM_COMPLETIONS : SG_LLM_CHAT,
+                          .model = model,
+                          .user = prompt,
+                          .prompt = prompt,
+                          .max_tokens = max_tokens,
+                          .temperature = 0,
+                          .extra_json = extra};
+    check full, ab;
+    run_stream(llm, loop, &req, 0, &full);
+    const sg_llm_result *r = &full.res;
+    json_t *j = json_object();
+    json_object_set_new(j, "endpoint", json_string(r->endpoint ? r->endpoint : url));
+    json_object_set_new(j, "api", json_string(completions ? "completions" : "chat"));
+    json_object_set_new(j, "model", json_string(model));
+    json_object_set_new(j, "ok", json_boolean(!full.failed));
+    sg_buf verdict = {0};
+    if (full.failed) json_object_set_new(j, "error", json_string(full.err));
+    if (!full.failed || r->t_first_ns) {
+        int64_t reasoning = r->usage.estimated || !r->usage.reasoning_tokens
+                                ? r->reasoning_chunks
+                                : r->usage.reasoning_tokens;
+        double ttft = r->t_first_ns ? (double)(r->t_first_ns - r->t_start_ns) / 1e6 : -1;
+        int64_t toks = r->usage.completion_tokens;
+        double dur = (double)(r->t_end_ns - r->t_first_ns) / 1e9;
+        json_object_set_new(j, "dialect", json_string(r->dialect));
+        json_object_set_new(j, "reasoning_tokens", json_integer(reasoning));
+        json_object_set_new(j, "reasoning_chunks", json_integer(r->reasoning_chunks));
+        json_object_set_new(j, "content_chunks", json_integer(r->content_chunks));
+        json_object_set_new(j, "completion_tokens", json_integer(toks));
+        json_object_set_new(j, "prompt_tokens", json_integer(r->usage.prompt_tokens));
+        json_object_set_new(j, "usage_reported", json_boolean(!r->usage.estimated));
+        json_object_set_new(j, "first_token_ms", json_real(ttft));
+        json_object_set_new(j, "tokens_per_s",
+                            json_real(toks > 1 && dur > 0 ? (double)(toks - 1) / dur : 0));
+        json_object_set_new(j, "finish_reason", json_string(r->finish_reason));
+    }
+    if (!full.failed && abort_after > 0) {
+        req.max_tokens = 4096;
+        run_stream(llm, loop, &req, abort_after, &ab);
+        json_object_set_new(j, "abort_tokens_received", json_integer(ab.seen));
+        if (ab.failed) {
+            sg_buf_printf(&verdict, "the abort test failed: %s", ab.err);
+        } else if (!ab.aborted) {
+            sg_buf_printf(
+                &verdict,
+                "not tested: the answer ended after %lld tokens, before --abort-after %lld",
+                (long long)ab.seen, (long long)abort_after);
+        } else {
+            probe_stop(url, &verdict, j);
+        }
+        json_object_set_new(j, "abort", json_string(verdict.data));
+    }
+    sg_llm_free(llm);
+    sg_curl_loop_free(cl);
+    sg_loop_free(loop);
+    if (as_json) {
+        char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", s);
+        free(s);
+    } else if (full.failed && !r->t_first_ns) {
+        fprintf(stderr, "specgen llm-check: %s\n", full.err);
+    } else {
+        printf("endpoint      %s (%s)\nmodel         %s\n",
+               json_string_value(json_object_get(j, "endpoint")),
+               completions ? "completions" : "chat", model);
+        printf("dialect       %s\n", r->dialect);
+        printf("reasoning     %lld tokens%s\n",
+               (long long)json_integer_value(json_object_get(j, "reasoning_tokens")),
+               r->usage.estimated || !r->usage.reasoning_tokens ? " (counted from chunks)"
+                                                                : " (server's count)");
+        printf("content       %lld chunks\n", (long long)r->content_chunks);
+        if (r->usage.estimated)
+            printf("usage         not reported by the server (counts estimated from chunks)\n");
+        else
+            printf("usage         reported: prompt %lld, completion %lld, reasoning %lld\n",
+                   (long long)r->usage.prompt_tokens, (long long)r->usage.completion_tokens,
+                   (long long)r->usage.reasoning_tokens);
+        printf("first token   %.1f ms\nspeed         %.1f tokens/s\nfinish        %s\n",
+               json_real_value(json_object_get(j, "first_token_ms")),
+               json_real_value(json_object_get(j, "tokens_per_s")),
+               r->finish_reason[0] ? r->finish_reason : "(none)");
+        if (full.failed) printf("error         %s\n", full.err);
+        if (verdict.data) printf("abort         %s\n", verdict.data);
+    }
+    json_decref(j);
+    sg_buf_free(&verdict);
+    free(model);
+    return full.failed ? 1 : 0;
+}

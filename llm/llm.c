@@ -1,0 +1,384 @@
+/* The stream lifecycle: queue → attempt (curl transfer) → deltas → finish / retry /
+ * error, and abort. libcurl forbids adding or removing transfers from inside its
+ * callbacks, so while one runs (llm->in_curl) starts and aborts are deferred to the
+ * loop's next step. */
+#include "llm/llm_impl.h"
+
+#include "common/log.h"
+#include "llm/llm_chunk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void attempt(sg_llm_stream *s);
+static void pump_queue(sg_llm *llm);
+
+static void release_ep(sg_llm_stream *s) {
+    if (s->ep) s->ep->running--;
+    s->ep = NULL;
+}
+
+static void stream_free(sg_llm_stream *s) {
+    sg_llm *llm = s->llm;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        llm->head = s->next;
+    if (s->next) s->next->prev = s->prev;
+    llm->active--;
+    sg_loop_timer_cancel(llm->loop, s->timer);
+    if (s->easy) curl_easy_cleanup(s->easy);
+    curl_slist_free_all(s->headers);
+    free(s->body);
+    sg_buf_free(&s->errbody);
+    sg_sse_free(&s->sse);
+    sg_llm_think_free(&s->think);
+    free(s);
+}
+
+static void detach(sg_llm_stream *s) {
+    if (s->attached) sg_curl_loop_remove(s->llm->cl, s->easy);
+    s->attached = 0;
+    release_ep(s);
+}
+
+static void fill_result(sg_llm_stream *s, sg_llm_result *r) {
+    *r = s->res;
+    r->t_end_ns = sg_loop_now(s->llm->loop);
+    r->dialect = sg_llm_dialect_name(s->features);
+    if (!s->saw_usage) { /* one delta chunk ≈ one token; prompt ≈ 4 bytes a token */
+        r->usage.prompt_tokens = (int64_t)(s->prompt_bytes / 4);
+        r->usage.completion_tokens = s->res.reasoning_chunks + s->res.content_chunks;
+        r->usage.reasoning_tokens = s->res.reasoning_chunks;
+        r->usage.estimated = 1;
+    }
+}
+
+/* Ends a stream that is not inside a curl callback: one final callback, then free. */
+static void end_stream(sg_llm_stream *s, const char *errmsg) {
+    sg_llm *llm = s->llm;
+    detach(s);
+    s->dead = 1;
+    sg_llm_result r;
+    fill_result(s, &r);
+    if (errmsg) {
+        if (s->cb.error) s->cb.error(s->cb.arg, errmsg, &r);
+    } else if (s->cb.finish) {
+        s->cb.finish(s->cb.arg, &r);
+    }
+    stream_free(s);
+    pump_queue(llm);
+}
+
+/* ---- end of an attempt ---- */
+
+static int retryable(sg_llm_stream *s, CURLcode rc) {
+    if (s->res.t_first_ns || s->fail_msg[0]) return 0;
+    if (rc == CURLE_OK) return s->status == 429 || s->status >= 500;
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+           rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
+           rc == CURLE_SEND_ERROR || rc == CURLE_PARTIAL_FILE;
+}
+
+static void on_retry_timer(sg_loop *loop, void *arg) {
+    sg_llm_stream *s = arg;
+    s->timer = 0;
+    attempt(s);
+}
+
+static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
+    sg_llm_stream *s = arg;
+    sg_llm *llm = s->llm;
+    s->attached = 0;
+    if (s->dead) return; /* aborted inside a callback: reap() frees it */
+    sg_loop_timer_cancel(llm->loop, s->timer);
+    s->timer = 0;
+    if (rc == CURLE_OK && s->status == 200 && !s->fail_msg[0]) {
+        llm->in_curl++; /* a callback that aborts this stream must not free it under us */
+        sg_llm_think_flush(&s->think, sg_llm_emit, s);
+        llm->in_curl--;
+        if (s->dead) return;
+        if (s->saw_done || s->res.finish_reason[0]) {
+            end_stream(s, NULL);
+            return;
+        }
+        sg_llm_fail_later(s, "%s after %lld tokens",
+                          "the stream ended without [DONE] or a finish_reason");
+    }
+    int max = llm->cfg.max_retries;
+    if (retryable(s, rc) && s->res.attempts <= max) {
+        int64_t delay = s->status == 429 && s->retry_after_ns
+                            ? s->retry_after_ns
+                            : sg_llm_route_backoff(llm, s->res.attempts);
+        /* Sideline a refusing endpoint past this retry (and at least a second), so the
+         * retry goes to another one when there is one. */
+        if (rc != CURLE_OK && s->ep)
+            s->ep->down_until = sg_loop_now(llm->loop) + delay + (delay > SG_SEC ? delay : SG_SEC);
+        sg_warn("llm", "%s%s: %s; retry %d of %d in %lld ms", s->ep ? s->ep->base : "", s->url_path,
+                rc != CURLE_OK     ? curl_easy_strerror(rc)
+                : s->status == 429 ? "HTTP 429 (busy)"
+                                   : "HTTP 5xx",
+                s->res.attempts, max, (long long)(delay / SG_MS));
+        release_ep(s);
+        s->timer = sg_loop_timer(llm->loop, delay, on_retry_timer, s);
+        pump_queue(llm);
+        return;
+    }
+    char msg[1400];
+    const char *where = s->ep ? s->ep->base : "";
+    if (s->fail_msg[0])
+        snprintf(msg, sizeof msg, "%s%s: %s", where, s->url_path, s->fail_msg);
+    else if (rc != CURLE_OK)
+        snprintf(msg, sizeof msg, "%s%s: %s after %lld tokens (%d attempts)", where, s->url_path,
+                 curl_easy_strerror(rc),
+                 (long long)(s->res.reasoning_chunks + s->res.content_chunks), s->res.attempts);
+    else
+        snprintf(msg, sizeof msg, "%s%s: HTTP %ld (%d attempts): %.300s", where, s->url_path,
+                 s->status, s->res.attempts, s->errbody.data ? s->errbody.data : "");
+    end_stream(s, msg);
+}
+
+/* First-token and idle watchdog: one timer, re-armed to the nearer deadline. */
+static void on_watchdog(sg_loop *loop, void *arg) {
+    sg_llm_stream *s = arg;
+    sg_llm *llm = s->llm;
+    s->timer = 0;
+    int64_t now = sg_loop_now(loop), deadline;
+    const char *what;
+    if (!s->res.t_first_ns) {
+        deadline = s->attempt_ns + llm->cfg.first_token_timeout_ns;
+        what = "no token within the first-token timeout";
+    } else {
+        deadline = s->last_byte_ns + llm->cfg.idle_timeout_ns;
+        what = "no data within the idle timeout";
+    }
+    if (now < deadline) {
+        s->timer = sg_loop_timer_at(loop, deadline, on_watchdog, s);
+        return;
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s%s: %s after %lld tokens", s->ep ? s->ep->base : "", s->url_path,
+             what, (long long)(s->res.reasoning_chunks + s->res.content_chunks));
+    end_stream(s, msg);
+}
+
+/* ---- start of an attempt ---- */
+
+static void attempt(sg_llm_stream *s) {
+    sg_llm *llm = s->llm;
+    sg_llm_endpoint *ep = sg_llm_route_pick(llm);
+    if (!ep) {
+        s->queued = 1;
+        return;
+    }
+    s->queued = 0;
+    s->ep = ep;
+    ep->running++;
+    s->res.attempts++;
+    s->res.endpoint = ep->base;
+    s->status = 0;
+    s->fail_msg[0] = '\0';
+    sg_buf_clear(&s->errbody);
+    sg_sse_reset(&s->sse);
+    char url[1024];
+    snprintf(url, sizeof url, "%s%s", ep->base, s->url_path);
+    CURL *e = s->easy;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(s->body));
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->headers);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sg_llm_on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, sg_llm_on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, s);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(llm->cfg.connect_timeout_ns / SG_MS));
+    if (s->trigger_ns > 0) {
+        curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, sg_llm_on_debug);
+        curl_easy_setopt(e, CURLOPT_DEBUGDATA, s);
+        curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+    }
+    sg_err err;
+    if (sg_curl_loop_add(llm->cl, e, on_done, s, &err) < 0) {
+        end_stream(s, err.msg);
+        return;
+    }
+    s->attached = 1;
+    s->attempt_ns = s->last_byte_ns = sg_loop_now(llm->loop);
+    s->timer = sg_loop_timer(llm->loop, llm->cfg.first_token_timeout_ns, on_watchdog, s);
+    if (!llm->in_curl) { /* a fork's bytes go out now, not after every ready socket */
+        llm->in_curl++;  /* the kick may end transfers: their callbacks must not re-enter */
+        sg_curl_loop_kick(llm->cl);
+        llm->in_curl--;
+    }
+}
+
+static void launch_deferred(sg_loop *loop, void *arg) {
+    sg_llm_stream *s = arg;
+    if (!s->dead) attempt(s);
+}
+
+static void reap(sg_loop *loop, void *arg) {
+    sg_llm_stream *s = arg;
+    sg_llm *llm = s->llm;
+    detach(s);
+    stream_free(s);
+    pump_queue(llm);
+}
+
+static void pump_deferred(sg_loop *loop, void *arg) {
+    sg_llm *llm = arg;
+    llm->pump_pending = 0;
+    pump_queue(llm);
+}
+
+static void pump_queue(sg_llm *llm) {
+    if (llm->in_curl) {
+        if (!llm->pump_pending) sg_loop_defer(llm->loop, pump_deferred, llm);
+        llm->pump_pending = 1;
+        return;
+    }
+    for (;;) {
+        sg_llm_stream *best = NULL;
+        for (sg_llm_stream *s = llm->head; s; s = s->next)
+            if (s->queued && !s->dead && (!best || s->priority >= best->priority)) best = s;
+        if (!best || !sg_llm_route_pick(llm)) return;
+        attempt(best);
+    }
+}
+
+/* ---- public ---- */
+
+sg_llm *sg_llm_new(sg_curl_loop *cl, const sg_llm_config *cfg, sg_err *err) {
+    if (!cfg->n_urls) {
+        sg_errf(err, "no LLM endpoint URL given");
+        return NULL;
+    }
+    sg_llm *llm = sg_xcalloc(1, sizeof *llm);
+    llm->cl = cl;
+    llm->loop = sg_curl_loop_loop(cl);
+    llm->cfg = *cfg;
+    sg_llm_config *c = &llm->cfg;
+    if (!c->connect_timeout_ns) c->connect_timeout_ns = 10 * SG_SEC;
+    if (!c->first_token_timeout_ns) c->first_token_timeout_ns = 300 * SG_SEC;
+    if (!c->idle_timeout_ns) c->idle_timeout_ns = 120 * SG_SEC;
+    if (c->max_retries == 0) c->max_retries = 4;
+    if (c->max_retries < 0) c->max_retries = 0;
+    if (!c->backoff_ns) c->backoff_ns = 250 * SG_MS;
+    if (!c->backoff_max_ns) c->backoff_max_ns = 20 * SG_SEC;
+    llm->rng = c->seed ? c->seed : 0x9e3779b97f4a7c15ull;
+    c->urls = NULL; /* borrowed only during this call */
+    llm->eps = sg_xcalloc(cfg->n_urls, sizeof *llm->eps);
+    llm->n_eps = cfg->n_urls;
+    for (size_t i = 0; i < cfg->n_urls; i++) {
+        if (!(llm->eps[i].base = sg_llm_route_base(cfg->urls[i], err))) {
+            sg_llm_free(llm);
+            return NULL;
+        }
+    }
+    const char *key = cfg->api_key;
+    if (!key || !*key) key = getenv("SPECGEN_API_KEY");
+    if (!key || !*key) key = getenv("OPENAI_API_KEY");
+    c->api_key = NULL;
+    if (key && *key) {
+        sg_buf h = {0};
+        sg_buf_printf(&h, "Authorization: Bearer %s", key);
+        llm->auth_header = sg_buf_steal(&h);
+    }
+    return llm;
+}
+
+void sg_llm_free(sg_llm *llm) {
+    if (!llm) return;
+    while (llm->head) {
+        detach(llm->head);
+        stream_free(llm->head);
+    }
+    for (size_t i = 0; i < llm->n_eps; i++) free(llm->eps[i].base);
+    free(llm->eps);
+    if (llm->auth_header) explicit_bzero(llm->auth_header, strlen(llm->auth_header));
+    free(llm->auth_header);
+    free(llm);
+}
+
+size_t sg_llm_active(const sg_llm *llm) { return llm->active; }
+
+int sg_llm_endpoint_running(const sg_llm *llm, size_t i) {
+    return i < llm->n_eps ? llm->eps[i].running : 0;
+}
+
+sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm_callbacks *cb,
+                            sg_err *err) {
+    char *body = sg_llm_body(req, err);
+    if (!body) return NULL;
+    sg_llm_stream *s = sg_xcalloc(1, sizeof *s);
+    s->llm = llm;
+    s->body = body;
+    s->easy = curl_easy_init();
+    if (!s->easy) {
+        free(body);
+        free(s);
+        sg_errf(err, "curl_easy_init failed");
+        return NULL;
+    }
+    s->url_path = req->api == SG_LLM_CHAT ? "/chat/completions" : "/completions";
+    s->cb = *cb;
+    s->priority = req->priority;
+    s->trigger_ns = req->trigger_ns;
+    s->prompt_bytes = strlen(req->api == SG_LLM_CHAT ? req->user : req->prompt) +
+                      (req->api == SG_LLM_CHAT && req->system ? strlen(req->system) : 0);
+    s->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    s->headers = curl_slist_append(s->headers, "Accept: text/event-stream");
+    s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+    if (llm->auth_header) s->headers = curl_slist_append(s->headers, llm->auth_header);
+    if (req->trigger_ns > 0) {
+        char h[64];
+        snprintf(h, sizeof h, "X-Specgen-Trigger-Ns: %lld", (long long)req->trigger_ns);
+        s->headers = curl_slist_append(s->headers, h);
+    }
+    sg_sse_init(&s->sse, sg_llm_on_event, sg_llm_on_comment, s);
+    sg_llm_think_init(&s->think, req->think);
+    s->res.t_start_ns = sg_loop_now(llm->loop);
+    s->next = llm->head;
+    if (llm->head) llm->head->prev = s;
+    llm->head = s;
+    llm->active++;
+    if (llm->in_curl)
+        sg_loop_defer(llm->loop, launch_deferred, s);
+    else
+        attempt(s);
+    return s;
+}
+
+sg_llm_stream *sg_llm_fork(sg_llm *llm, const char *model, const char *prompt, int64_t max_tokens,
+                           const sg_llm_callbacks *cb, sg_err *err) {
+    sg_llm_request req = {.api = SG_LLM_COMPLETIONS,
+                          .model = model,
+                          .prompt = prompt,
+                          .max_tokens = max_tokens,
+                          .temperature = -1,
+                          .think = SG_LLM_THINK_OFF,
+                          .priority = 1};
+    return sg_llm_start(llm, &req, cb, err);
+}
+
+void sg_llm_abort(sg_llm_stream *s, sg_llm_result *out) {
+    if (!s || s->dead) return;
+    sg_llm *llm = s->llm;
+    s->dead = 1;
+    sg_loop_timer_cancel(llm->loop, s->timer);
+    s->timer = 0;
+    if (out) {
+        fill_result(s, out);
+        snprintf(out->finish_reason, sizeof out->finish_reason, "client-abort");
+    }
+    if (llm->in_curl) {
+        release_ep(s); /* the slot is free now; the transfer goes right after this callback */
+        sg_loop_defer(llm->loop, reap, s);
+        return;
+    }
+    detach(s);
+    stream_free(s);
+    pump_queue(llm);
+}

@@ -1,0 +1,127 @@
+/* llm.h — streaming client for OpenAI-compatible LLM servers (vLLM, SGLang, DeepSeek,
+ * llama.cpp, llama-cpp-python, specgen replay-llm), driven by the event loop.
+ *
+ * Contract
+ * - sg_llm_start POSTs to /v1/chat/completions or /v1/completions with stream: true and
+ *   stream_options.include_usage, and returns at once; the request is written right
+ *   away (from inside a delta callback: right after that callback returns).
+ *   Deltas arrive through the callbacks on the loop thread as they are parsed:
+ *   `reasoning` gets the server's `reasoning` / `reasoning_content` deltas and, with
+ *   think mode AUTO or OPEN, the text inside <think>…</think> split out of `content`;
+ *   `content` gets the rest. Texts are not NUL-terminated and live for the call only.
+ * - Exactly one of `finish` or `error` ends a stream that the caller did not abort; the
+ *   handle is freed when that callback returns. sg_llm_abort (allowed from any
+ *   callback of any stream, including this one's deltas) closes the connection at once —
+ *   vLLM and SGLang then abort the request — fills *out with what was received, frees
+ *   the handle, and no callback of that stream runs afterwards.
+ * - Usage comes from the server's usage chunk; when there is none (aborted, or a server
+ *   that does not send it), counts are estimated from the delta chunks (one chunk = one
+ *   token) and marked estimated.
+ * - Retries with exponential backoff and jitter on connect errors, 429 (Retry-After
+ *   honoured) and 5xx, only before the first token; after it, a broken stream is an error
+ *   naming how many tokens had arrived. Timeouts: connect, first token, idle.
+ * - Several endpoint URLs: each request goes to the endpoint with the fewest running
+ *   streams (one that refused a connection is skipped for a while); with
+ *   max_per_endpoint set, requests beyond it wait in a queue (higher priority first,
+ *   then FIFO).
+ * - The API key (config, else $SPECGEN_API_KEY, else $OPENAI_API_KEY) is sent as a bearer
+ *   token and never logged or put in an error message.
+ * - Use the real loop (libcurl's timeouts are wall-clock). Single-threaded. */
+#ifndef SG_LLM_H
+#define SG_LLM_H
+
+#include "common/err.h"
+#include "common/curl_loop.h"
+#include "common/loop.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sg_llm sg_llm;
+typedef struct sg_llm_stream sg_llm_stream;
+
+typedef enum { SG_LLM_CHAT = 0, SG_LLM_COMPLETIONS = 1 } sg_llm_api;
+
+/* How <think> tags inside content are treated. AUTO: split when the text starts with
+ * <think>. OPEN: the prompt already opened <think>, so text is reasoning until </think>.
+ * OFF: content is content. */
+typedef enum { SG_LLM_THINK_AUTO = 0, SG_LLM_THINK_OPEN, SG_LLM_THINK_OFF } sg_llm_think_mode;
+
+typedef struct sg_llm_config {
+    const char *const *urls; /* base URLs: http://host:8000 or http://host:8000/v1 */
+    size_t n_urls;
+    int max_per_endpoint;           /* running streams per endpoint; 0: no cap */
+    const char *api_key;            /* NULL: from the environment (or none) */
+    int64_t connect_timeout_ns;     /* 0: 10 s */
+    int64_t first_token_timeout_ns; /* 0: 300 s (a long prompt's prefill) */
+    int64_t idle_timeout_ns;        /* 0: 120 s without a byte */
+    int max_retries;                /* < 0: none; 0: default 4 */
+    int64_t backoff_ns;             /* first retry delay; 0: 250 ms (doubles, jittered) */
+    int64_t backoff_max_ns;         /* 0: 20 s */
+    uint64_t seed;                  /* jitter; 0: fixed default */
+} sg_llm_config;
+
+typedef struct sg_llm_request {
+    sg_llm_api api;
+    const char *model;
+    const char *system, *user; /* chat: the two messages (system may be NULL) */
+    const char *assistant;     /* chat: a final assistant message the server continues
+                                  (sent with continue_final_message, no generation prompt) */
+    const char *prompt;        /* completions: the raw prompt (a fork's prefix) */
+    int64_t max_tokens;        /* 0: server default */
+    double temperature;        /* < 0: server default */
+    const char *extra_json;    /* JSON object merged into the body, or NULL */
+    sg_llm_think_mode think;
+    int priority;       /* when queued at the cap: higher starts first (forks) */
+    int64_t trigger_ns; /* > 0: sent as X-Specgen-Trigger-Ns (CLOCK_MONOTONIC) and t_sent_ns
+                           measured, for benchmarks */
+} sg_llm_request;
+
+typedef struct sg_llm_usage {
+    int64_t prompt_tokens, completion_tokens, reasoning_tokens;
+    int estimated; /* 1: counted from delta chunks, not reported by the server */
+} sg_llm_usage;
+
+typedef struct sg_llm_result {
+    char finish_reason[32]; /* "stop", "length", "abort" (server), "client-abort", or "" */
+    sg_llm_usage usage;
+    int64_t reasoning_chunks, content_chunks;
+    int64_t reasoning_bytes, content_bytes;
+    int64_t t_start_ns, t_first_ns, t_end_ns; /* loop times; t_first_ns 0: no token */
+    int64_t t_sent_ns; /* when the request's last bytes went to the socket; only measured
+                          for requests with trigger_ns > 0 (it costs a debug callback) */
+    int attempts;
+    const char *endpoint; /* borrowed from the client */
+    const char *dialect;  /* detected from the stream (static string) */
+} sg_llm_result;
+
+typedef struct sg_llm_callbacks {
+    void (*reasoning)(void *arg, const char *text, size_t len);
+    void (*content)(void *arg, const char *text, size_t len);
+    void (*usage)(void *arg, const sg_llm_usage *u);
+    void (*finish)(void *arg, const sg_llm_result *r);
+    void (*error)(void *arg, const char *msg, const sg_llm_result *r);
+    void *arg;
+} sg_llm_callbacks;
+
+sg_llm *sg_llm_new(sg_curl_loop *cl, const sg_llm_config *cfg, sg_err *err);
+/* Aborts every stream still running (no callbacks), then frees. Not from inside a
+ * callback of this client's streams (call it after sg_loop_run returned). */
+void sg_llm_free(sg_llm *llm);
+
+sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm_callbacks *cb,
+                            sg_err *err);
+/* A fork: a short completions request on a prompt that ends inside the answer. */
+sg_llm_stream *sg_llm_fork(sg_llm *llm, const char *model, const char *prompt, int64_t max_tokens,
+                           const sg_llm_callbacks *cb, sg_err *err);
+void sg_llm_abort(sg_llm_stream *s, sg_llm_result *out);
+
+/* Streams alive (running, queued or waiting to retry) over all endpoints. */
+size_t sg_llm_active(const sg_llm *llm);
+/* Streams running on endpoint i (in config order), for monitoring and tests. */
+int sg_llm_endpoint_running(const sg_llm *llm, size_t i);
+
+/* `specgen llm-check` (cmd_llm_check.c): probe an endpoint. */
+int sg_cmd_llm_check(int argc, char **argv);
+
+#endif

@@ -1,0 +1,62 @@
+/* The JSON body of a streamed chat or completions request. */
+#include "llm/llm_impl.h"
+
+#include "common/json.h"
+
+#include <string.h>
+
+char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
+    if (!req->model || !*req->model) {
+        sg_errf(err, "LLM request: no model name");
+        return NULL;
+    }
+    json_t *b = json_object();
+    json_object_set_new(b, "model", json_string(req->model));
+    if (req->api == SG_LLM_CHAT) {
+        if (!req->user) {
+            json_decref(b);
+            sg_errf(err, "LLM chat request: no user message");
+            return NULL;
+        }
+        json_t *msgs = json_array();
+        if (req->system)
+            json_array_append_new(
+                msgs, json_pack("{s:s, s:s}", "role", "system", "content", req->system));
+        json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", req->user));
+        if (req->assistant) {
+            /* vLLM / SGLang: render the template without a generation prompt and let the
+             * model go on from the end of this message. */
+            json_array_append_new(
+                msgs, json_pack("{s:s, s:s}", "role", "assistant", "content", req->assistant));
+            json_object_set_new(b, "continue_final_message", json_true());
+            json_object_set_new(b, "add_generation_prompt", json_false());
+        }
+        json_object_set_new(b, "messages", msgs);
+    } else {
+        if (!req->prompt) {
+            json_decref(b);
+            sg_errf(err, "LLM completions request: no prompt");
+            return NULL;
+        }
+        json_object_set_new(b, "prompt", json_string(req->prompt));
+    }
+    json_object_set_new(b, "stream", json_true());
+    json_object_set_new(b, "stream_options", json_pack("{s:b}", "include_usage", 1));
+    if (req->max_tokens > 0) json_object_set_new(b, "max_tokens", json_integer(req->max_tokens));
+    if (req->temperature >= 0) json_object_set_new(b, "temperature", json_real(req->temperature));
+    if (req->extra_json) {
+        json_t *x =
+            sg_json_parse(req->extra_json, strlen(req->extra_json), "LLM request extra JSON", err);
+        if (!x || !json_is_object(x)) {
+            if (x) sg_errf(err, "LLM request extra JSON must be an object");
+            json_decref(x);
+            json_decref(b);
+            return NULL;
+        }
+        json_object_update(b, x);
+        json_decref(x);
+    }
+    char *s = sg_json_dump(b);
+    json_decref(b);
+    return s;
+}

@@ -1,0 +1,95 @@
+#include "llm/llm_chunk.h"
+
+#include <string.h>
+
+static const char *str_of(json_t *o, const char *key, size_t *len) {
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v)) return NULL;
+    *len = json_string_length(v);
+    return json_string_value(v);
+}
+
+static int64_t int_of(json_t *o, const char *key) {
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+static void decode_usage(json_t *u, sg_llm_chunk *c) {
+    c->has_usage = 1;
+    c->features |= SG_LLM_F_USAGE;
+    c->usage.prompt_tokens = int_of(u, "prompt_tokens");
+    c->usage.completion_tokens = int_of(u, "completion_tokens");
+    json_t *d = json_object_get(u, "completion_tokens_details");
+    if (json_is_object(d) && json_is_integer(json_object_get(d, "reasoning_tokens")))
+        c->usage.reasoning_tokens = int_of(d, "reasoning_tokens");
+    else
+        c->usage.reasoning_tokens = int_of(u, "reasoning_tokens"); /* SGLang */
+}
+
+static void decode_fingerprint(json_t *root, sg_llm_chunk *c) {
+    size_t n;
+    const char *fp = str_of(root, "system_fingerprint", &n);
+    if (!fp) return;
+    if (!strncmp(fp, "fp_", 3))
+        c->features |= SG_LLM_F_FP_DEEPSEEK;
+    else if (fp[0] == 'b' && fp[1] >= '0' && fp[1] <= '9')
+        c->features |= SG_LLM_F_FP_BUILD;
+}
+
+static void decode_choice(json_t *ch, sg_llm_chunk *c) {
+    if (json_object_get(ch, "stop_reason")) c->features |= SG_LLM_F_STOP_REASON;
+    if (json_object_get(ch, "matched_stop")) c->features |= SG_LLM_F_MATCHED_STOP;
+    size_t n;
+    const char *fr = str_of(ch, "finish_reason", &n);
+    if (fr) c->finish_reason = fr;
+    json_t *delta = json_object_get(ch, "delta");
+    if (json_is_object(delta)) {
+        if ((c->reasoning = str_of(delta, "reasoning", &c->reasoning_len))) {
+            c->features |= SG_LLM_F_REASONING;
+        } else if ((c->reasoning = str_of(delta, "reasoning_content", &c->reasoning_len))) {
+            c->features |= SG_LLM_F_REASONING_CONTENT;
+        }
+        c->content = str_of(delta, "content", &c->content_len);
+    } else {
+        c->content = str_of(ch, "text", &c->content_len); /* completions */
+    }
+}
+
+int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err) {
+    memset(c, 0, sizeof *c);
+    if (!json_is_object(root)) return sg_errf(err, "chunk is not a JSON object");
+    json_t *e = json_object_get(root, "error");
+    if (e) {
+        size_t n;
+        c->error = json_is_object(e)   ? str_of(e, "message", &n)
+                   : json_is_string(e) ? json_string_value(e)
+                                       : NULL;
+        if (!c->error) c->error = "server sent an error without a message";
+        return 0;
+    }
+    json_t *u = json_object_get(root, "usage");
+    if (json_is_object(u))
+        decode_usage(u, c);
+    else if (u && json_is_null(u))
+        c->features |= SG_LLM_F_USAGE_NULL;
+    if (json_object_get(root, "timings")) c->features |= SG_LLM_F_TIMINGS;
+    decode_fingerprint(root, c);
+    json_t *choices = json_object_get(root, "choices");
+    if (choices && !json_is_array(choices))
+        return sg_errf(err, "chunk field \"choices\" is a %s, not an array",
+                       json_is_object(choices) ? "object" : "scalar");
+    json_t *ch = json_array_get(choices, 0);
+    if (json_is_object(ch)) decode_choice(ch, c);
+    return 0;
+}
+
+const char *sg_llm_dialect_name(unsigned f) {
+    if (f & SG_LLM_F_REASONING) return "vllm";
+    if (f & (SG_LLM_F_MATCHED_STOP | SG_LLM_F_USAGE_NULL)) return "sglang";
+    if (f & (SG_LLM_F_TIMINGS | SG_LLM_F_FP_BUILD)) return "llamacpp";
+    if (f & (SG_LLM_F_FP_DEEPSEEK | SG_LLM_F_KEEPALIVE)) return "deepseek";
+    if (f & SG_LLM_F_STOP_REASON) /* reasoning_content: vLLM before 0.11 */
+        return f & SG_LLM_F_REASONING_CONTENT ? "vllm-legacy" : "vllm";
+    if (f & SG_LLM_F_PYJSON) return "llama-cpp-python";
+    return "openai-compatible";
+}

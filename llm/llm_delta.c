@@ -1,0 +1,129 @@
+/* Deltas: from libcurl's write callback through the SSE parser and the chunk decoder
+ * to the stream's callbacks. Runs inside libcurl callbacks, so nothing here adds or
+ * removes a transfer: failures are recorded (sg_llm_fail_later) and reported when the
+ * transfer ends. */
+#include "llm/llm_impl.h"
+
+#include "llm/llm_chunk.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail) {
+    if (s->fail_msg[0]) return;
+    snprintf(s->fail_msg, sizeof s->fail_msg, fmt, detail,
+             (long long)(s->res.reasoning_chunks + s->res.content_chunks));
+}
+
+/* ---- deltas ---- */
+
+void sg_llm_emit(void *arg, int is_reasoning, const char *t, size_t n) {
+    sg_llm_stream *s = arg;
+    if (s->dead || n == 0) return;
+    if (!s->res.t_first_ns) s->res.t_first_ns = sg_loop_now(s->llm->loop);
+    if (is_reasoning) {
+        s->res.reasoning_chunks += !s->chunk_r; /* counted now: a callback may abort */
+        s->chunk_r = 1;
+        s->res.reasoning_bytes += (int64_t)n;
+        if (s->cb.reasoning) s->cb.reasoning(s->cb.arg, t, n);
+    } else {
+        s->res.content_chunks += !s->chunk_c;
+        s->chunk_c = 1;
+        s->res.content_bytes += (int64_t)n;
+        if (s->cb.content) s->cb.content(s->cb.arg, t, n);
+    }
+}
+
+int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
+    sg_llm_stream *s = arg;
+    if (len == 6 && !memcmp(data, "[DONE]", 6)) {
+        s->saw_done = 1;
+        return 0;
+    }
+    json_error_t je;
+    json_t *root = json_loadb(data, len, 0, &je);
+    sg_llm_chunk c;
+    sg_err err;
+    if (!root || sg_llm_chunk_decode(root, &c, &err) < 0) {
+        sg_llm_fail_later(s, "malformed stream chunk (%s) after %lld tokens",
+                          root ? err.msg : je.text);
+        json_decref(root);
+        return -1;
+    }
+    if (c.error) {
+        sg_llm_fail_later(s, "server error in the stream: %s (after %lld tokens)", c.error);
+        json_decref(root);
+        return -1;
+    }
+    s->features |= c.features;
+    if (len > 8 && !memcmp(data, "{\"id\": \"", 8)) s->features |= SG_LLM_F_PYJSON;
+    s->chunk_r = s->chunk_c = 0;
+    if (c.reasoning) sg_llm_emit(s, 1, c.reasoning, c.reasoning_len);
+    if (c.content && !s->dead) {
+        sg_llm_think_feed(&s->think, c.content, c.content_len, sg_llm_emit, s);
+        if (s->think.saw_tag) s->features |= SG_LLM_F_THINK_TAGS;
+    }
+    if (c.finish_reason)
+        snprintf(s->res.finish_reason, sizeof s->res.finish_reason, "%s", c.finish_reason);
+    if (c.has_usage && !s->dead) {
+        s->saw_usage = 1;
+        s->res.usage = c.usage;
+        if (s->cb.usage) s->cb.usage(s->cb.arg, &c.usage);
+    }
+    json_decref(root);
+    return s->dead ? 1 : 0;
+}
+
+int sg_llm_on_comment(void *arg, const char *text, size_t len) {
+    sg_llm_stream *s = arg;
+    if (len >= 10 && memmem(text, len, "keep-alive", 10)) s->features |= SG_LLM_F_KEEPALIVE;
+    return 0;
+}
+
+/* ---- curl callbacks (no transfer may be added or removed in here) ---- */
+
+size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg) {
+    sg_llm_stream *s = arg;
+    size_t n = sz * nm;
+    if (s->dead || s->fail_msg[0]) return 0;
+    s->last_byte_ns = sg_loop_now(s->llm->loop);
+    if (s->status != 200) {
+        if (s->errbody.len < 4096) sg_buf_append(&s->errbody, p, n);
+        return n;
+    }
+    s->llm->in_curl++;
+    int rc = sg_sse_feed(&s->sse, p, n);
+    s->llm->in_curl--;
+    if (s->sse.crlf_lines > s->sse.lf_lines) s->features |= SG_LLM_F_CRLF;
+    if (rc == SG_SSE_TOO_LARGE)
+        sg_llm_fail_later(s, "%s after %lld tokens", "stream event larger than 16 MiB");
+    return rc && rc != 1 ? 0 : (s->dead ? 0 : n);
+}
+
+size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg) {
+    sg_llm_stream *s = arg;
+    size_t n = sz * nm;
+    if (n > 5 && !strncmp(p, "HTTP/", 5)) {
+        const char *sp = memchr(p, ' ', n);
+        s->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        s->retry_after_ns = 0;
+    } else if (n > 12 && !strncasecmp(p, "retry-after:", 12)) {
+        char tmp[32];
+        size_t k = n - 12 < sizeof tmp - 1 ? n - 12 : sizeof tmp - 1;
+        memcpy(tmp, p + 12, k);
+        tmp[k] = '\0';
+        char *end;
+        double secs = strtod(tmp, &end);
+        if (end != tmp && secs >= 0 && secs < 3600) s->retry_after_ns = (int64_t)(secs * SG_SEC);
+    }
+    return n;
+}
+
+/* Only for measured requests: curl reports each piece it wrote to the socket. */
+int sg_llm_on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg) {
+    sg_llm_stream *s = arg;
+    if (type == CURLINFO_HEADER_OUT || type == CURLINFO_DATA_OUT)
+        s->res.t_sent_ns = sg_loop_now(s->llm->loop);
+    return 0;
+}

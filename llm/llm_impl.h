@@ -1,0 +1,81 @@
+/* llm_impl.h — the LLM client's private structures, shared by llm.c (stream
+ * lifecycle), llm_delta.c (curl callbacks, deltas), llm_route.c (endpoints, backoff)
+ * and llm_body.c (request bytes). */
+#ifndef SG_LLM_IMPL_H
+#define SG_LLM_IMPL_H
+
+#include "common/buf.h"
+#include "llm/llm.h"
+#include "llm/llm_think.h"
+#include "llm/sse.h"
+
+typedef struct sg_llm_endpoint {
+    char *base;         /* ".../v1", no trailing slash */
+    int running;        /* streams sent here and not ended */
+    int64_t down_until; /* loop time before which a connect failure sidelines it */
+} sg_llm_endpoint;
+
+struct sg_llm_stream {
+    sg_llm *llm;
+    sg_llm_stream *prev, *next; /* the client's list (queued or running) */
+    sg_llm_endpoint *ep;        /* NULL while queued or waiting to retry */
+    CURL *easy;
+    struct curl_slist *headers;
+    const char *url_path; /* "/chat/completions" or "/completions" */
+    char *body;
+    sg_llm_callbacks cb;
+    sg_llm_think_mode think_mode;
+    int priority;
+    int64_t trigger_ns;
+    int queued;
+    int attached;         /* the easy handle is in the multi */
+    int chunk_r, chunk_c; /* this chunk carried reasoning / content */
+    size_t prompt_bytes;
+    int64_t attempt_ns;
+    char fail_msg[512];     /* set inside a curl callback, reported at on_done */
+    uint64_t timer;         /* first-token / idle watchdog, or the retry wait */
+    int in_write;           /* inside curl's write callback */
+    int dead;               /* aborted or ended: swallow everything */
+    long status;            /* HTTP status of the current attempt */
+    int64_t retry_after_ns; /* from a Retry-After header */
+    int64_t last_byte_ns;
+    sg_buf errbody; /* body of a non-200 answer */
+    sg_sse sse;
+    sg_llm_think think;
+    unsigned features;
+    int saw_done, saw_usage;
+    sg_llm_result res;
+};
+
+struct sg_llm {
+    sg_curl_loop *cl;
+    sg_loop *loop;
+    sg_llm_config cfg;
+    sg_llm_endpoint *eps;
+    size_t n_eps;
+    char *auth_header; /* "Authorization: Bearer ..." or NULL; never printed */
+    uint64_t rng;
+    sg_llm_stream *head; /* every live stream */
+    size_t active;
+    int in_curl; /* inside a libcurl callback: no add/remove now */
+    int pump_pending;
+};
+
+/* llm_route.c */
+sg_llm_endpoint *sg_llm_route_pick(sg_llm *llm);
+int64_t sg_llm_route_backoff(sg_llm *llm, int attempt);
+char *sg_llm_route_base(const char *url, sg_err *err);
+
+/* llm_delta.c: the curl callbacks and what they feed */
+void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail);
+void sg_llm_emit(void *arg, int is_reasoning, const char *text, size_t len);
+int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len);
+int sg_llm_on_comment(void *arg, const char *text, size_t len);
+size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg);
+size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg);
+int sg_llm_on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg);
+
+/* llm_body.c */
+char *sg_llm_body(const sg_llm_request *req, sg_err *err);
+
+#endif

@@ -1,0 +1,76 @@
+#include "llm/llm_metrics.h"
+
+#include "common/buf.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const RUNNING[] = {"vllm:num_requests_running", "sglang:num_running_reqs",
+                                      "llamacpp:requests_processing", NULL};
+static const char *const GENERATED[] = {"vllm:generation_tokens_total",
+                                        "sglang:generation_tokens_total",
+                                        "llamacpp:tokens_predicted_total", NULL};
+
+/* Value of a sample line "name{labels} value" or "name value" if it names `name`. */
+static int sample(const char *line, const char *name, double *v) {
+    size_t n = strlen(name);
+    if (strncmp(line, name, n) || (line[n] != ' ' && line[n] != '{')) return 0;
+    const char *sp = strrchr(line, ' ');
+    if (!sp) return 0;
+    *v = strtod(sp + 1, NULL);
+    return 1;
+}
+
+int sg_llm_metrics_parse(const char *text, sg_llm_metrics *m) {
+    memset(m, 0, sizeof *m);
+    int found = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        if (*l == '#') continue;
+        char line[512];
+        size_t k = strcspn(l, "\n");
+        if (k >= sizeof line) continue;
+        memcpy(line, l, k);
+        line[k] = '\0';
+        double v;
+        for (int i = 0; RUNNING[i]; i++)
+            if (sample(line, RUNNING[i], &v))
+                m->running += v, m->running_name = RUNNING[i], found = 1;
+        for (int i = 0; GENERATED[i]; i++)
+            if (sample(line, GENERATED[i], &v)) m->generated += v;
+    }
+    return found ? 0 : 1;
+}
+
+static size_t collect(char *p, size_t sz, size_t nm, void *arg) {
+    sg_buf_append(arg, p, sz * nm);
+    return sz * nm;
+}
+
+int sg_llm_metrics_fetch(const char *base_url, long timeout_ms, sg_llm_metrics *m, sg_err *err) {
+    sg_buf url = {0}, body = {0};
+    sg_buf_append_str(&url, base_url);
+    while (url.len && url.data[url.len - 1] == '/') url.data[--url.len] = '\0';
+    if (url.len >= 3 && !strcmp(url.data + url.len - 3, "/v1")) url.data[url.len -= 3] = '\0';
+    sg_buf_append_str(&url, "/metrics");
+    CURL *e = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, url.data);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    CURLcode rc = curl_easy_perform(e);
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(e);
+    int out;
+    if (rc != CURLE_OK)
+        out = sg_errf(err, "%s: %s", url.data, curl_easy_strerror(rc));
+    else if (status != 200)
+        out = 1;
+    else
+        out = sg_llm_metrics_parse(body.data ? body.data : "", m);
+    sg_buf_free(&url);
+    sg_buf_free(&body);
+    return out;
+}

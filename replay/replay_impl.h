@@ -1,0 +1,74 @@
+/* replay_impl.h — replay-llm's private pieces: the server and request state
+ * (replay_server.c: HTTP), the stream plan and reader (replay_stream.c) and the
+ * dialect chunk writer (replay_format.c). */
+#ifndef SG_REPLAY_IMPL_H
+#define SG_REPLAY_IMPL_H
+
+#include "common/buf.h"
+#include "replay/replay.h"
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <sys/types.h>
+
+enum { SG_RF_ROLE, SG_RF_REASONING, SG_RF_CONTENT, SG_RF_FINISH, SG_RF_USAGE };
+
+typedef struct sg_replay_fmt {
+    sg_replay_dialect d;
+    int chat;
+    int include_usage;
+    char id[64];
+    long long created;
+    const char *model;
+    int64_t prompt_tokens, completion_tokens, reasoning_tokens;
+} sg_replay_fmt;
+
+struct sg_replay_server { /* replay_server.c */
+    struct MHD_Daemon *d;
+    const sg_replay_traces *ts;
+    sg_replay_config cfg;
+    int port, listen_fd;
+    pthread_mutex_t mu; /* guards everything below */
+    int64_t running, requests, forks, tokens, disconnects, faulted;
+    int64_t *trig_us;
+    size_t n_trig, cap_trig;
+    uint64_t next_id;
+};
+
+/* One thing a stream writes; kind < 0: a comment line. */
+typedef struct sg_replay_step {
+    int kind;
+    const char *text;
+    uint32_t len;
+    int64_t at_us; /* from the request's arrival, before the speed factor */
+} sg_replay_step;
+
+/* One request (a connection's current one). */
+typedef struct sg_replay_rq {
+    sg_replay_server *s;
+    struct MHD_Connection *conn;
+    sg_buf body;
+    int64_t arrival_ns;
+    sg_replay_step *steps;
+    size_t nsteps, next, tokens;
+    sg_replay_fmt fmt;
+    sg_buf out;
+    size_t off;
+    int streaming, done_sent, gone, fault_on, fault_fired;
+    int64_t stall_ns;
+} sg_replay_rq;
+
+/* replay_stream.c */
+int64_t sg_replay_mono_ns(void);
+/* Plans the stream of a request; returns 1 when it is a fork. */
+int sg_replay_plan(sg_replay_rq *r, const sg_replay_trace *t, const char *prompt,
+                   int64_t max_tokens);
+/* libmicrohttpd's content reader for a planned stream. */
+ssize_t sg_replay_reader(void *cls, uint64_t pos, char *buf, size_t max);
+
+/* Append one complete SSE event ("data: {...}\n\n") of the given kind. REASONING is
+ * written as the dialect's reasoning field in chat (not for raw), else as text. */
+void sg_replay_fmt_chunk(sg_buf *out, const sg_replay_fmt *f, int kind, const char *text, size_t n,
+                         const char *finish);
+
+#endif

@@ -1,0 +1,273 @@
+/* Replay traces: loading JSON lines, cutting text into tokens, choosing a trace and a
+ * fork answer for a request. */
+#include "replay/replay.h"
+
+#include "common/buf.h"
+#include "common/json.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Append text as tokens: leading blanks + at most 6 bytes, never cutting UTF-8. The
+ * seq's text is rebuilt at the end (sg_replay_seq_seal), so tokens hold offsets first. */
+static void seq_add(sg_replay_seq *q, const char *s, size_t n, uint32_t dt_us,
+                    uint32_t *first_extra) {
+    size_t i = 0;
+    while (i < n) {
+        size_t st = i;
+        while (i < n && strchr(" \t\r\n", s[i])) i++;
+        size_t word = 0;
+        while (i < n && word < 6 && !strchr(" \t\r\n", s[i])) i++, word++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++; /* finish the character */
+        if (q->n == q->cap) {
+            q->cap = q->cap ? q->cap * 2 : 64;
+            q->tok = sg_xrealloc(q->tok, q->cap * sizeof *q->tok);
+        }
+        q->tok[q->n].text = (const char *)(uintptr_t)q->len; /* offset, sealed later */
+        q->tok[q->n].len = (uint32_t)(i - st);
+        q->tok[q->n].dt_us = dt_us + *first_extra;
+        *first_extra = 0;
+        q->n++;
+        q->text = sg_xrealloc(q->text, q->len + (i - st) + 1);
+        memcpy(q->text + q->len, s + st, i - st);
+        q->len += i - st;
+        q->text[q->len] = '\0';
+    }
+}
+
+static void seq_seal(sg_replay_seq *q) {
+    for (size_t i = 0; i < q->n; i++) q->tok[i].text = q->text + (uintptr_t)q->tok[i].text;
+}
+
+static void seq_free(sg_replay_seq *q) {
+    free(q->tok);
+    free(q->text);
+}
+
+static int fork_cmp(const void *a, const void *b) {
+    const sg_replay_fork *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A fork's offset from "after": the token that completes the first occurrence. */
+static int resolve_after(const sg_replay_seq *r, const char *after, size_t *at) {
+    const char *hit = strstr(r->text ? r->text : "", after);
+    if (!hit) return -1;
+    size_t end = (size_t)(hit - r->text) + strlen(after), acc = 0, i = 0;
+    while (i < r->n && acc < end) acc += r->tok[i++].len;
+    *at = i;
+    return 0;
+}
+
+typedef struct pending_fork {
+    char *after;
+    int64_t at;
+    char *text;
+    uint32_t dt_us;
+    int line;
+} pending_fork;
+
+static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
+    memset(t, 0, sizeof *t);
+    t->file = sg_xstrdup(path);
+    sg_buf b = {0};
+    if (sg_buf_read_file(&b, path) < 0) return sg_errf(err, "%s: cannot read: %m", path);
+    double ms_tok = 10, first_ms = 100, fork_first_ms = 30;
+    uint32_t extra = 0, extra_a = 0;
+    pending_fork *pf = NULL;
+    size_t npf = 0;
+    int line = 0, rc = 0, header = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(b.data ? b.data : "", "\n", &save); l && !rc;
+         l = strtok_r(NULL, "\n", &save)) {
+        line++;
+        while (*l == ' ' || *l == '\t' || *l == '\r') l++;
+        if (!*l) continue;
+        char where[1100];
+        snprintf(where, sizeof where, "%s:%d", path, line);
+        json_t *o = sg_json_parse(l, strlen(l), where, err);
+        if (!o) {
+            rc = -1;
+            break;
+        }
+        const char *s = NULL, *ans = NULL, *after = NULL;
+        double ms = ms_tok, pause = 0;
+        int64_t at = -1;
+        if (!json_is_object(o)) {
+            rc = sg_errf(err, "%s: each line must be a JSON object", where);
+        } else if (json_object_get(o, "trace")) {
+            const char *model = NULL, *match = NULL;
+            header = 1;
+            if (sg_json_get_str(o, "model", 0, &model, where, err) < 0 ||
+                sg_json_get_str(o, "match", 0, &match, where, err) < 0 ||
+                sg_json_get_num(o, "ms_per_token", 0, &ms_tok, where, err) < 0 ||
+                sg_json_get_num(o, "first_token_ms", 0, &first_ms, where, err) < 0 ||
+                sg_json_get_num(o, "fork_first_token_ms", 0, &fork_first_ms, where, err) < 0)
+                rc = -1;
+            else {
+                if (model) t->model = sg_xstrdup(model);
+                if (match) t->match = sg_xstrdup(match);
+                if (ms_tok < 0 || first_ms < 0 || fork_first_ms < 0)
+                    rc = sg_errf(err, "%s: times must not be negative", where);
+            }
+        } else if (sg_json_get_num(o, "ms_per_token", 0, &ms, where, err) < 0 ||
+                   sg_json_get_num(o, "pause_ms", 0, &pause, where, err) < 0) {
+            rc = -1;
+        } else if (ms < 0 || pause < 0) {
+            rc = sg_errf(err, "%s: times must not be negative", where);
+        } else if (json_object_get(o, "fork_after") || json_object_get(o, "fork_at")) {
+            if (sg_json_get_str(o, "fork_after", 0, &after, where, err) < 0 ||
+                sg_json_get_int(o, "fork_at", 0, &at, where, err) < 0 ||
+                sg_json_get_str(o, "answer", 1, &ans, where, err) < 0)
+                rc = -1;
+            else if (!after && at < 0)
+                rc = sg_errf(err, "%s: fork_at must be >= 0", where);
+            else {
+                pf = sg_xrealloc(pf, (npf + 1) * sizeof *pf);
+                pf[npf++] = (pending_fork){after ? sg_xstrdup(after) : NULL, at, sg_xstrdup(ans),
+                                           (uint32_t)(ms * 1000), line};
+            }
+        } else if (json_object_get(o, "reasoning")) {
+            if (sg_json_get_str(o, "reasoning", 1, &s, where, err) < 0)
+                rc = -1;
+            else
+                extra += (uint32_t)(pause * 1000),
+                    seq_add(&t->reasoning, s, strlen(s), (uint32_t)(ms * 1000), &extra);
+        } else if (json_object_get(o, "answer")) {
+            if (sg_json_get_str(o, "answer", 1, &s, where, err) < 0)
+                rc = -1;
+            else
+                extra_a += (uint32_t)(pause * 1000),
+                    seq_add(&t->answer, s, strlen(s), (uint32_t)(ms * 1000), &extra_a);
+        } else {
+            rc = sg_errf(err,
+                         "%s: a line needs one of \"trace\", \"reasoning\", \"answer\", "
+                         "\"fork_after\" or \"fork_at\"",
+                         where);
+        }
+        json_decref(o);
+    }
+    sg_buf_free(&b);
+    if (!rc && !header) rc = sg_errf(err, "%s: no header line ({\"trace\": 1, ...})", path);
+    if (!rc && !t->answer.n) rc = sg_errf(err, "%s: no answer line", path);
+    seq_seal(&t->reasoning);
+    seq_seal(&t->answer);
+    t->first_token_us = (int64_t)(first_ms * 1000);
+    t->fork_first_token_us = (int64_t)(fork_first_ms * 1000);
+    t->forks = sg_xcalloc(npf ? npf : 1, sizeof *t->forks);
+    for (size_t i = 0; i < npf; i++) {
+        sg_replay_fork *f = &t->forks[t->n_forks];
+        if (!rc && pf[i].after && resolve_after(&t->reasoning, pf[i].after, &f->at) < 0)
+            rc = sg_errf(err, "%s:%d: fork_after text \"%.60s\" does not occur in the reasoning",
+                         path, pf[i].line, pf[i].after);
+        if (!pf[i].after) f->at = (size_t)pf[i].at;
+        uint32_t none = 0;
+        seq_add(&f->answer, pf[i].text, strlen(pf[i].text), pf[i].dt_us, &none);
+        seq_seal(&f->answer);
+        t->n_forks++;
+        free(pf[i].after);
+        free(pf[i].text);
+    }
+    free(pf);
+    qsort(t->forks, t->n_forks, sizeof *t->forks, fork_cmp);
+    if (!t->model) { /* default model name: the file's stem */
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        t->model = sg_xstrdup(base);
+        char *dot = strrchr(t->model, '.');
+        if (dot) *dot = '\0';
+    }
+    return rc;
+}
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sg_replay_load(const char *path, sg_replay_traces *out, sg_err *err) {
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (stat(path, &st) < 0) return sg_errf(err, "trace '%s': %m", path);
+    char **files = NULL;
+    size_t nf = 0;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d) return sg_errf(err, "trace folder '%s': %m", path);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 7 || strcmp(e->d_name + n - 6, ".jsonl")) continue;
+            files = sg_xrealloc(files, (nf + 1) * sizeof *files);
+            sg_buf p = {0};
+            sg_buf_printf(&p, "%s/%s", path, e->d_name);
+            files[nf++] = sg_buf_steal(&p);
+        }
+        closedir(d);
+        qsort(files, nf, sizeof *files, name_cmp);
+        if (!nf) return sg_errf(err, "trace folder '%s' holds no *.jsonl file", path);
+    } else {
+        files = sg_xmalloc(sizeof *files);
+        files[nf++] = sg_xstrdup(path);
+    }
+    out->t = sg_xcalloc(nf, sizeof *out->t);
+    int rc = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (!rc) {
+            out->n++;
+            rc = load_file(files[i], &out->t[i], err);
+        }
+        free(files[i]);
+    }
+    free(files);
+    if (rc) sg_replay_traces_free(out);
+    return rc;
+}
+
+void sg_replay_traces_free(sg_replay_traces *ts) {
+    for (size_t i = 0; i < ts->n; i++) {
+        sg_replay_trace *t = &ts->t[i];
+        free(t->file);
+        free(t->model);
+        free(t->match);
+        seq_free(&t->reasoning);
+        seq_free(&t->answer);
+        for (size_t k = 0; k < t->n_forks; k++) seq_free(&t->forks[k].answer);
+        free(t->forks);
+    }
+    free(ts->t);
+    memset(ts, 0, sizeof *ts);
+}
+
+const sg_replay_trace *sg_replay_select(const sg_replay_traces *ts, const char *model,
+                                        const char *prompt) {
+    int any_model = 1;
+    for (size_t i = 0; i < ts->n; i++)
+        if (model && !strcmp(ts->t[i].model, model)) any_model = 0;
+    const sg_replay_trace *fallback = NULL;
+    for (size_t i = 0; i < ts->n; i++) {
+        const sg_replay_trace *t = &ts->t[i];
+        if (!any_model && strcmp(t->model, model)) continue;
+        if (t->match && prompt && strstr(prompt, t->match)) return t;
+        if (!fallback || (fallback->match && !t->match)) fallback = t;
+    }
+    return fallback;
+}
+
+size_t sg_replay_prefix_tokens(const sg_replay_trace *t, const char *text, size_t len) {
+    const sg_replay_seq *r = &t->reasoning;
+    size_t a = 0, b = 0;
+    while (a < len && strchr(" \t\r\n", text[a])) a++;
+    while (b < r->len && strchr(" \t\r\n", r->text[b])) b++;
+    while (a < len && b < r->len && text[a] == r->text[b]) a++, b++;
+    size_t acc = 0, n = 0; /* tokens wholly inside the common prefix */
+    while (n < r->n && acc + r->tok[n].len <= b) acc += r->tok[n++].len;
+    return n;
+}
+
+const sg_replay_fork *sg_replay_fork_for(const sg_replay_trace *t, size_t n) {
+    const sg_replay_fork *best = NULL;
+    for (size_t i = 0; i < t->n_forks && t->forks[i].at <= n; i++) best = &t->forks[i];
+    return best;
+}
