@@ -94,6 +94,11 @@ demo: $(SPECGEN_BIN)
 bench: $(SPECGEN_BIN) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
+## make check-layers  every #include and symbol use points down the floors of docs/architecture.md
+.PHONY: check-layers
+check-layers: $(LIB)
+	scripts/check-layers.sh $(CURDIR) $(BUILD)
+
 ## make format        reformat sources with clang-format (.clang-format)
 FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:

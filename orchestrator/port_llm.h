@@ -1,4 +1,4 @@
-/* port_llm.h — the real LLM port: ports.h's interface over orchestrator/llm.h.
+/* port_llm.h — the real LLM port: ports.h's interface over llm/llm.h.
  *
  * Contract: reasoning streams are chat requests (the server's reasoning parser, or
  * <think> tags split from content); forks are raw /v1/completions requests on the fork

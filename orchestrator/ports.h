@@ -2,7 +2,7 @@
  *
  * Contract: the task never touches a socket, a device or a clock except through these
  * and the loop. Each port has a real implementation (an OpenAI-compatible server through
- * orchestrator/llm.h; validation + profiling workers) and a simulated one (virtual-time
+ * llm/llm.h; validation + profiling workers) and a simulated one (virtual-time
  * models in sim/), so the same policy runs live and in the simulation.
  *
  * LLM port: start_reasoning streams a chat request; start_fork a short generation from
