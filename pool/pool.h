@@ -1,12 +1,183 @@
 /* pool.h — validation and profiling pools: slots on devices, the scheduler that feeds
  * them, and `specgen pool`, the node agent that serves its slots to other machines.
  *
- * Contract (so far): sg_cmd_pool is the `specgen pool` command; it is not built yet and
- * says so (exit 2). The slot seam, the loop-driven scheduler and the local, remote and
- * simulated slots come with the pools issue; this folder is their home. */
+ * Contract
+ *  - A slot is a share of one device (a GPU, or an OpenCL device: on PoCL, the CPU) with a
+ *    role, validate or profile. Slots are implemented behind sg_pool_slot_ops: local
+ *    (pool/slot_local.c: one sandboxed worker process per slot, bound to its device),
+ *    simulated (sim/: service times and outcomes from a model on the virtual clock), and
+ *    later remote (a node agent). An implementation starts a job when asked, kills it at
+ *    once when asked, and reports every started job it was not told to kill exactly once
+ *    through sg_pool_slot_done, on the loop's thread, never from inside start() or kill().
+ *  - The scheduler (sg_pool) runs on one sg_loop, has no threads and reads time only from
+ *    sg_loop_now, so it runs unchanged on the virtual clock. Jobs are validate or profile;
+ *    a validate job runs on a validate slot, a profile job on a profile slot, and while a
+ *    profile job runs on a device nothing else runs there (a device about to profile
+ *    starts nothing new until its running jobs drain). Validate jobs may share a device.
+ *  - Order, highest first: the final answer (or baseline) of a live iteration; the newest
+ *    fork of a live iteration; older forks (newest first); jobs of ended iterations (kept
+ *    only with keep_ended, else dropped when their iteration ends). Within a class profile
+ *    jobs go first, and tasks take turns (round-robin) before arrival order counts.
+ *  - Cancel: sg_pool_cancel drops a queued job or kills a running one;
+ *    sg_pool_end_iteration drops the iteration's queued jobs and kills its running ones
+ *    except `keep` (the profile job timing the candidate that ended it). A job's done
+ *    callback runs exactly once: finished, dropped, killed or failed (sg_pool_end); never
+ *    inside sg_pool_submit, but for dropped and killed jobs inside the cancelling call.
+ *  - Split: with SG_POOL_STATIC the roles never change. With SG_POOL_ELASTIC the scheduler
+ *    keeps, per role, a decayed arrival rate and a moving average of service times, and
+ *    chooses the split that minimises the expected wait of the offered load (M/M/c per
+ *    role, Erlang C), at least one slot per role while both have work; a backlog beyond
+ *    one job a slot adds to a role's load. A new split must beat the current one by
+ *    `hysteresis` and wait `dwell_ns` after the last change (twice as long each time a
+ *    split undoes the one before); a role with work and no slot gets one at once. A slot
+ *    changes role only between jobs. Every decision is an event with its reason.
+ *  - Events (job_start, job_end, pool_split) go to on_event as JSON objects owned by the
+ *    receiver; sg_pool_stats gives per-role utilisation (busy / available slot time),
+ *    mean and p95 wait, and jobs done. */
 #ifndef SG_POOL_H
 #define SG_POOL_H
 
+#include "common/err.h"
+#include "common/loop.h"
+#include "profiler/profiler.h"
+#include "validator/validator.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+typedef enum { SG_POOL_VALIDATE = 0, SG_POOL_PROFILE = 1, SG_POOL_NROLES = 2 } sg_pool_role;
+const char *sg_pool_role_name(sg_pool_role r); /* "validate", "profile" */
+
+/* Where a job's candidate came from: it decides the priority class. */
+typedef enum { SG_POOL_FINAL = 0, SG_POOL_FORK = 1 } sg_pool_origin;
+
+/* How a job ended. */
+typedef enum {
+    SG_POOL_DONE = 0, /* ran to the end (whatever the verdict) */
+    SG_POOL_DROPPED,  /* cancelled while queued */
+    SG_POOL_KILLED,   /* cancelled while running: the worker was killed */
+    SG_POOL_FAILED,   /* the slot could not run it (message says why) */
+} sg_pool_end;
+const char *sg_pool_end_name(sg_pool_end e);
+
+/* What a job carries: the scheduler never looks inside `what`; slot implementations do. */
+typedef struct sg_pool_work {
+    sg_pool_role kind;
+    const char *task_dir;  /* the task folder (local slots) */
+    const char *candidate; /* source text; NULL: the task's baseline */
+    size_t candidate_len;
+    const char *name;         /* "candidate 3", for messages */
+    const void *model;        /* for simulated slots: the sim's description of the candidate */
+    const sg_prof_opts *prof; /* profile jobs: timing options (NULL: defaults) */
+} sg_pool_work;
+
+typedef struct sg_pool_job {
+    uint64_t id;
+    int task;           /* the submitter's task index: tasks take turns */
+    uint64_t iteration; /* unique per pool; its end cancels its jobs */
+    sg_pool_origin origin;
+    uint64_t seq; /* arrival order in the pool (forks: newer is larger) */
+    sg_pool_work work;
+    int64_t queued_ns, started_ns, ended_ns;
+    int slot; /* -1 while queued */
+} sg_pool_job;
+
+/* The result of a finished job. val / prof point into the slot implementation's storage
+ * (valid during the done callback only); simulated slots leave them NULL. */
+typedef struct sg_pool_result {
+    sg_pool_end end;
+    int pass;         /* validate: correct; profile: timed and still correct */
+    char verdict[32]; /* "pass", "compile_error", "mismatch", ..., "killed" */
+    char message[1024];
+    double compile_ms, run_ms;
+    double base_ns, cand_ns, speedup, noise; /* profile jobs */
+    int runs;
+    const sg_val_result *val;
+    const sg_prof_result *prof;
+} sg_pool_result;
+
+typedef void (*sg_pool_done_fn)(void *arg, const sg_pool_job *job, const sg_pool_result *r);
+
+/* ---- the slot seam ---- */
+typedef struct sg_pool sg_pool;
+typedef struct sg_pool_slot_ops {
+    /* Start job on slot i (idle). Returns 0, or -1 with err (the job then ends FAILED). */
+    int (*start)(void *impl, int slot, const sg_pool_job *job, sg_err *err);
+    /* Stop slot i's job at once (kill its worker); the implementation must not report that
+     * job afterwards: the scheduler ends it KILLED itself. */
+    void (*kill)(void *impl, int slot);
+} sg_pool_slot_ops;
+
+typedef struct sg_pool_slot_desc {
+    int device;    /* slots with the same device share it */
+    char name[64]; /* "opencl:0/1", "cuda:3/0", "node7:9000/cuda:1/0" */
+} sg_pool_slot_desc;
+
+/* Called by slot implementations, on the loop thread, once per started job. r->end is
+ * ignored (the scheduler sets it). */
+void sg_pool_slot_done(sg_pool *p, int slot, sg_pool_result *r);
+
+/* ---- the scheduler ---- */
+typedef enum { SG_POOL_ELASTIC = 0, SG_POOL_STATIC = 1 } sg_pool_mode;
+
+typedef struct sg_pool_config {
+    sg_pool_mode mode;
+    int static_validate, static_profile;   /* SG_POOL_STATIC: V/P (sum = the slots) */
+    int keep_ended;                        /* run jobs of ended iterations (default: drop) */
+    int64_t dwell_ns;                      /* least time between splits (default 5 s) */
+    double hysteresis;                     /* a new split must cut the cost by this (0.2) */
+    int64_t rate_window_ns;                /* arrival rates decay with this time (60 s) */
+    double service_init_s[SG_POOL_NROLES]; /* service time before any job ended (1, 3) */
+} sg_pool_config;
+void sg_pool_config_default(sg_pool_config *c);
+/* "elastic" or "static:V/P". */
+int sg_pool_config_parse(const char *s, sg_pool_config *c, sg_err *err);
+
+/* The slot descriptions are copied; ops/impl must outlive the pool. */
+int sg_pool_new(sg_loop *loop, const sg_pool_config *cfg, const sg_pool_slot_desc *slots,
+                int nslots, const sg_pool_slot_ops *ops, void *impl, sg_pool **out, sg_err *err);
+/* Jobs still queued or running are ended (dropped / killed) first, their callbacks run. */
+void sg_pool_free(sg_pool *p);
+void sg_pool_on_event(sg_pool *p, void (*fn)(void *arg, json_t *ev), void *arg);
+
+/* Queue a job; its done callback runs exactly once, never from inside this call. The
+ * strings in work are borrowed until then. Returns the job id (> 0). */
+uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin origin,
+                        const sg_pool_work *work, sg_pool_done_fn done, void *arg);
+void sg_pool_cancel(sg_pool *p, uint64_t job);
+/* The iteration is over: drop its queued jobs, kill its running ones but `keep` (0: none). */
+void sg_pool_end_iteration(sg_pool *p, uint64_t iteration, uint64_t keep);
+
+typedef struct sg_pool_role_stats {
+    int slots;     /* now */
+    uint64_t jobs; /* finished (DONE) */
+    uint64_t dropped, killed;
+    double busy_s, available_s, utilisation; /* busy / available slot seconds */
+    double wait_mean_s, wait_p95_s;
+    double arrival_rate, service_s; /* the estimates the split uses */
+} sg_pool_role_stats;
+typedef struct sg_pool_stats {
+    sg_pool_role_stats role[SG_POOL_NROLES];
+    int splits; /* role changes decided */
+    int queued, running;
+    double busy_s, available_s, utilisation; /* over all slots */
+} sg_pool_stats;
+void sg_pool_stats_get(const sg_pool *p, sg_pool_stats *s);
+int sg_pool_slot_role(const sg_pool *p, int slot);
+
+/* ---- the split (pure; pool/split.c) ---- */
+/* Expected wait (s) of an M/M/c queue with arrival rate lambda (1/s), mean service s
+ * (s) and c servers; INFINITY when it cannot keep up (lambda*s >= c), 0 without load. */
+double sg_pool_mmc_wait(double lambda, double service_s, int c);
+/* The number of validate slots (of n) that minimises the arrival-weighted expected wait;
+ * need[r]: role r has work now (then it gets at least one slot). *cost: that wait. */
+int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
+                       const double service_s[SG_POOL_NROLES], const int need[SG_POOL_NROLES],
+                       double *cost);
+double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLES],
+                          const double service_s[SG_POOL_NROLES]);
+
+/* `specgen pool`: the node agent (not built yet: says so, exit 2). */
 int sg_cmd_pool(int argc, char **argv);
 
 #endif

@@ -1,0 +1,570 @@
+/* The scheduler: a queue of validate and profile jobs, slots with roles, priorities,
+ * cancel, the elastic split and its measurements. Everything runs on the loop; time comes
+ * from sg_loop_now only (pool.h states the rules). */
+#include "pool/pool.h"
+
+#include "common/buf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NCLASS = 4 }; /* final of a live iteration, newest fork, older forks, ended */
+
+typedef struct qjob {
+    sg_pool_job j;
+    sg_pool_done_fn done;
+    void *arg;
+} qjob;
+
+typedef struct slot {
+    sg_pool_slot_desc d;
+    sg_pool_role role;
+    qjob *job; /* running, or NULL */
+} slot;
+
+typedef struct iter {
+    uint64_t id;
+    int ended;
+    uint64_t newest_fork; /* seq of its newest fork job, 0: none */
+} iter;
+
+struct sg_pool {
+    sg_loop *loop;
+    sg_pool_config cfg;
+    const sg_pool_slot_ops *ops;
+    void *impl;
+    int n, ndev;
+    slot *s;
+    qjob **q; /* queued, in arrival order */
+    int nq, capq;
+    iter *it;
+    int nit, capit;
+    uint64_t next_id, next_seq;
+    int target_v, prev_v; /* validate slots the split wants, and wanted before */
+    int64_t dwell;        /* grows when splits reverse each other */
+    int64_t t0, last_split, acc_t;
+    int splits, ntasks;
+    int last_task[NCLASS];
+    double arrivals[SG_POOL_NROLES]; /* decayed counts */
+    int64_t arrivals_t[SG_POOL_NROLES];
+    double service[SG_POOL_NROLES];
+    int nservice[SG_POOL_NROLES];
+    double avail_ns[SG_POOL_NROLES], busy_ns[SG_POOL_NROLES];
+    uint64_t jobs[SG_POOL_NROLES], dropped[SG_POOL_NROLES], killed[SG_POOL_NROLES];
+    double *wait[SG_POOL_NROLES];
+    size_t nwait[SG_POOL_NROLES], capwait[SG_POOL_NROLES];
+    int dispatch_queued;
+    void (*on_event)(void *arg, json_t *ev);
+    void *ev_arg;
+};
+
+const char *sg_pool_role_name(sg_pool_role r) { return r == SG_POOL_PROFILE ? "profile" : "validate"; }
+
+const char *sg_pool_end_name(sg_pool_end e) {
+    static const char *const names[] = {"done", "dropped", "killed", "failed"};
+    return e <= SG_POOL_FAILED ? names[e] : "?";
+}
+
+void sg_pool_config_default(sg_pool_config *c) {
+    memset(c, 0, sizeof *c);
+    c->mode = SG_POOL_ELASTIC;
+    c->dwell_ns = 5 * SG_SEC;
+    c->hysteresis = 0.2;
+    c->rate_window_ns = 60 * SG_SEC;
+    c->service_init_s[SG_POOL_VALIDATE] = 1;
+    c->service_init_s[SG_POOL_PROFILE] = 3;
+}
+
+int sg_pool_config_parse(const char *str, sg_pool_config *c, sg_err *err) {
+    int v, p, used = 0;
+    if (!strcmp(str, "elastic")) {
+        c->mode = SG_POOL_ELASTIC;
+        return 0;
+    }
+    if (sscanf(str, "static:%d/%d%n", &v, &p, &used) == 2 && str[used] == '\0' && v >= 0 &&
+        p >= 0 && v + p > 0) {
+        c->mode = SG_POOL_STATIC;
+        c->static_validate = v;
+        c->static_profile = p;
+        return 0;
+    }
+    return sg_errf(err, "--pools '%s': expected elastic or static:V/P (e.g. static:1/1)", str);
+}
+
+static double now_s(const sg_pool *p) { return (double)(sg_loop_now(p->loop) - p->t0) / SG_SEC; }
+
+static void emit(sg_pool *p, const char *ev, json_t *fields) {
+    if (!p->on_event) {
+        json_decref(fields);
+        return;
+    }
+    json_object_set_new(fields, "ev", json_string(ev));
+    json_object_set_new(fields, "t_s", json_real(now_s(p)));
+    p->on_event(p->ev_arg, fields);
+}
+
+/* ---- iterations ---- */
+static iter *find_iter(sg_pool *p, uint64_t id, int add) {
+    for (int i = p->nit - 1; i >= 0; i--)
+        if (p->it[i].id == id) return &p->it[i];
+    if (!add) return NULL;
+    if (p->nit == p->capit) {
+        p->capit = p->capit ? 2 * p->capit : 16;
+        p->it = sg_xrealloc(p->it, (size_t)p->capit * sizeof *p->it);
+    }
+    p->it[p->nit] = (iter){.id = id};
+    return &p->it[p->nit++];
+}
+
+static int job_class(sg_pool *p, const qjob *q) {
+    iter *it = find_iter(p, q->j.iteration, 0);
+    if (!it || it->ended) return 3;
+    if (q->j.origin == SG_POOL_FINAL) return 0;
+    return q->j.seq == it->newest_fork ? 1 : 2;
+}
+
+/* ---- time accounting ---- */
+static void account(sg_pool *p) {
+    int64_t now = sg_loop_now(p->loop);
+    for (int i = 0; i < p->n; i++) p->avail_ns[p->s[i].role] += (double)(now - p->acc_t);
+    p->acc_t = now;
+}
+
+static void decay(sg_pool *p, int r) {
+    int64_t now = sg_loop_now(p->loop);
+    p->arrivals[r] *= exp(-(double)(now - p->arrivals_t[r]) / (double)p->cfg.rate_window_ns);
+    p->arrivals_t[r] = now;
+}
+
+/* Arrivals per second: the decayed count over the decayed time it covers (so the first
+ * seconds after the start are not underestimated). */
+static double rate(sg_pool *p, int r) {
+    decay(p, r);
+    double tau = (double)p->cfg.rate_window_ns / SG_SEC;
+    double age = (double)(sg_loop_now(p->loop) - p->t0) / SG_SEC;
+    double span = tau * (1 - exp(-age / tau));
+    return p->arrivals[r] / fmax(span, tau / 4); /* a few first arrivals are no rate yet */
+}
+
+static double service_s(const sg_pool *p, int r) {
+    return p->nservice[r] ? p->service[r] : p->cfg.service_init_s[r];
+}
+
+/* ---- ending a job ---- */
+static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
+    int kind = q->j.work.kind;
+    q->j.ended_ns = sg_loop_now(p->loop);
+    r->end = how;
+    if (how == SG_POOL_DROPPED) p->dropped[kind]++;
+    if (how == SG_POOL_KILLED) p->killed[kind]++;
+    if (how == SG_POOL_DROPPED || how == SG_POOL_KILLED)
+        snprintf(r->verdict, sizeof r->verdict, "%s", sg_pool_end_name(how));
+    if (q->j.slot >= 0) {
+        double served = (double)(q->j.ended_ns - q->j.started_ns);
+        p->busy_ns[p->s[q->j.slot].role] += served;
+        if (how == SG_POOL_DONE) { /* service-time average: finished jobs only */
+            double x = served / SG_SEC;
+            p->service[kind] = p->nservice[kind] ? 0.7 * p->service[kind] + 0.3 * x : x;
+            p->nservice[kind]++;
+            p->jobs[kind]++;
+        }
+        emit(p, "job_end",
+             json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:s,s:f}", "slot", q->j.slot, "slot_name",
+                       p->s[q->j.slot].d.name, "role", sg_pool_role_name(p->s[q->j.slot].role),
+                       "kind", sg_pool_role_name(kind), "job", (json_int_t)q->j.id, "task",
+                       q->j.task, "iteration", (json_int_t)q->j.iteration, "end",
+                       sg_pool_end_name(how), "verdict", r->verdict, "service_s", served / SG_SEC));
+        p->s[q->j.slot].job = NULL;
+    }
+    q->done(q->arg, &q->j, r);
+    free(q);
+}
+
+static void remove_queued(sg_pool *p, int i) {
+    memmove(&p->q[i], &p->q[i + 1], (size_t)(p->nq - i - 1) * sizeof *p->q);
+    p->nq--;
+}
+
+static void schedule_dispatch(sg_pool *p);
+
+/* ---- the split ---- */
+static int count_role(const sg_pool *p, sg_pool_role r) {
+    int c = 0;
+    for (int i = 0; i < p->n; i++) c += p->s[i].role == r;
+    return c;
+}
+
+static void work_of(const sg_pool *p, int queued[SG_POOL_NROLES], int running[SG_POOL_NROLES]) {
+    queued[0] = queued[1] = running[0] = running[1] = 0;
+    for (int i = 0; i < p->nq; i++) queued[p->q[i]->j.work.kind]++;
+    for (int i = 0; i < p->n; i++)
+        if (p->s[i].job) running[p->s[i].job->j.work.kind]++;
+}
+
+/* Decide the split (elastic mode). The load of a role is its decayed arrival rate plus
+ * its backlog beyond one job a slot, to be drained within a quarter of the rate window
+ * (that is what reacts to a burst; the rate itself is smooth on purpose). A split that
+ * undoes the previous one doubles the dwell (up to 16 times the configured one). */
+static void decide_split(sg_pool *p) {
+    if (p->cfg.mode != SG_POOL_ELASTIC) return;
+    int queued[2], running[2], need[2];
+    work_of(p, queued, running);
+    double lambda[2], svc[2];
+    for (int r = 0; r < SG_POOL_NROLES; r++) {
+        need[r] = queued[r] + running[r] > 0;
+        int slots = r == SG_POOL_VALIDATE ? p->target_v : p->n - p->target_v;
+        double backlog = queued[r] > slots ? queued[r] - slots : 0;
+        lambda[r] = rate(p, r) + backlog / ((double)p->cfg.rate_window_ns / SG_SEC / 4);
+        svc[r] = service_s(p, r);
+    }
+    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, p->n, lambda, svc);
+    int v = sg_pool_best_split(p->n, lambda, svc, need, &best_cost);
+    if (v == p->target_v) return;
+    int starved = (need[SG_POOL_VALIDATE] && p->target_v == 0) ||
+                  (need[SG_POOL_PROFILE] && p->target_v == p->n);
+    int64_t now = sg_loop_now(p->loop);
+    const char *reason;
+    if (starved) /* at once: a role with work and no slot would wait forever */
+        reason = p->target_v == 0 ? "validate jobs but no validate slot"
+                                  : "profile jobs but no profile slot";
+    else if (now - p->last_split < p->dwell)
+        return; /* dwell: roles must not flap */
+    else if (best_cost < cur_cost * (1 - p->cfg.hysteresis) &&
+             cur_cost - best_cost > 0.05 * fmin(svc[0], svc[1]))
+        reason = "lower expected wait"; /* by a fraction, and by more than noise */
+    else
+        return;
+    emit(p, "pool_split",
+         json_pack("{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v, "profile",
+                   p->n - v, "was_validate", p->target_v, "was_profile", p->n - p->target_v,
+                   "reason", reason, "rate_validate", lambda[0], "rate_profile", lambda[1],
+                   "service_validate_s", svc[0], "service_profile_s", svc[1], "wait_before_s",
+                   isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost, "wait_after_s",
+                   isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost, "queued_validate",
+                   queued[0], "queued_profile", queued[1]));
+    if (v == p->prev_v && p->dwell < 16 * p->cfg.dwell_ns) p->dwell *= 2; /* a reversal */
+    p->prev_v = p->target_v;
+    p->target_v = v;
+    p->last_split = now;
+    p->splits++;
+}
+
+/* Give idle slots the roles the split wants; busy slots change when their job ends. A
+ * slot that becomes a profile slot is preferably one whose device is idle. */
+static void apply_split(sg_pool *p) {
+    int want[2] = {p->target_v, p->n - p->target_v};
+    int have[2] = {count_role(p, SG_POOL_VALIDATE), count_role(p, SG_POOL_PROFILE)};
+    for (int from = 0; from < SG_POOL_NROLES; from++) {
+        int to = 1 - from;
+        for (int pass = 0; pass < 2 && have[from] > want[from]; pass++)
+            for (int i = 0; i < p->n && have[from] > want[from]; i++) {
+                slot *s = &p->s[i];
+                if (s->role != (sg_pool_role)from || s->job) continue;
+                if (pass == 0 && to == SG_POOL_PROFILE) { /* first: slots on idle devices */
+                    int busy = 0;
+                    for (int k = 0; k < p->n; k++) busy |= p->s[k].d.device == s->d.device && p->s[k].job;
+                    if (busy) continue;
+                }
+                account(p);
+                s->role = (sg_pool_role)to;
+                have[from]--;
+                have[to]++;
+            }
+    }
+}
+
+/* ---- choosing and starting jobs ---- */
+/* The queued job of `kind` to run next (index in p->q), or -1. */
+static int pick(sg_pool *p, sg_pool_role kind) {
+    int best = -1, bc = 0, brank = 0;
+    for (int i = 0; i < p->nq; i++) {
+        qjob *q = p->q[i];
+        if (q->j.work.kind != kind) continue;
+        int c = job_class(p, q);
+        int nt = p->ntasks > 0 ? p->ntasks : 1;
+        int rank = ((q->j.task - p->last_task[c] - 1) % nt + nt) % nt; /* turns */
+        if (best >= 0) {
+            qjob *b = p->q[best];
+            if (c != bc ? c > bc : rank != brank ? rank > brank
+                                 : c == 2      ? q->j.seq < b->j.seq /* older forks: newest */
+                                               : q->j.seq > b->j.seq)
+                continue;
+        }
+        best = i;
+        bc = c;
+        brank = rank;
+    }
+    return best;
+}
+
+static int device_busy(const sg_pool *p, int dev, int *profiling) {
+    int busy = 0;
+    *profiling = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->s[i].d.device == dev && p->s[i].job) {
+            busy++;
+            if (p->s[i].job->j.work.kind == SG_POOL_PROFILE) *profiling = 1;
+        }
+    return busy;
+}
+
+static void start(sg_pool *p, int si, int qi) {
+    qjob *q = p->q[qi];
+    remove_queued(p, qi);
+    slot *s = &p->s[si];
+    int c = job_class(p, q);
+    p->last_task[c] = q->j.task;
+    q->j.slot = si;
+    q->j.started_ns = sg_loop_now(p->loop);
+    s->job = q;
+    int kind = q->j.work.kind;
+    double wait = (double)(q->j.started_ns - q->j.queued_ns) / SG_SEC;
+    if (p->nwait[kind] == p->capwait[kind]) {
+        p->capwait[kind] = p->capwait[kind] ? 2 * p->capwait[kind] : 64;
+        p->wait[kind] = sg_xrealloc(p->wait[kind], p->capwait[kind] * sizeof(double));
+    }
+    p->wait[kind][p->nwait[kind]++] = wait;
+    emit(p, "job_start",
+         json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f}", "slot", si, "slot_name", s->d.name,
+                   "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
+                   (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration,
+                   "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait));
+    sg_err err;
+    if (p->ops->start(p->impl, si, &q->j, &err) < 0) {
+        sg_pool_result r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.verdict, sizeof r.verdict, "failed");
+        snprintf(r.message, sizeof r.message, "%s", err.msg);
+        finish(p, q, &r, SG_POOL_FAILED);
+        schedule_dispatch(p);
+    }
+}
+
+static void dispatch(sg_pool *p) {
+    account(p);
+    decide_split(p);
+    apply_split(p);
+    /* Profile jobs first: each needs a device to itself. When none of the idle profile
+     * slots sits on an idle device, the device with the fewest running jobs drains (starts
+     * nothing new) so that the profile job gets it. */
+    int drain = -1;
+    for (;;) {
+        int qi = pick(p, SG_POOL_PROFILE);
+        if (qi < 0) break;
+        int chosen = -1, fewest = 1 << 30;
+        for (int i = 0; i < p->n; i++) {
+            if (p->s[i].role != SG_POOL_PROFILE || p->s[i].job) continue;
+            int prof, busy = device_busy(p, p->s[i].d.device, &prof);
+            if (busy == 0) {
+                chosen = i;
+                break;
+            }
+            if (!prof && busy < fewest) {
+                fewest = busy;
+                drain = p->s[i].d.device;
+            }
+        }
+        if (chosen < 0) break;
+        drain = -1;
+        start(p, chosen, qi);
+    }
+    for (;;) {
+        int qi = pick(p, SG_POOL_VALIDATE);
+        if (qi < 0) break;
+        int chosen = -1;
+        for (int i = 0; i < p->n && chosen < 0; i++) {
+            int prof;
+            if (p->s[i].role != SG_POOL_VALIDATE || p->s[i].job || p->s[i].d.device == drain)
+                continue;
+            device_busy(p, p->s[i].d.device, &prof);
+            if (!prof) chosen = i;
+        }
+        if (chosen < 0) break;
+        start(p, chosen, qi);
+    }
+}
+
+static void dispatch_cb(sg_loop *loop, void *arg) {
+    (void)loop;
+    sg_pool *p = arg;
+    p->dispatch_queued = 0;
+    dispatch(p);
+}
+
+static void schedule_dispatch(sg_pool *p) {
+    if (p->dispatch_queued) return;
+    p->dispatch_queued = 1;
+    sg_loop_defer(p->loop, dispatch_cb, p);
+}
+
+/* ---- the public calls ---- */
+int sg_pool_new(sg_loop *loop, const sg_pool_config *cfg, const sg_pool_slot_desc *slots,
+                int nslots, const sg_pool_slot_ops *ops, void *impl, sg_pool **out, sg_err *err) {
+    if (nslots < 1) return sg_errf(err, "pool: no slots");
+    if (cfg->mode == SG_POOL_STATIC && cfg->static_validate + cfg->static_profile != nslots)
+        return sg_errf(err, "--pools static:%d/%d: that is %d slots, but there are %d",
+                       cfg->static_validate, cfg->static_profile,
+                       cfg->static_validate + cfg->static_profile, nslots);
+    sg_pool *p = sg_xcalloc(1, sizeof *p);
+    p->loop = loop;
+    p->cfg = *cfg;
+    p->ops = ops;
+    p->impl = impl;
+    p->n = nslots;
+    p->s = sg_xcalloc((size_t)nslots, sizeof *p->s);
+    p->t0 = p->acc_t = p->last_split = sg_loop_now(loop);
+    for (int r = 0; r < SG_POOL_NROLES; r++) p->arrivals_t[r] = p->t0;
+    p->target_v = p->prev_v =
+        cfg->mode == SG_POOL_STATIC ? cfg->static_validate : (nslots + 1) / 2;
+    p->dwell = cfg->dwell_ns;
+    for (int i = 0; i < nslots; i++) {
+        p->s[i].d = slots[i];
+        p->s[i].role = i < p->target_v ? SG_POOL_VALIDATE : SG_POOL_PROFILE;
+    }
+    *out = p;
+    return 0;
+}
+
+void sg_pool_on_event(sg_pool *p, void (*fn)(void *arg, json_t *ev), void *arg) {
+    p->on_event = fn;
+    p->ev_arg = arg;
+}
+
+uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin origin,
+                        const sg_pool_work *work, sg_pool_done_fn done, void *arg) {
+    qjob *q = sg_xcalloc(1, sizeof *q);
+    q->j.id = ++p->next_id;
+    q->j.task = task;
+    q->j.iteration = iteration;
+    q->j.origin = origin;
+    q->j.seq = ++p->next_seq;
+    q->j.work = *work;
+    q->j.queued_ns = sg_loop_now(p->loop);
+    q->j.slot = -1;
+    q->done = done;
+    q->arg = arg;
+    if (task >= p->ntasks) p->ntasks = task + 1;
+    iter *it = find_iter(p, iteration, 1);
+    if (origin == SG_POOL_FORK) it->newest_fork = q->j.seq;
+    decay(p, work->kind);
+    p->arrivals[work->kind] += 1;
+    if (p->nq == p->capq) {
+        p->capq = p->capq ? 2 * p->capq : 32;
+        p->q = sg_xrealloc(p->q, (size_t)p->capq * sizeof *p->q);
+    }
+    p->q[p->nq++] = q;
+    schedule_dispatch(p);
+    return q->j.id;
+}
+
+void sg_pool_slot_done(sg_pool *p, int si, sg_pool_result *r) {
+    if (si < 0 || si >= p->n || !p->s[si].job) return;
+    finish(p, p->s[si].job, r, SG_POOL_DONE);
+    schedule_dispatch(p);
+}
+
+static void cancel_running(sg_pool *p, int si) {
+    p->ops->kill(p->impl, si);
+    sg_pool_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.message, sizeof r.message, "cancelled while running; the worker was killed");
+    finish(p, p->s[si].job, &r, SG_POOL_KILLED);
+}
+
+static void drop_queued(sg_pool *p, int qi) {
+    qjob *q = p->q[qi];
+    remove_queued(p, qi);
+    sg_pool_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.message, sizeof r.message, "cancelled before it ran");
+    finish(p, q, &r, SG_POOL_DROPPED);
+}
+
+void sg_pool_cancel(sg_pool *p, uint64_t job) {
+    for (int i = 0; i < p->nq; i++)
+        if (p->q[i]->j.id == job) {
+            drop_queued(p, i);
+            return;
+        }
+    for (int i = 0; i < p->n; i++)
+        if (p->s[i].job && p->s[i].job->j.id == job) {
+            cancel_running(p, i);
+            schedule_dispatch(p);
+            return;
+        }
+}
+
+void sg_pool_end_iteration(sg_pool *p, uint64_t iteration, uint64_t keep) {
+    find_iter(p, iteration, 1)->ended = 1;
+    if (!p->cfg.keep_ended)
+        for (int i = p->nq - 1; i >= 0; i--)
+            if (p->q[i]->j.iteration == iteration) drop_queued(p, i);
+    for (int i = 0; i < p->n; i++)
+        if (p->s[i].job && p->s[i].job->j.iteration == iteration && p->s[i].job->j.id != keep)
+            cancel_running(p, i);
+    schedule_dispatch(p);
+}
+
+void sg_pool_free(sg_pool *p) {
+    if (!p) return;
+    while (p->nq > 0) drop_queued(p, p->nq - 1);
+    for (int i = 0; i < p->n; i++)
+        if (p->s[i].job) cancel_running(p, i);
+    for (int r = 0; r < SG_POOL_NROLES; r++) free(p->wait[r]);
+    free(p->q);
+    free(p->it);
+    free(p->s);
+    free(p);
+}
+
+int sg_pool_slot_role(const sg_pool *p, int slot) {
+    return slot >= 0 && slot < p->n ? (int)p->s[slot].role : -1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
+    sg_pool *p = (sg_pool *)cp; /* accounting up to now changes no decision */
+    account(p);
+    memset(st, 0, sizeof *st);
+    int64_t now = sg_loop_now(p->loop);
+    for (int r = 0; r < SG_POOL_NROLES; r++) {
+        sg_pool_role_stats *rs = &st->role[r];
+        rs->slots = count_role(p, (sg_pool_role)r);
+        rs->jobs = p->jobs[r];
+        rs->dropped = p->dropped[r];
+        rs->killed = p->killed[r];
+        double busy = p->busy_ns[r];
+        for (int i = 0; i < p->n; i++) /* running jobs count up to now */
+            if (p->s[i].job && p->s[i].role == (sg_pool_role)r)
+                busy += (double)(now - p->s[i].job->j.started_ns);
+        rs->busy_s = busy / SG_SEC;
+        rs->available_s = p->avail_ns[r] / SG_SEC;
+        rs->utilisation = rs->available_s > 0 ? rs->busy_s / rs->available_s : 0;
+        size_t n = p->nwait[r];
+        if (n) {
+            double *w = sg_xmalloc(n * sizeof *w), sum = 0;
+            memcpy(w, p->wait[r], n * sizeof *w);
+            qsort(w, n, sizeof *w, cmp_double);
+            for (size_t i = 0; i < n; i++) sum += w[i];
+            rs->wait_mean_s = sum / (double)n;
+            rs->wait_p95_s = w[(size_t)ceil(0.95 * (double)n) - 1];
+            free(w);
+        }
+        rs->arrival_rate = rate(p, r);
+        rs->service_s = service_s(p, r);
+        st->busy_s += rs->busy_s;
+        st->available_s += rs->available_s;
+    }
+    st->utilisation = st->available_s > 0 ? st->busy_s / st->available_s : 0;
+    st->splits = p->splits;
+    int queued[2], running[2];
+    work_of(p, queued, running);
+    st->queued = queued[0] + queued[1];
+    st->running = running[0] + running[1];
+}

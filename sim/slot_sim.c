@@ -1,0 +1,108 @@
+/* Simulated slots: each job is a timer on the loop; its end reports a drawn (or given)
+ * outcome to the pool. */
+#include "sim/sim.h"
+
+#include "common/buf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sim_slot {
+    sg_sim_slots *owner;
+    int index;
+    uint64_t timer;
+    sg_pool_result r;
+} sim_slot;
+
+struct sg_sim_slots {
+    sg_loop *loop;
+    sg_pool *pool;
+    sg_sim_slot_model m;
+    uint64_t rng;
+    int n;
+    sim_slot *s;
+};
+
+static uint64_t next(uint64_t *x) { /* splitmix64 */
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *x) { return ((double)(next(x) >> 11) + 0.5) / 9007199254740992.0; }
+
+/* A lognormal draw with the given mean and coefficient of variation. */
+static double lognormal(uint64_t *x, double mean, double cv) {
+    if (cv <= 0) return mean;
+    double s2 = log(1 + cv * cv), mu = log(mean) - s2 / 2;
+    double z = sqrt(-2 * log(uniform(x))) * cos(2 * M_PI * uniform(x));
+    return exp(mu + sqrt(s2) * z);
+}
+
+sg_sim_slots *sg_sim_slots_new(sg_loop *loop, const sg_sim_slot_model *m, int nslots) {
+    sg_sim_slots *s = sg_xcalloc(1, sizeof *s);
+    s->loop = loop;
+    s->m = *m;
+    s->rng = m->seed ? m->seed : 1;
+    s->n = nslots;
+    s->s = sg_xcalloc((size_t)nslots, sizeof *s->s);
+    for (int i = 0; i < nslots; i++) s->s[i] = (sim_slot){.owner = s, .index = i};
+    return s;
+}
+
+void sg_sim_slots_bind(sg_sim_slots *s, sg_pool *p) { s->pool = p; }
+
+void sg_sim_slots_free(sg_sim_slots *s) {
+    if (!s) return;
+    for (int i = 0; i < s->n; i++)
+        if (s->s[i].timer) sg_loop_timer_cancel(s->loop, s->s[i].timer);
+    free(s->s);
+    free(s);
+}
+
+static void job_end(sg_loop *loop, void *arg) {
+    (void)loop;
+    sim_slot *ss = arg;
+    ss->timer = 0;
+    sg_pool_result r = ss->r;
+    sg_pool_slot_done(ss->owner->pool, ss->index, &r);
+}
+
+static int sim_start(void *impl, int slot, const sg_pool_job *job, sg_err *err) {
+    sg_sim_slots *s = impl;
+    if (slot < 0 || slot >= s->n) return sg_errf(err, "sim: no slot %d", slot);
+    sim_slot *ss = &s->s[slot];
+    const sg_sim_job *given = job->work.model;
+    int kind = job->work.kind;
+    double service = given && given->service_s > 0
+                         ? given->service_s
+                         : lognormal(&s->rng, s->m.service_s[kind], s->m.cv);
+    memset(&ss->r, 0, sizeof ss->r);
+    if (kind == SG_POOL_VALIDATE) {
+        ss->r.pass = given ? given->pass : uniform(&s->rng) < s->m.pass_rate;
+        ss->r.run_ms = service * 1000;
+    } else {
+        ss->r.pass = 1;
+        ss->r.speedup = given && given->speedup > 0
+                            ? given->speedup
+                            : lognormal(&s->rng, s->m.speedup_mean > 0 ? s->m.speedup_mean : 1, 0.3);
+        ss->r.base_ns = 1e6;
+        ss->r.cand_ns = ss->r.base_ns / ss->r.speedup;
+        ss->r.runs = 20;
+    }
+    snprintf(ss->r.verdict, sizeof ss->r.verdict, "%s", ss->r.pass ? "pass" : "mismatch");
+    ss->timer = sg_loop_timer(s->loop, (int64_t)(service * SG_SEC), job_end, ss);
+    return 0;
+}
+
+static void sim_kill(void *impl, int slot) {
+    sg_sim_slots *s = impl;
+    if (slot < 0 || slot >= s->n || !s->s[slot].timer) return;
+    sg_loop_timer_cancel(s->loop, s->s[slot].timer);
+    s->s[slot].timer = 0;
+}
+
+const sg_pool_slot_ops sg_sim_slot_ops = {sim_start, sim_kill};

@@ -1,0 +1,353 @@
+/* The pool scheduler on the virtual clock with simulated slots (sim/slot_sim.c): priority
+ * classes, turns across tasks, cancel of an iteration, role changes only between jobs, a
+ * profile job alone on its device, no flapping under constant load, elastic ahead of a
+ * fixed split on a burst, and the split arithmetic. */
+#include "common/buf.h"
+#include "pool/pool.h"
+#include "sim/sim.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* ---- a harness: a virtual loop, n simulated slots on given devices, a log ---- */
+typedef struct rec {
+    uint64_t id;
+    int tag; /* the test's name for the job */
+    sg_pool_end end;
+    int64_t start_ns, end_ns;
+    int slot;
+} rec;
+
+typedef struct harness {
+    sg_loop *loop;
+    sg_sim_slots *sim;
+    sg_pool *pool;
+    rec log[4096];
+    int nlog;
+    int order[4096]; /* tags in start order */
+    int norder;
+    int splits, late_splits; /* late: after the first virtual minute */
+    /* per device: running jobs and whether one is a profile job, checked at every start */
+    int running[8], profiling[8];
+    int overlap_violations;
+    int role_changed_while_busy;
+    int slot_dev[64];
+    sg_sim_job jobs[4096];
+    int tags[4096];
+} harness;
+
+static void on_event(void *arg, json_t *ev) {
+    harness *h = arg;
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    if (!strcmp(name, "pool_split")) {
+        h->splits++;
+        if (json_real_value(json_object_get(ev, "t_s")) > 60) h->late_splits++;
+        if (getenv("TEST_POOL_VERBOSE")) {
+            char *t = json_dumps(ev, JSON_COMPACT);
+            print_message("# %s\n", t);
+            free(t);
+        }
+    }
+    if (!strcmp(name, "job_start")) {
+        int slot = (int)json_integer_value(json_object_get(ev, "slot"));
+        int dev = h->slot_dev[slot];
+        int prof = !strcmp(json_string_value(json_object_get(ev, "kind")), "profile");
+        if (h->profiling[dev] || (prof && h->running[dev] > 0)) h->overlap_violations++;
+        h->running[dev]++;
+        if (prof) h->profiling[dev] = 1;
+        if (strcmp(json_string_value(json_object_get(ev, "role")),
+                   json_string_value(json_object_get(ev, "kind"))))
+            h->role_changed_while_busy++; /* a job runs only on a slot of its own role */
+    }
+    if (!strcmp(name, "job_end")) {
+        int slot = (int)json_integer_value(json_object_get(ev, "slot"));
+        int dev = h->slot_dev[slot];
+        h->running[dev]--;
+        if (!strcmp(json_string_value(json_object_get(ev, "kind")), "profile"))
+            h->profiling[dev] = 0;
+        if (strcmp(json_string_value(json_object_get(ev, "role")),
+                   json_string_value(json_object_get(ev, "kind"))))
+            h->role_changed_while_busy++; /* its slot changed role while it ran */
+    }
+    json_decref(ev);
+}
+
+static void on_done(void *arg, const sg_pool_job *job, const sg_pool_result *r) {
+    harness *h = arg;
+    rec *x = &h->log[h->nlog++];
+    x->id = job->id;
+    x->tag = *(const int *)job->work.name; /* submit() points name at the tag */
+    x->end = r->end;
+    x->start_ns = job->started_ns;
+    x->end_ns = job->ended_ns;
+    x->slot = job->slot;
+    if (r->end != SG_POOL_DROPPED) h->order[h->norder++] = x->tag;
+}
+
+static harness *harness_new(int nslots, const int *dev, const char *pools) {
+    harness *h = sg_xcalloc(1, sizeof *h);
+    sg_err err;
+    h->loop = sg_loop_new_virtual(0, &err);
+    sg_sim_slot_model m = {.service_s = {1, 3}, .pass_rate = 1, .speedup_mean = 2, .seed = 7};
+    h->sim = sg_sim_slots_new(h->loop, &m, nslots);
+    sg_pool_slot_desc d[64];
+    for (int i = 0; i < nslots; i++) {
+        d[i].device = dev ? dev[i] : 0;
+        h->slot_dev[i] = d[i].device;
+        snprintf(d[i].name, sizeof d[i].name, "sim:%d/%d", d[i].device, i);
+    }
+    sg_pool_config cfg;
+    sg_pool_config_default(&cfg);
+    assert_int_equal(sg_pool_config_parse(pools, &cfg, &err), 0);
+    assert_int_equal(sg_pool_new(h->loop, &cfg, d, nslots, &sg_sim_slot_ops, h->sim, &h->pool, &err), 0);
+    sg_sim_slots_bind(h->sim, h->pool);
+    sg_pool_on_event(h->pool, on_event, h);
+    return h;
+}
+
+static void harness_free(harness *h) {
+    sg_pool_free(h->pool);
+    sg_sim_slots_free(h->sim);
+    sg_loop_free(h->loop);
+    free(h);
+}
+
+/* Submit a job whose tag is `tag` and whose service time is given. */
+static uint64_t submit(harness *h, int tag, int task, uint64_t iter, sg_pool_origin o,
+                       sg_pool_role kind, double service_s) {
+    int k = tag;
+    h->jobs[k] = (sg_sim_job){.service_s = service_s, .pass = 1, .speedup = 2};
+    h->tags[k] = tag;
+    sg_pool_work w = {.kind = kind, .model = &h->jobs[k], .name = (const char *)&h->tags[k]};
+    return sg_pool_submit(h->pool, task, iter, o, &w, on_done, h);
+}
+
+static void run(harness *h) {
+    sg_err err;
+    assert_int_equal(sg_loop_run(h->loop, &err), 0);
+}
+
+/* End an iteration from a timer, in the middle of a run. */
+typedef struct midway {
+    harness *h;
+    uint64_t iteration, keep;
+} midway;
+
+static void end_iteration_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    midway *m = arg;
+    sg_pool_end_iteration(m->h->pool, m->iteration, m->keep);
+}
+
+/* ---- tests ---- */
+
+static void submit_queue(sg_loop *loop, void *arg) {
+    (void)loop;
+    submit(arg, 2, 0, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1);  /* older fork of 2 */
+    submit(arg, 3, 0, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1);  /* older fork of 2 */
+    submit(arg, 4, 0, 2, SG_POOL_FINAL, SG_POOL_VALIDATE, 1); /* final of 2 */
+    submit(arg, 5, 0, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1);  /* newest fork of 2 */
+    submit(arg, 6, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1);  /* iteration 1 */
+}
+
+/* One validate slot busy with job 1; then, queued: an older fork, the newest fork and the
+ * final answer of a live iteration, and a fork of an iteration that already ended (with
+ * keep_ended off it is dropped). Order: final, newest fork, older forks newest first. */
+static void test_priority_order(void **state) {
+    (void)state;
+    harness *h = harness_new(1, NULL, "static:1/0");
+    submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1); /* runs at once */
+    sg_loop_timer(h->loop, SG_SEC / 10, submit_queue, h);  /* 2-6 queue behind it */
+    midway m = {h, 1, 0}; /* iteration 1 ends at 0.5 s: 6 dropped, 1 killed */
+    sg_loop_timer(h->loop, SG_SEC / 2, end_iteration_now, &m);
+    run(h);
+    int want[] = {1, 4, 5, 3, 2};
+    assert_int_equal(h->norder, 5);
+    for (int i = 0; i < 5; i++) assert_int_equal(h->order[i], want[i]);
+    int dropped = 0, killed = 0;
+    for (int i = 0; i < h->nlog; i++) {
+        dropped += h->log[i].end == SG_POOL_DROPPED && h->log[i].tag == 6;
+        killed += h->log[i].end == SG_POOL_KILLED && h->log[i].tag == 1;
+    }
+    assert_int_equal(dropped, 1);
+    assert_int_equal(killed, 1);
+    harness_free(h);
+}
+
+/* Two tasks, each with three older forks queued behind a busy slot: they take turns. */
+static void test_tasks_take_turns(void **state) {
+    (void)state;
+    harness *h = harness_new(1, NULL, "static:1/0");
+    submit(h, 1, 0, 1, SG_POOL_FINAL, SG_POOL_VALIDATE, 1);
+    for (int i = 0; i < 3; i++) submit(h, 10 + i, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
+    for (int i = 0; i < 3; i++) submit(h, 20 + i, 1, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
+    run(h);
+    assert_int_equal(h->norder, 7);
+    for (int i = 2; i < 7; i++) /* after the first fork, tasks alternate */
+        assert_int_not_equal(h->order[i] / 10, h->order[i - 1] / 10);
+    harness_free(h);
+}
+
+static uint64_t submit(harness *h, int tag, int task, uint64_t iter, sg_pool_origin o,
+                       sg_pool_role kind, double service_s);
+static void submit_later(sg_loop *loop, void *arg) {
+    (void)loop;
+    submit(arg, 4, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
+    submit(arg, 5, 0, 1, SG_POOL_FINAL, SG_POOL_PROFILE, 1);
+}
+
+/* An iteration ends early: its queued jobs are dropped, its running validate job is
+ * killed at once, and the profile job named as `keep` runs to its end. Other iterations
+ * go on. Jobs 4 and 5 come after 1-3 have started. */
+static void test_cancel_iteration_midway(void **state) {
+    (void)state;
+    int dev[] = {0, 1, 2};
+    harness *h = harness_new(3, dev, "static:2/1");
+    submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 5);                /* running: killed */
+    submit(h, 2, 0, 7, SG_POOL_FORK, SG_POOL_VALIDATE, 5);                /* other iteration */
+    uint64_t keep = submit(h, 3, 0, 1, SG_POOL_FORK, SG_POOL_PROFILE, 5); /* running: kept */
+    sg_loop_timer(h->loop, SG_SEC, submit_later, h);              /* 4, 5: queued, dropped */
+    midway m = {h, 1, keep};
+    sg_loop_timer(h->loop, 2 * SG_SEC, end_iteration_now, &m);
+    run(h);
+    sg_pool_end want[6] = {0, SG_POOL_KILLED, SG_POOL_DONE, SG_POOL_DONE, SG_POOL_DROPPED,
+                           SG_POOL_DROPPED};
+    assert_int_equal(h->nlog, 5);
+    for (int i = 0; i < h->nlog; i++) assert_int_equal(h->log[i].end, want[h->log[i].tag]);
+    for (int i = 0; i < h->nlog; i++)
+        if (h->log[i].tag == 1) assert_int_equal(h->log[i].end_ns, 2 * SG_SEC); /* at once */
+    harness_free(h);
+}
+
+/* Two slots on one device, one per role: validate jobs keep coming while profile jobs
+ * arrive; a profile job never runs beside anything on its device, and the device drains
+ * for it (the profile jobs do not starve). */
+static void test_profile_alone_on_device(void **state) {
+    (void)state;
+    int dev[] = {0, 0};
+    harness *h = harness_new(2, dev, "static:1/1");
+    int tag = 1;
+    for (int i = 0; i < 40; i++) submit(h, tag++, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 0.5);
+    for (int i = 0; i < 5; i++) submit(h, tag++, 0, 1, SG_POOL_FORK, SG_POOL_PROFILE, 1);
+    run(h);
+    assert_int_equal(h->overlap_violations, 0);
+    assert_int_equal(h->norder, 45);
+    int last_profile = 0; /* the profile jobs were not all left to the end */
+    for (int i = 0; i < h->norder; i++)
+        if (h->order[i] > 40) last_profile = i;
+    assert_true(last_profile < 44 || h->order[40] > 40);
+    int first_profile = 45;
+    for (int i = 0; i < h->norder; i++)
+        if (h->order[i] > 40 && i < first_profile) first_profile = i;
+    assert_true(first_profile < 10);
+    harness_free(h);
+}
+
+/* Constant load for ten virtual minutes on 6 slots starting at 3/3: a validate job of 1 s
+ * every 0.3 s (3.3 slots' worth) and a profile job of 3 s every 4 s (0.75 of a slot). The
+ * split moves towards validate within the first minute (4/2 and 5/1 are close: it may try
+ * both) and then stays put; no job ever ran on a slot whose role changed under it. */
+typedef struct feeder {
+    harness *h;
+    int tag, left;
+    double every_s, service_s;
+    sg_pool_role kind;
+} feeder;
+
+static void feed(sg_loop *loop, void *arg) {
+    feeder *f = arg;
+    submit(f->h, f->tag++ % 4096, 0, 1, SG_POOL_FORK, f->kind, f->service_s);
+    if (--f->left > 0) sg_loop_timer(loop, (int64_t)(f->every_s * SG_SEC), feed, f);
+}
+
+static void test_no_flapping(void **state) {
+    (void)state;
+    harness *h = harness_new(6, (int[]){0, 1, 2, 3, 4, 5}, "elastic");
+    feeder v = {h, 0, 2000, 0.3, 1.0, SG_POOL_VALIDATE};
+    feeder p = {h, 2048, 150, 4.0, 3.0, SG_POOL_PROFILE};
+    sg_loop_timer(h->loop, 0, feed, &v);
+    sg_loop_timer(h->loop, 0, feed, &p);
+    run(h);
+    assert_true(h->splits >= 1);
+    assert_true(h->late_splits <= 1);
+    assert_int_equal(h->role_changed_while_busy, 0);
+    sg_pool_stats st;
+    sg_pool_stats_get(h->pool, &st);
+    assert_true(st.role[SG_POOL_VALIDATE].slots >= 4);
+    assert_true(st.role[SG_POOL_PROFILE].slots >= 1);
+    harness_free(h);
+}
+
+/* A burst: 30 validate jobs at once, then (as candidates pass) 10 profile jobs, on 4
+ * slots. Elastic finishes the burst sooner and with a lower p95 wait than a fixed
+ * even split. */
+static double burst(const char *pools, double *p95, double *util) {
+    harness *h = harness_new(4, (int[]){0, 1, 2, 3}, pools);
+    for (int i = 0; i < 30; i++) submit(h, i, i % 2, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
+    for (int i = 0; i < 10; i++) submit(h, 100 + i, i % 2, 1, SG_POOL_FORK, SG_POOL_PROFILE, 1);
+    run(h);
+    sg_pool_stats st;
+    sg_pool_stats_get(h->pool, &st);
+    *p95 = fmax(st.role[0].wait_p95_s, st.role[1].wait_p95_s);
+    *util = st.utilisation;
+    double end = (double)sg_loop_now(h->loop) / SG_SEC;
+    harness_free(h);
+    return end;
+}
+
+static void test_elastic_beats_static_on_burst(void **state) {
+    (void)state;
+    double pe, ps, ue, us;
+    double te = burst("elastic", &pe, &ue), ts = burst("static:2/2", &ps, &us);
+    print_message("# burst: elastic %.1fs p95 %.1fs util %.2f; static:2/2 %.1fs p95 %.1fs util %.2f\n",
+                  te, pe, ue, ts, ps, us);
+    assert_true(te < ts);
+    assert_true(pe < ps);
+    assert_true(ue > us);
+}
+
+static void test_split_arithmetic(void **state) {
+    (void)state;
+    /* M/M/1 with rho 0.5: W = rho/(mu - lambda) = 0.5/(1-0.5) = 1 s for s = 1. */
+    assert_true(fabs(sg_pool_mmc_wait(0.5, 1, 1) - 1.0) < 1e-9);
+    assert_true(isinf(sg_pool_mmc_wait(2, 1, 2)));
+    assert_true(sg_pool_mmc_wait(0, 1, 1) == 0);
+    /* all load on profile: most slots profile, but one stays validate while it has work */
+    double lam[2] = {0.01, 2}, svc[2] = {1, 3};
+    int need[2] = {1, 1};
+    assert_int_equal(sg_pool_best_split(8, lam, svc, need, NULL), 1);
+    int need_p[2] = {0, 1};
+    double lam0[2] = {0, 2};
+    assert_int_equal(sg_pool_best_split(8, lam0, svc, need_p, NULL), 0);
+    /* one slot: the role with the load */
+    double lam1[2] = {3, 0.01};
+    assert_int_equal(sg_pool_best_split(1, lam1, svc, need, NULL), 1);
+    sg_pool_config c;
+    sg_err err;
+    sg_pool_config_default(&c);
+    assert_int_equal(sg_pool_config_parse("static:3/1", &c, &err), 0);
+    assert_int_equal(c.static_validate, 3);
+    assert_int_equal(sg_pool_config_parse("static:3", &c, &err), -1);
+    assert_non_null(strstr(err.msg, "static:V/P"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_priority_order),
+        cmocka_unit_test(test_tasks_take_turns),
+        cmocka_unit_test(test_cancel_iteration_midway),
+        cmocka_unit_test(test_profile_alone_on_device),
+        cmocka_unit_test(test_no_flapping),
+        cmocka_unit_test(test_elastic_beats_static_on_burst),
+        cmocka_unit_test(test_split_arithmetic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
