@@ -84,37 +84,29 @@ static void take_facts(const json_t *facts, sg_prof_result *r) {
     sg_buf_free(&b);
 }
 
-int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
-                 sg_prof_result *r, sg_err *err) {
-    memset(r, 0, sizeof *r);
-    double t0 = mono_ms();
+json_t *sg_prof_request(const sg_val_job *job, const sg_prof_opts *o, sg_err *err) {
     uint64_t seed = job->seed;
-    if (!seed && getrandom(&seed, sizeof seed, 0) != sizeof seed) seed = (uint64_t)t0 ^ 0x5eed;
+    if (!seed && getrandom(&seed, sizeof seed, 0) != sizeof seed)
+        seed = (uint64_t)time(NULL) ^ 0x5eed;
     char seeds[24];
     snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)(seed ? seed : 1));
     json_t *cand = json_null();
-    if (job->candidate && !(cand = json_stringn(job->candidate, job->candidate_len)))
-        return sg_errf(err, "the candidate is not valid UTF-8 text (or holds a NUL byte)");
-    json_t *req = json_pack(
-        "{s:s, s:s, s:o, s:s, s:s, s:i, s:i, s:b, s:i, s:i, s:i, s:f}", "type", "profile",
-        "task_dir", job->task_dir, "candidate", cand, "candidate_name",
-        job->candidate_name ? job->candidate_name : "candidate", "seed", seeds, "warmup", o->warmup,
-        "input_sets", o->input_sets, "flush", o->flush_cache, "min_runs", o->stab.min_runs,
-        "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
-    json_t *reply = NULL;
-    sg_val_result vr;
-    int rc = sg_val_pool_call(pool, slot, job, req, &reply, &vr, err);
-    json_decref(req);
-    if (rc < 0) return -1;
-    if (rc == 1)
-        return sg_errf(err, "timing %s: %s",
-                       job->candidate_name ? job->candidate_name : "the baseline", vr.message);
-    const char *e = json_string_value(json_object_get(reply, "error"));
-    if (e) {
-        sg_errf(err, "%s", e);
-        json_decref(reply);
-        return -1;
+    if (job->candidate && !(cand = json_stringn(job->candidate, job->candidate_len))) {
+        sg_errf(err, "the candidate is not valid UTF-8 text (or holds a NUL byte)");
+        return NULL;
     }
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:i, s:i, s:b, s:i, s:i, s:i, s:f}", "type",
+                     "profile", "task_dir", job->task_dir, "candidate", cand, "candidate_name",
+                     job->candidate_name ? job->candidate_name : "candidate", "seed", seeds,
+                     "warmup", o->warmup, "input_sets", o->input_sets, "flush", o->flush_cache,
+                     "min_runs", o->stab.min_runs, "max_runs", o->stab.max_runs, "window",
+                     o->stab.window, "tol", o->stab.tol);
+}
+
+int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
+    memset(r, 0, sizeof *r);
+    const char *e = json_string_value(json_object_get(reply, "error"));
+    if (e) return sg_errf(err, "%s", e);
     double total = 0;
     summarize(json_object_get(reply, "base"), &r->baseline, &total);
     summarize(json_object_get(reply, "cand"), &r->candidate, &total);
@@ -137,7 +129,26 @@ int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_pr
              json_string_value(json_object_get(reply, "message")) ?: "");
     r->input_sets = (int)json_integer_value(json_object_get(reply, "input_sets"));
     r->flush_bytes = (double)json_integer_value(json_object_get(reply, "flush_bytes"));
+    return 0;
+}
+
+int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
+                 sg_prof_result *r, sg_err *err) {
+    memset(r, 0, sizeof *r);
+    double t0 = mono_ms();
+    json_t *req = sg_prof_request(job, o, err);
+    if (!req) return -1;
+    json_t *reply = NULL;
+    sg_val_result vr;
+    int rc = sg_val_pool_call(pool, slot, job, req, &reply, &vr, err);
+    json_decref(req);
+    if (rc < 0) return -1;
+    if (rc == 1)
+        return sg_errf(err, "timing %s: %s",
+                       job->candidate_name ? job->candidate_name : "the baseline", vr.message);
+    rc = sg_prof_from_reply(reply, r, err);
     json_decref(reply);
+    if (rc < 0) return -1;
     r->wall_ms = mono_ms() - t0;
     return 0;
 }

@@ -62,6 +62,13 @@ typedef struct sg_prof_result {
 int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
                  sg_prof_result *r, sg_err *err);
 
+/* sg_prof_time's two halves, for callers that wait on a loop (pool/slot_local.c): the job
+ * as a worker request (NULL with err when the candidate cannot be sent; the caller
+ * json_decrefs it), and the worker's reply as a result (-1 with err when the worker said
+ * the job could not run). wall_ms is left to the caller. */
+json_t *sg_prof_request(const sg_val_job *job, const sg_prof_opts *o, sg_err *err);
+int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err);
+
 /* Validate job, then, when it passed, time it (sg_prof_time). A candidate found wrong
  * while timing (input rotation caught remembered results) gets that verdict and message
  * in vr. Returns 0 (vr filled; *timed says whether pr holds a timing), 1 when it passed
