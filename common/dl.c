@@ -22,15 +22,20 @@ int sg_dl_load(const char *const *names, const sg_dl_sym *syms, void **handle, s
         return -1;
     }
     sg_buf_free(&tried);
-    for (const sg_dl_sym *s = syms; s && s->name; s++) {
-        *s->slot = dlsym(h, s->name);
-        if (!*s->slot && !s->optional) {
-            sg_errf(err, "%s has no symbol %s (library too old?)", found, s->name);
-            dlclose(h);
-            return -1;
-        }
+    if (sg_dl_resolve(h, found, syms, err) < 0) {
+        dlclose(h);
+        return -1;
     }
     *handle = h;
+    return 0;
+}
+
+int sg_dl_resolve(void *handle, const char *lib, const sg_dl_sym *syms, sg_err *err) {
+    for (const sg_dl_sym *s = syms; s && s->name; s++) {
+        *s->slot = dlsym(handle, s->name);
+        if (!*s->slot && !s->optional)
+            return sg_errf(err, "%s has no symbol %s (library too old?)", lib, s->name);
+    }
     return 0;
 }
 

@@ -19,6 +19,9 @@ typedef struct sg_dl_sym {
 /* names: NULL-terminated list of file names to try (e.g. "libcuda.so.1").
  * syms: table ending with {NULL}. *handle receives the dlopen handle. */
 int sg_dl_load(const char *const *names, const sg_dl_sym *syms, void **handle, sg_err *err);
+/* Resolve syms from an open handle; lib names the library in the message. -1 when a
+ * required symbol is missing (the slots resolved so far stay filled). */
+int sg_dl_resolve(void *handle, const char *lib, const sg_dl_sym *syms, sg_err *err);
 void sg_dl_close(void *handle);
 
 #endif

@@ -1,25 +1,22 @@
 /* CUDA backend: NVRTC (libnvrtc, dlopen'ed) compiles to a cubin for the device's
  * architecture (or --arch when compile-only); the driver API (libcuda.so.1, dlopen'ed)
  * loads and runs it. Without a driver or GPU, open() fails with SG_BE_NODEV unless
- * compile-only was asked for. The CUDA headers are not needed: the few types are
- * declared in device/cuda_api.h with the ABI the libraries export. */
+ * compile-only was asked for. The CUDA headers are not needed: the entry points and the
+ * few types come from common/cuda.h, with the ABI the libraries export. */
 #include "device/device.h"
-#include "device/cuda_api.h"
 
-#include "common/dl.h"
+#include "common/cuda.h"
 #include "device/cupti.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct sg_be {
-    void *nvrtc_h, *cuda_h;
-    nvrtc_api rt;
-    cu_api cu;
-    CUdevice dev;
-    CUcontext ctx;
+    const sg_cuda_nvrtc *rt;
+    const sg_cuda_driver *cu; /* NULL when compile-only */
+    sg_cu_device dev;
+    sg_cu_context ctx;
     char arch[16];
     int compile_only;
     sg_be_limits lim;
@@ -28,60 +25,38 @@ struct sg_be {
     sg_cupti_metrics *metrics;
 };
 struct sg_be_prog {
-    CUmodule mod;
+    sg_cu_module mod;
     int nk;
-    CUfunction *k;
+    sg_cu_function *k;
     unsigned char *params_ok; /* per kernel: check_params passed (a kernel's plan line is fixed) */
     uint64_t *smem_cap;       /* per kernel: the dynamic shared memory cap raised so far */
 };
 struct sg_be_mem {
-    CUdeviceptr p;
+    sg_cu_ptr p;
     size_t bytes;
 };
 
 /* Errors after which the context is unusable: the worker must be replaced (cuda.h says
  * "the process must be terminated and relaunched" for each of these). */
-static int sticky(CUresult r) {
+static int sticky(sg_cu_result r) {
     return r == SG_CU_ERR_ILLEGAL_ADDRESS || r == SG_CU_ERR_LAUNCH_TIMEOUT ||
            r == SG_CU_ERR_ASSERT ||
            (r >= SG_CU_ERR_HARDWARE_STACK_ERROR && r <= SG_CU_ERR_LAUNCH_FAILED) ||
            r == SG_CU_ERR_TENSOR_MEMORY_LEAK;
 }
 
-static int cufail(sg_be *be, sg_err *err, const char *what, CUresult r) {
+static int cufail(sg_be *be, sg_err *err, const char *what, sg_cu_result r) {
     const char *s = NULL;
-    if (be->cu.errstr) be->cu.errstr(r, &s);
+    if (be->cu && be->cu->errstr) be->cu->errstr(r, &s);
     sg_errf(err, "CUDA %s failed: %s (error %d)%s", what, s ? s : "unknown error", r,
             sticky(r) ? "; the context is lost and the worker will be replaced" : "");
     return sticky(r) ? SG_BE_STICKY : -1;
 }
 
-/* One sg_dl_sym from an entry of a cuda_api.h symbol list; `a` is the table being filled. */
-#define SYM(name, member, optional) {#name, (void **)&a->member, optional},
-
-static int load_nvrtc(sg_be *be, sg_err *err) {
-    static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-                                        "libnvrtc.so.11.2", NULL};
-    nvrtc_api *a = &be->rt;
-    const sg_dl_sym syms[] = {SG_NVRTC_SYMS(SYM){NULL, NULL, 0}};
-    if (sg_dl_load(names, syms, &be->nvrtc_h, err) == 0) return 0;
-    /* Not on the loader path: try the toolkit folder. */
-    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
-    char p1[600], p2[600];
-    snprintf(p1, sizeof p1, "%s/lib64/libnvrtc.so", home);
-    snprintf(p2, sizeof p2, "%s/targets/x86_64-linux/lib/libnvrtc.so", home);
-    const char *const alt[] = {p1, p2, NULL};
-    sg_err e2;
-    if (sg_dl_load(alt, syms, &be->nvrtc_h, &e2) == 0) return 0;
-    return sg_err_prefix(err, "NVRTC is needed to compile CUDA kernels");
-}
-
 static int load_driver(sg_be *be, sg_err *err) {
-    static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-    cu_api *a = &be->cu;
-    const sg_dl_sym syms[] = {SG_CU_SYMS(SYM){NULL, NULL, 0}};
-    if (sg_dl_load(names, syms, &be->cuda_h, err) < 0) return -1;
-    CUresult r = a->init(0);
+    const sg_cuda_driver *a = be->cu = sg_cuda_driver_load(err);
+    if (!a) return -1;
+    sg_cu_result r = a->init(0);
     if (r != 0) return cufail(be, err, "cuInit (is there an NVIDIA GPU and driver?)", r);
     if ((r = a->device_get(&be->dev, 0)) != 0) return cufail(be, err, "cuDeviceGet", r);
     if ((r = a->primary_retain(&be->ctx, be->dev)) != 0)
@@ -109,8 +84,6 @@ static int load_driver(sg_be *be, sg_err *err) {
 static void cu_close(sg_be *be) {
     if (!be) return;
     sg_cupti_close(be->cupti);
-    if (be->cuda_h) sg_dl_close(be->cuda_h);
-    if (be->nvrtc_h) sg_dl_close(be->nvrtc_h);
     free(be);
 }
 
@@ -119,9 +92,9 @@ static int cu_open(sg_be **out, const sg_dev_opts *o, sg_err *err) {
     const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
     snprintf(be->cuda_inc, sizeof be->cuda_inc, "%s/include", home);
     be->compile_only = o->compile_only;
-    if (load_nvrtc(be, err) < 0) {
+    if (!(be->rt = sg_cuda_nvrtc_load(err))) {
         cu_close(be);
-        return -1;
+        return sg_err_prefix(err, "NVRTC is needed to compile CUDA kernels");
     }
     if (!o->compile_only) {
         sg_err e2;
@@ -154,7 +127,7 @@ static void cu_limits(sg_be *be, sg_be_limits *l) {
 
 static void cu_free_prog(sg_be *be, sg_be_prog *p) {
     if (!p) return;
-    if (p->mod && be->cu.unload) be->cu.unload(p->mod);
+    if (p->mod) be->cu->unload(p->mod);
     free(p->k);
     free(p->params_ok);
     free(p->smem_cap);
@@ -164,38 +137,38 @@ static void cu_free_prog(sg_be *be, sg_be_prog *p) {
 static int nvrtc_compile(sg_be *be, const char *src, const char *dir, const char *const *kernels,
                          int nk, char **cubin, size_t *cubin_len, char ***lowered, sg_buf *log,
                          sg_err *err) {
-    nvrtcProgram prog = NULL;
-    nvrtcResult r = be->rt.create(&prog, src, "candidate.cu", 0, NULL, NULL);
-    if (r != 0) return sg_errf(err, "nvrtcCreateProgram failed: %s", be->rt.errstr(r));
-    for (int i = 0; i < nk; i++) be->rt.add_name(prog, kernels[i]);
+    sg_nvrtc_program prog = NULL;
+    sg_nvrtc_result r = be->rt->create(&prog, src, "candidate.cu", 0, NULL, NULL);
+    if (r != 0) return sg_errf(err, "nvrtcCreateProgram failed: %s", be->rt->errstr(r));
+    for (int i = 0; i < nk; i++) be->rt->add_name(prog, kernels[i]);
     char arch[48], inc1[600], inc2[600];
     snprintf(arch, sizeof arch, "--gpu-architecture=%s", be->arch);
     snprintf(inc1, sizeof inc1, "-I%s", dir);
     snprintf(inc2, sizeof inc2, "-I%s", be->cuda_inc);
     const char *opts[] = {arch, inc1, inc2, "--std=c++17", "-lineinfo"};
-    r = be->rt.compile(prog, 5, opts);
+    r = be->rt->compile(prog, 5, opts);
     size_t n = 0;
-    be->rt.log_size(prog, &n);
+    be->rt->log_size(prog, &n);
     if (n > 1) {
         sg_buf_reserve(log, n);
-        be->rt.log(prog, log->data + log->len);
+        be->rt->log(prog, log->data + log->len);
         log->len += strnlen(log->data + log->len, n);
     }
     int rc = 0;
     if (r != 0) {
-        rc = sg_errf(err, "NVRTC rejected the source for %s (%s)", be->arch, be->rt.errstr(r));
+        rc = sg_errf(err, "NVRTC rejected the source for %s (%s)", be->arch, be->rt->errstr(r));
     } else {
-        be->rt.cubin_size(prog, cubin_len);
+        be->rt->cubin_size(prog, cubin_len);
         *cubin = sg_xmalloc(*cubin_len + 1);
-        be->rt.cubin(prog, *cubin);
+        be->rt->cubin(prog, *cubin);
         *lowered = sg_xcalloc((size_t)nk + 1, sizeof **lowered);
         for (int i = 0; i < nk; i++) {
             const char *lw = NULL;
-            be->rt.lowered(prog, kernels[i], &lw);
+            be->rt->lowered(prog, kernels[i], &lw);
             (*lowered)[i] = sg_xstrdup(lw ? lw : kernels[i]);
         }
     }
-    be->rt.destroy(&prog);
+    be->rt->destroy(&prog);
     return rc;
 }
 
@@ -211,10 +184,10 @@ static int cu_compile(sg_be *be, const char *src, const char *dir, const char *c
     p->smem_cap = sg_xcalloc((size_t)nk + 1, sizeof *p->smem_cap);
     int rc = 0;
     if (!be->compile_only) {
-        CUresult r = be->cu.load(&p->mod, cubin);
+        sg_cu_result r = be->cu->load(&p->mod, cubin);
         if (r != 0) rc = cufail(be, err, "cuModuleLoadData", r);
         for (int i = 0; rc == 0 && i < nk; i++) {
-            r = be->cu.get_function(&p->k[i], p->mod, lowered[i]);
+            r = be->cu->get_function(&p->k[i], p->mod, lowered[i]);
             if (r != 0)
                 rc = sg_errf(err, "no __global__ kernel named \"%s\" in the module", kernels[i]);
         }
@@ -233,7 +206,7 @@ static int cu_compile(sg_be *be, const char *src, const char *dir, const char *c
 static int cu_alloc(sg_be *be, size_t bytes, sg_be_mem **out, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: no device memory");
     sg_be_mem *m = sg_xcalloc(1, sizeof *m);
-    CUresult r = be->cu.alloc(&m->p, bytes ? bytes : 1);
+    sg_cu_result r = be->cu->alloc(&m->p, bytes ? bytes : 1);
     if (r != 0) {
         free(m);
         return cufail(be, err, "cuMemAlloc", r);
@@ -245,17 +218,17 @@ static int cu_alloc(sg_be *be, size_t bytes, sg_be_mem **out, sg_err *err) {
 
 static void cu_free_mem(sg_be *be, sg_be_mem *m) {
     if (!m) return;
-    be->cu.free(m->p);
+    be->cu->free(m->p);
     free(m);
 }
 
 static int cu_write(sg_be *be, sg_be_mem *m, size_t off, const void *src, size_t n, sg_err *err) {
-    CUresult r = n ? be->cu.htod(m->p + off, src, n) : 0;
+    sg_cu_result r = n ? be->cu->htod(m->p + off, src, n) : 0;
     return r ? cufail(be, err, "cuMemcpyHtoD", r) : 0;
 }
 
 static int cu_read(sg_be *be, sg_be_mem *m, size_t off, void *dst, size_t n, sg_err *err) {
-    CUresult r = n ? be->cu.dtoh(dst, m->p + off, n) : 0;
+    sg_cu_result r = n ? be->cu->dtoh(dst, m->p + off, n) : 0;
     return r ? cufail(be, err, "cuMemcpyDtoH", r) : 0;
 }
 
@@ -263,16 +236,17 @@ static int cu_read(sg_be *be, sg_be_mem *m, size_t off, void *dst, size_t n, sg_
  * would hand it garbage, so count and size them first (when the driver can tell).
  * cuFuncGetParamInfo answers CUDA_ERROR_INVALID_VALUE past the last parameter; any other
  * error on the first one means it cannot tell, and no check is made. */
-static int check_params(sg_be *be, CUfunction f, const sg_be_arg *args, int nargs, sg_err *err) {
-    if (!be->cu.param_info) return 0;
+static int check_params(sg_be *be, sg_cu_function f, const sg_be_arg *args, int nargs,
+                        sg_err *err) {
+    if (!be->cu->param_info) return 0;
     size_t off, size;
-    CUresult r = be->cu.param_info(f, 0, &off, &size);
+    sg_cu_result r = be->cu->param_info(f, 0, &off, &size);
     if (r != 0 && r != SG_CU_ERR_INVALID_VALUE)
         return sticky(r) ? cufail(be, err, "cuFuncGetParamInfo", r) : 0;
     int n = 0;
-    while (n < 256 && be->cu.param_info(f, (size_t)n, &off, &size) == 0) {
+    while (n < 256 && be->cu->param_info(f, (size_t)n, &off, &size) == 0) {
         if (n < nargs) {
-            size_t want = args[n].mem ? sizeof(CUdeviceptr) : args[n].bytes;
+            size_t want = args[n].mem ? sizeof(sg_cu_ptr) : args[n].bytes;
             if (size != want)
                 return sg_errf(err,
                                "parameter %d of the kernel is %zu bytes but the launch passes %zu",
@@ -289,7 +263,7 @@ static int check_params(sg_be *be, CUfunction f, const sg_be_arg *args, int narg
 
 static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, int nargs,
                      const uint64_t grid[3], const uint64_t block[3], uint64_t smem, sg_err *err) {
-    CUdeviceptr ptrs[64];
+    sg_cu_ptr ptrs[64];
     void *params[64];
     if (nargs > 64) return sg_errf(err, "more than 64 kernel arguments");
     for (int i = 0; i < nargs; i++) {
@@ -307,14 +281,14 @@ static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, in
      * unless raised, so a kernel with static shared memory fails below 48 KiB of dynamic:
      * raise the cap to what this launch asks for whenever it asks for more than before
      * (once per kernel and size: the timed launches should not pay for it). */
-    CUresult r = 0;
+    sg_cu_result r = 0;
     if (smem > p->smem_cap[ki]) {
-        r = be->cu.func_set_attr(p->k[ki], SG_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+        r = be->cu->func_set_attr(p->k[ki], SG_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
         if (r == 0) p->smem_cap[ki] = smem;
     }
     if (r != 0) {
         int st = 0;
-        be->cu.func_attr(&st, SG_CU_FUNC_SHARED_SIZE_BYTES, p->k[ki]);
+        be->cu->func_attr(&st, SG_CU_FUNC_SHARED_SIZE_BYTES, p->k[ki]);
         rc = cufail(be, err, "cuFuncSetAttribute (dynamic shared memory)", r);
         return rc == SG_BE_STICKY ? rc
                                   : sg_err_prefix(err,
@@ -322,24 +296,18 @@ static int cu_launch(sg_be *be, sg_be_prog *p, int ki, const sg_be_arg *args, in
                                                   "the kernel's %d static do not fit the device",
                                                   (unsigned long long)smem, st);
     }
-    r = be->cu.launch(p->k[ki], (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
-                      (unsigned)block[0], (unsigned)block[1], (unsigned)block[2], (unsigned)smem,
-                      NULL, params, NULL);
+    r = be->cu->launch(p->k[ki], (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+                       (unsigned)block[0], (unsigned)block[1], (unsigned)block[2], (unsigned)smem,
+                       NULL, params, NULL);
     return r ? cufail(be, err, "cuLaunchKernel", r) : 0;
 }
 
 static int cu_finish(sg_be *be, sg_err *err) {
-    CUresult r = be->cu.sync();
+    sg_cu_result r = be->cu->sync();
     return r ? cufail(be, err, "the kernel (cuCtxSynchronize)", r) : 0;
 }
 
 /* ---- the profiler's part: CUPTI timing, L2 flush, kernel facts from the driver ---- */
-static void prof_syms(sg_be *be) {
-    if (be->cu.memset8 || !be->cuda_h) return;
-#define PROF_SYM(name, member, optional) *(void **)&be->cu.member = dlsym(be->cuda_h, #name);
-    SG_CU_PROF_SYMS(PROF_SYM)
-}
-
 static int cu_time_begin(sg_be *be, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: nothing can be timed");
     if (!be->cupti && sg_cupti_open(&be->cupti, err) < 0) return -1;
@@ -354,41 +322,39 @@ static int cu_time_end(sg_be *be, double *ns, sg_err *err) {
 }
 
 static int cu_fill(sg_be *be, sg_be_mem *m, size_t n, sg_err *err) {
-    prof_syms(be);
-    if (!be->cu.memset8) return sg_errf(err, "the driver lacks cuMemsetD8");
-    CUresult r = be->cu.memset8(m->p, 0x5a, n);
-    if (r == 0) r = be->cu.sync();
+    if (!be->cu->memset8) return sg_errf(err, "the driver lacks cuMemsetD8");
+    sg_cu_result r = be->cu->memset8(m->p, 0x5a, n);
+    if (r == 0) r = be->cu->sync();
     return r ? cufail(be, err, "cuMemsetD8 (cache flush)", r) : 0;
 }
 
 static uint64_t cu_llc_bytes(sg_be *be) {
     int v = 0;
-    if (be->compile_only || be->cu.attr(&v, SG_CU_DEV_L2_CACHE_SIZE, be->dev) != 0) return 0;
+    if (be->compile_only || be->cu->attr(&v, SG_CU_DEV_L2_CACHE_SIZE, be->dev) != 0) return 0;
     return (uint64_t)v;
 }
 
 static int cu_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], uint64_t smem,
                     sg_be_facts *f, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: no driver to ask");
-    prof_syms(be);
-    CUfunction fn = p->k[ki];
+    sg_cu_function fn = p->k[ki];
     int maxt = 0, sh = 0, local = 0, regs = 0;
     memset(f, 0, sizeof *f);
-    be->cu.func_attr(&maxt, SG_CU_FUNC_MAX_THREADS_PER_BLOCK, fn);
-    be->cu.func_attr(&sh, SG_CU_FUNC_SHARED_SIZE_BYTES, fn); /* static */
-    be->cu.func_attr(&local, SG_CU_FUNC_LOCAL_SIZE_BYTES, fn);
-    be->cu.func_attr(&regs, SG_CU_FUNC_NUM_REGS, fn);
+    be->cu->func_attr(&maxt, SG_CU_FUNC_MAX_THREADS_PER_BLOCK, fn);
+    be->cu->func_attr(&sh, SG_CU_FUNC_SHARED_SIZE_BYTES, fn); /* static */
+    be->cu->func_attr(&local, SG_CU_FUNC_LOCAL_SIZE_BYTES, fn);
+    be->cu->func_attr(&regs, SG_CU_FUNC_NUM_REGS, fn);
     f->wg_limit = (uint64_t)maxt;
     f->shared_bytes = (uint64_t)sh + smem;
     f->local_bytes = (uint64_t)local;
     f->registers = regs;
     int threads = (int)(block[0] * block[1] * block[2]), per_sm = 0;
     int sm_threads = 0, sm_regs = 0, sm_smem = 0, sm_blocks = 0;
-    be->cu.attr(&sm_threads, SG_CU_DEV_MAX_THREADS_PER_MULTIPROCESSOR, be->dev);
-    be->cu.attr(&sm_smem, SG_CU_DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, be->dev);
-    be->cu.attr(&sm_regs, SG_CU_DEV_MAX_REGISTERS_PER_MULTIPROCESSOR, be->dev);
-    be->cu.attr(&sm_blocks, SG_CU_DEV_MAX_BLOCKS_PER_MULTIPROCESSOR, be->dev);
-    if (!be->cu.occupancy || be->cu.occupancy(&per_sm, fn, threads, (size_t)smem) != 0 ||
+    be->cu->attr(&sm_threads, SG_CU_DEV_MAX_THREADS_PER_MULTIPROCESSOR, be->dev);
+    be->cu->attr(&sm_smem, SG_CU_DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, be->dev);
+    be->cu->attr(&sm_regs, SG_CU_DEV_MAX_REGISTERS_PER_MULTIPROCESSOR, be->dev);
+    be->cu->attr(&sm_blocks, SG_CU_DEV_MAX_BLOCKS_PER_MULTIPROCESSOR, be->dev);
+    if (!be->cu->occupancy || be->cu->occupancy(&per_sm, fn, threads, (size_t)smem) != 0 ||
         sm_threads <= 0)
         return 0;
     f->occupancy = (double)per_sm * threads / sm_threads;
@@ -431,12 +397,12 @@ static int cu_metrics_end(sg_be *be, char *out, size_t n, sg_err *err) {
 static int cu_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: no device");
     int mem_khz = 0, bus_bits = 0, sms = 0, khz = 0, major = 0, minor = 0;
-    be->cu.attr(&mem_khz, SG_CU_DEV_MEMORY_CLOCK_RATE, be->dev);
-    be->cu.attr(&bus_bits, SG_CU_DEV_GLOBAL_MEMORY_BUS_WIDTH, be->dev);
-    be->cu.attr(&sms, SG_CU_DEV_MULTIPROCESSOR_COUNT, be->dev);
-    be->cu.attr(&khz, SG_CU_DEV_CLOCK_RATE, be->dev);
-    be->cu.attr(&major, SG_CU_DEV_COMPUTE_CAPABILITY_MAJOR, be->dev);
-    be->cu.attr(&minor, SG_CU_DEV_COMPUTE_CAPABILITY_MINOR, be->dev);
+    be->cu->attr(&mem_khz, SG_CU_DEV_MEMORY_CLOCK_RATE, be->dev);
+    be->cu->attr(&bus_bits, SG_CU_DEV_GLOBAL_MEMORY_BUS_WIDTH, be->dev);
+    be->cu->attr(&sms, SG_CU_DEV_MULTIPROCESSOR_COUNT, be->dev);
+    be->cu->attr(&khz, SG_CU_DEV_CLOCK_RATE, be->dev);
+    be->cu->attr(&major, SG_CU_DEV_COMPUTE_CAPABILITY_MAJOR, be->dev);
+    be->cu->attr(&minor, SG_CU_DEV_COMPUTE_CAPABILITY_MINOR, be->dev);
     int lanes = major < 8 || (major == 8 && minor == 0) ? 64 : 128;
     *gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
     *gflops = (double)sms * khz * 1e3 * lanes * 2 / 1e9;

@@ -1,6 +1,6 @@
 /* cupti.h — device time of every kernel in a region, from CUPTI activity records.
  *
- * Contract: sg_cupti_open dlopens libcupti and enables activity records of kind
+ * Contract: sg_cupti_open loads libcupti (common/cuda.h) and enables activity records of kind
  * CONCURRENT_KERNEL (every kernel on every stream, without serializing them). Between
  * sg_cupti_begin and sg_cupti_end (called after the context was synchronized) the span
  * from the earliest kernel start to the latest kernel end is collected, so work a
@@ -16,15 +16,9 @@
 #ifndef SG_CUPTI_H
 #define SG_CUPTI_H
 
-#include "common/dl.h"
 #include "common/err.h"
 
 typedef struct sg_cupti sg_cupti;
-
-/* dlopen libcupti and resolve syms: the loader path first, then CUDA_HOME (default
- * /usr/local/cuda) lib64, extras/CUPTI/lib64 and targets/x86_64-linux/lib, where the
- * toolkit's packages put it. Used by the activity collector and the metrics. */
-int sg_cupti_dlopen(const sg_dl_sym *syms, void **handle, sg_err *err);
 
 int sg_cupti_open(sg_cupti **c, sg_err *err);
 void sg_cupti_close(sg_cupti *c);

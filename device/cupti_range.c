@@ -6,7 +6,7 @@
 #include "device/cupti.h"
 
 #include "common/buf.h"
-#include "common/dl.h"
+#include "common/cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +55,6 @@ typedef struct rp_api {
 } rp_api;
 
 struct sg_cupti_metrics {
-    void *h;
     rp_api a;
     int initialized;
     CUpti_Profiler_Host_Object *host;
@@ -89,7 +88,6 @@ static void release(sg_cupti_metrics *m) {
                                                     CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
         m->a.deinit(&p);
     }
-    /* m->h is not dlclosed: libcupti must stay loaded once attached (see sg_cupti_close). */
     free(m->avail);
     free(m->config);
     free(m->data);
@@ -120,7 +118,7 @@ static int load(sg_cupti_metrics *m, sg_err *err) {
         {"cuptiRangeProfilerGetCounterDataInfo", (void **)&a->data_info, 0},
         {"cuptiGetResultString", (void **)&a->errstr, 1},
         {NULL, NULL, 0}};
-    if (sg_cupti_dlopen(syms, &m->h, err) == 0) return 0;
+    if (sg_cuda_cupti_resolve(syms, err) == 0) return 0;
     return sg_err_prefix(err, "metrics unavailable: no CUPTI Range Profiler (CUDA 12.6+)");
 }
 

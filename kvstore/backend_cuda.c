@@ -1,88 +1,61 @@
 /* The cuda backend: the region is device memory of one GPU, allocated in chunks with
- * the driver API (cuMemAlloc), which is loaded with dlopen so that specgen runs, and
+ * the driver API (cuMemAlloc, common/cuda.h), which is loaded with dlopen so that specgen runs, and
  * says plainly that there is no GPU, on machines without an NVIDIA driver. Socket I/O
  * is staged through pinned host buffers (cuMemHostAlloc). Untested on the build
  * machine (it has no GPU): `make gpu-check` (kvstore/gpu-check.sh) exercises it. */
 #include "kvstore/backend.h"
 
 #include "common/buf.h"
-#include "common/dl.h"
+#include "common/cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The few driver API types used, declared here so no CUDA header is needed. */
-typedef int CUresult;
-typedef int CUdevice;
-typedef void *CUcontext;
-typedef unsigned long long CUdeviceptr;
-
 #define CHUNK ((uint64_t)256 << 20)
-#define CU_MEMHOSTALLOC_PORTABLE 1
-
-typedef struct cuda_api {
-    CUresult (*cuInit)(unsigned);
-    CUresult (*cuDeviceGetCount)(int *);
-    CUresult (*cuDeviceGet)(CUdevice *, int);
-    CUresult (*cuDeviceGetName)(char *, int, CUdevice);
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
-    CUresult (*cuCtxSetCurrent)(CUcontext);
-    CUresult (*cuMemGetInfo)(size_t *, size_t *);
-    CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
-    CUresult (*cuMemFree)(CUdeviceptr);
-    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
-    CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
-    CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
-    CUresult (*cuMemFreeHost)(void *);
-    CUresult (*cuMemHostGetFlags)(unsigned *, void *);
-    CUresult (*cuGetErrorString)(CUresult, const char **);
-} cuda_api;
 
 typedef struct cuda_impl {
-    cuda_api api;
-    void *lib;
-    CUdevice dev;
-    CUcontext ctx;
+    const sg_cuda_driver *cu;
+    sg_cu_device dev;
+    sg_cu_context ctx;
     uint32_t nchunks;
-    CUdeviceptr *chunks; /* 0 while released */
+    sg_cu_ptr *chunks; /* 0 while released */
 } cuda_impl;
 
-static int cu_fail(cuda_impl *c, CUresult r, const char *what, sg_err *err) {
+static int cu_fail(cuda_impl *c, sg_cu_result r, const char *what, sg_err *err) {
     const char *s = NULL;
-    if (c->api.cuGetErrorString) c->api.cuGetErrorString(r, &s);
+    if (c->cu->errstr) c->cu->errstr(r, &s);
     return sg_errf(err, "cuda backend: %s failed: %s (CUresult %d)", what, s ? s : "unknown error",
                    r);
 }
 
 #define CU(c, call, what, err)                                                                     \
     do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
+        sg_cu_result r_ = (call);                                                                  \
         if (r_ != 0) return cu_fail(c, r_, what, err);                                             \
     } while (0)
 
 static int cuda_write(sg_kv_backend *b, uint64_t off, const void *src, size_t n, sg_err *err) {
     cuda_impl *c = b->impl;
-    CU(c, c->api.cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent", err);
-    CUdeviceptr d = c->chunks[off / b->chunk_bytes] + off % b->chunk_bytes;
-    CU(c, c->api.cuMemcpyHtoD(d, src, n), "cuMemcpyHtoD", err);
+    CU(c, c->cu->set_current(c->ctx), "cuCtxSetCurrent", err);
+    sg_cu_ptr d = c->chunks[off / b->chunk_bytes] + off % b->chunk_bytes;
+    CU(c, c->cu->htod(d, src, n), "cuMemcpyHtoD", err);
     return 0;
 }
 
 static int cuda_read(sg_kv_backend *b, uint64_t off, void *dst, size_t n, sg_err *err) {
     cuda_impl *c = b->impl;
-    CU(c, c->api.cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent", err);
-    CUdeviceptr d = c->chunks[off / b->chunk_bytes] + off % b->chunk_bytes;
-    CU(c, c->api.cuMemcpyDtoH(dst, d, n), "cuMemcpyDtoH", err);
+    CU(c, c->cu->set_current(c->ctx), "cuCtxSetCurrent", err);
+    sg_cu_ptr d = c->chunks[off / b->chunk_bytes] + off % b->chunk_bytes;
+    CU(c, c->cu->dtoh(dst, d, n), "cuMemcpyDtoH", err);
     return 0;
 }
 
 static int cuda_release(sg_kv_backend *b, uint32_t chunk, sg_err *err) {
     cuda_impl *c = b->impl;
     if (!c->chunks[chunk]) return 0;
-    CU(c, c->api.cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent", err);
-    CU(c, c->api.cuMemFree(c->chunks[chunk]), "cuMemFree", err);
+    CU(c, c->cu->set_current(c->ctx), "cuCtxSetCurrent", err);
+    CU(c, c->cu->free(c->chunks[chunk]), "cuMemFree", err);
     c->chunks[chunk] = 0;
     return 0;
 }
@@ -90,8 +63,8 @@ static int cuda_release(sg_kv_backend *b, uint32_t chunk, sg_err *err) {
 static int cuda_acquire(sg_kv_backend *b, uint32_t chunk, sg_err *err) {
     cuda_impl *c = b->impl;
     if (c->chunks[chunk]) return 0;
-    CU(c, c->api.cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent", err);
-    CU(c, c->api.cuMemAlloc(&c->chunks[chunk], b->chunk_bytes),
+    CU(c, c->cu->set_current(c->ctx), "cuCtxSetCurrent", err);
+    CU(c, c->cu->alloc(&c->chunks[chunk], b->chunk_bytes),
        "cuMemAlloc of a 256 MiB chunk (is another process using the GPU memory?)", err);
     return 0;
 }
@@ -99,8 +72,8 @@ static int cuda_acquire(sg_kv_backend *b, uint32_t chunk, sg_err *err) {
 static void *cuda_stage_alloc(sg_kv_backend *b, size_t n) {
     cuda_impl *c = b->impl;
     void *p = NULL;
-    if (c->api.cuCtxSetCurrent(c->ctx) != 0 ||
-        c->api.cuMemHostAlloc(&p, n, CU_MEMHOSTALLOC_PORTABLE) != 0)
+    if (c->cu->set_current(c->ctx) != 0 ||
+        c->cu->host_alloc(&p, n, SG_CU_MEMHOSTALLOC_PORTABLE) != 0)
         return sg_xmalloc(n); /* pageable memory still works, only slower */
     return p;
 }
@@ -111,9 +84,9 @@ static void *cuda_stage_alloc(sg_kv_backend *b, size_t n) {
 static void cuda_stage_free(sg_kv_backend *b, void *p, size_t n) {
     cuda_impl *c = b->impl;
     unsigned flags;
-    if (c->api.cuCtxSetCurrent(c->ctx) != 0) return;
-    if (c->api.cuMemHostGetFlags(&flags, p) == 0)
-        c->api.cuMemFreeHost(p);
+    if (c->cu->set_current(c->ctx) != 0) return;
+    if (c->cu->host_flags(&flags, p) == 0)
+        c->cu->host_free(p);
     else
         free(p);
 }
@@ -121,12 +94,11 @@ static void cuda_stage_free(sg_kv_backend *b, void *p, size_t n) {
 static void cuda_destroy(sg_kv_backend *b) {
     cuda_impl *c = b->impl;
     if (c->ctx) {
-        c->api.cuCtxSetCurrent(c->ctx);
+        c->cu->set_current(c->ctx);
         for (uint32_t i = 0; i < c->nchunks; i++)
-            if (c->chunks[i]) c->api.cuMemFree(c->chunks[i]);
-        c->api.cuDevicePrimaryCtxRelease(c->dev);
+            if (c->chunks[i]) c->cu->free(c->chunks[i]);
+        c->cu->primary_release(c->dev);
     }
-    sg_dl_close(c->lib);
     free(c->chunks);
     free(c);
     free(b);
@@ -137,56 +109,31 @@ static const sg_kv_backend_ops cuda_ops = {
     cuda_stage_alloc, cuda_stage_free, cuda_destroy,
 };
 
-static int load_api(cuda_impl *c, sg_err *err) {
-    cuda_api *a = &c->api;
-    const sg_dl_sym syms[] = {
-        {"cuInit", (void **)&a->cuInit, 0},
-        {"cuDeviceGetCount", (void **)&a->cuDeviceGetCount, 0},
-        {"cuDeviceGet", (void **)&a->cuDeviceGet, 0},
-        {"cuDeviceGetName", (void **)&a->cuDeviceGetName, 0},
-        {"cuDevicePrimaryCtxRetain", (void **)&a->cuDevicePrimaryCtxRetain, 0},
-        {"cuDevicePrimaryCtxRelease_v2", (void **)&a->cuDevicePrimaryCtxRelease, 0},
-        {"cuCtxSetCurrent", (void **)&a->cuCtxSetCurrent, 0},
-        {"cuMemGetInfo_v2", (void **)&a->cuMemGetInfo, 0},
-        {"cuMemAlloc_v2", (void **)&a->cuMemAlloc, 0},
-        {"cuMemFree_v2", (void **)&a->cuMemFree, 0},
-        {"cuMemcpyHtoD_v2", (void **)&a->cuMemcpyHtoD, 0},
-        {"cuMemcpyDtoH_v2", (void **)&a->cuMemcpyDtoH, 0},
-        {"cuMemHostAlloc", (void **)&a->cuMemHostAlloc, 0},
-        {"cuMemFreeHost", (void **)&a->cuMemFreeHost, 0},
-        {"cuMemHostGetFlags", (void **)&a->cuMemHostGetFlags, 0},
-        {"cuGetErrorString", (void **)&a->cuGetErrorString, 1},
-        {NULL, NULL, 0},
-    };
-    static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-    if (sg_dl_load(names, syms, &c->lib, err) != 0)
-        return sg_err_prefix(err, "cuda backend: no NVIDIA driver on this machine");
-    return 0;
-}
-
 int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_err *err) {
     cuda_impl *c = sg_xcalloc(1, sizeof *c);
     sg_kv_backend *b = sg_xcalloc(1, sizeof *b);
     b->impl = c;
     b->ops = &cuda_ops;
-    if (load_api(c, err) != 0) goto fail;
+    if (!(c->cu = sg_cuda_driver_load(err))) {
+        sg_err_prefix(err, "cuda backend: no NVIDIA driver on this machine");
+        goto fail;
+    }
     int n = 0;
-    CUresult r = c->api.cuInit(0);
+    sg_cu_result r = c->cu->init(0);
     if (r != 0) {
         cu_fail(c, r, "cuInit (no usable NVIDIA GPU?)", err);
         goto fail;
     }
-    if ((r = c->api.cuDeviceGetCount(&n)) != 0 || device < 0 || device >= n) {
+    if ((r = c->cu->device_count(&n)) != 0 || device < 0 || device >= n) {
         sg_errf(err, "cuda backend: there is no GPU cuda:%d (this machine has %d)", device, n);
         goto fail;
     }
     char gpu[96] = "";
     size_t free_b = 0, total_b = 0;
-    if ((r = c->api.cuDeviceGet(&c->dev, device)) != 0 ||
-        (r = c->api.cuDeviceGetName(gpu, sizeof gpu, c->dev)) != 0 ||
-        (r = c->api.cuDevicePrimaryCtxRetain(&c->ctx, c->dev)) != 0 ||
-        (r = c->api.cuCtxSetCurrent(c->ctx)) != 0 ||
-        (r = c->api.cuMemGetInfo(&free_b, &total_b)) != 0) {
+    if ((r = c->cu->device_get(&c->dev, device)) != 0 ||
+        (r = c->cu->device_name(gpu, sizeof gpu, c->dev)) != 0 ||
+        (r = c->cu->primary_retain(&c->ctx, c->dev)) != 0 ||
+        (r = c->cu->set_current(c->ctx)) != 0 || (r = c->cu->mem_info(&free_b, &total_b)) != 0) {
         cu_fail(c, r, "opening the device", err);
         goto fail;
     }
@@ -207,7 +154,7 @@ int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_
     c->nchunks = (uint32_t)(bytes / CHUNK);
     c->chunks = sg_xcalloc(c->nchunks, sizeof *c->chunks);
     for (uint32_t i = 0; i < c->nchunks; i++) {
-        if ((r = c->api.cuMemAlloc(&c->chunks[i], CHUNK)) != 0) {
+        if ((r = c->cu->alloc(&c->chunks[i], CHUNK)) != 0) {
             cu_fail(c, r, "cuMemAlloc", err);
             sg_err_prefix(err, "allocating chunk %u of %u on cuda:%d", i, c->nchunks, device);
             goto fail;

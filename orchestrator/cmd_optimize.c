@@ -1,7 +1,7 @@
 /* `specgen optimize TASK_DIR|KERNEL.cu`: the main job. Sets up the ports (an LLM
  * endpoint or the embedded replay of the demo trace; the validator's workers with the
  * profiler), runs one task on the real loop, shows progress, writes the results. */
-#include "common/dl.h"
+#include "common/cuda.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/proc.h"
@@ -90,15 +90,6 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     fprintf(stderr, "\nspecgen optimize: %s — stopping (waiting for running jobs)...\n",
             strsignal((int)si.ssi_signo));
     if (r->task) sg_task_cancel(r->task);
-}
-
-static int cuda_driver_present(void) {
-    void *h = NULL, *fn = NULL;
-    const char *names[] = {"libcuda.so.1", NULL};
-    sg_dl_sym syms[] = {{"cuInit", &fn, 0}, {NULL, NULL, 0}};
-    if (sg_dl_load(names, syms, &h, NULL) < 0) return 0;
-    sg_dl_close(h);
-    return 1;
 }
 
 static const char *template_for(const char *model) {
@@ -240,7 +231,8 @@ int sg_cmd_optimize(int argc, char **argv) {
             return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
         }
     } else {
-        lang = cuda_driver_present() && vt.source[SG_DEV_CUDA] ? SG_DEV_CUDA : SG_DEV_OPENCL;
+        /* The symbols only, no cuInit: CUDA must not start in the process that forks workers. */
+        lang = sg_cuda_driver_load(NULL) && vt.source[SG_DEV_CUDA] ? SG_DEV_CUDA : SG_DEV_OPENCL;
         if (!vt.source[lang]) lang = lang == SG_DEV_CUDA ? SG_DEV_OPENCL : SG_DEV_CUDA;
     }
     if (!vt.source[lang]) {

@@ -13,13 +13,13 @@ done
 command -v nm >/dev/null || { skip "CUDA symbol names" "nm missing (binutils)"; finish; }
 
 exported=$(for l in "${libs[@]}"; do nm -D --defined-only "$l" | awk '{print $3}' | sed 's/@.*//'; done | sort -u)
-# The symbol tables given to sg_dl_load: {"name", (void **)&...}, and the lists of
-# device/cuda_api.h: X(name, member, optional)
+# The symbol tables given to sg_dl_load / sg_cuda_cupti_resolve: {"name", (void **)&...},
+# and the lists of common/cuda.h: X(name, member, optional, return type, parameters)
 mapfile -t wanted < <({
     grep -rhoE '\{"(cu|nvrtc|cupti)[A-Za-z0-9_]*", *\(void' --include=*.c \
         "$root"/common "$root"/device "$root"/kvstore "$root"/validator "$root"/profiler "$root"/orchestrator |
         sed -E 's/\{"([^"]*)".*/\1/'
-    grep -hoE '^ *X\((cu|nvrtc)[A-Za-z0-9_]*,' "$root"/device/cuda_api.h | sed -E 's/ *X\(([^,]*),/\1/'
+    grep -hoE '^ *X\((cu|nvrtc|cupti)[A-Za-z0-9_]*,' "$root"/common/cuda.h | sed -E 's/ *X\(([^,]*),/\1/'
 } | sort -u)
 if [ "${#wanted[@]}" -ge 40 ]; then ok "found the symbol tables (${#wanted[@]} names)"; else
     not_ok "found the symbol tables (only ${#wanted[@]} names: did their form change?)"; fi

@@ -1,5 +1,6 @@
-/* common/: buffers, units, JSON getters, dlopen helper, processes, networking. */
+/* common/: buffers, units, JSON getters, dlopen helper, CUDA tables, processes, networking. */
 #include "common/buf.h"
+#include "common/cuda.h"
 #include "common/dl.h"
 #include "common/json.h"
 #include "common/net.h"
@@ -7,6 +8,7 @@
 #include "common/units.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <signal.h>
@@ -110,6 +112,31 @@ static void test_dl_reports_library_and_symbol(void **state) {
     assert_int_equal(sg_dl_load(libm, opt, &h, &err), 0);
     assert_null(missing);
     sg_dl_close(h);
+}
+
+/* Whether or not this machine has them: every call answers the same (one load per
+ * process, from any thread), and a failure names what is missing. */
+static void *load_nvrtc(void *arg) { return (void *)sg_cuda_nvrtc_load(NULL); }
+
+static void test_cuda_tables_load_once(void **state) {
+    sg_err e1, e2;
+    const void *d = sg_cuda_driver_load(&e1);
+    assert_ptr_equal(d, sg_cuda_driver_load(&e2));
+    if (!d) {
+        assert_string_equal(e1.msg, e2.msg);
+        assert_non_null(strstr(e1.msg, "libcuda"));
+    }
+    pthread_t t[4];
+    void *got[4];
+    for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&t[i], NULL, load_nvrtc, NULL), 0);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], &got[i]);
+    const void *n = sg_cuda_nvrtc_load(&e1);
+    for (int i = 0; i < 4; i++) assert_ptr_equal(got[i], n);
+    if (!n) assert_non_null(strstr(e1.msg, "libnvrtc"));
+    void *missing = NULL;
+    sg_dl_sym bad[] = {{"no_such_symbol_xyz", &missing, 0}, {NULL, NULL, 0}};
+    assert_int_equal(sg_cuda_cupti_resolve(bad, &e1), -1);
+    assert_non_null(strstr(e1.msg, sg_cuda_cupti_load(NULL) ? "no_such_symbol_xyz" : "libcupti"));
 }
 
 static int echo_child(int sock, void *arg) {
@@ -228,6 +255,7 @@ int main(void) {
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_json_errors_name_field_and_value),
         cmocka_unit_test(test_dl_reports_library_and_symbol),
+        cmocka_unit_test(test_cuda_tables_load_once),
         cmocka_unit_test(test_proc_fork_socketpair_and_status),
         cmocka_unit_test(test_proc_deadline_kills_group),
         cmocka_unit_test(test_proc_run_captures_and_reports_missing),

@@ -1,9 +1,9 @@
-/* The CUDA ABI the CUDA backend declares by hand (device/cuda_api.h) against the
- * toolkit's own headers: nothing CUDA runs on the machines that build specgen, so a
- * prototype that differs from the library's (size_t vs unsigned, a missing _v2), or a
- * wrong enum value, would first show as garbage on a GPU. Compiled with the toolkit
- * types (SG_CU_TOOLKIT_TYPES): every table member must have exactly the type of the
- * function it is loaded from, or this file does not compile. At run time: every symbol
+/* The CUDA ABI declared by hand (common/cuda.h: the driver, NVRTC and CUPTI tables that
+ * the CUDA backend, the profiler and kvstore share) against the toolkit's own headers: nothing CUDA
+ * runs on the machines that build specgen, so a prototype that differs from the library's (size_t
+ * vs unsigned, a missing _v2), or a wrong enum value, would first show as garbage on a GPU.
+ * Compiled with the toolkit types (SG_CU_TOOLKIT_TYPES): every table member must have exactly the
+ * type of the function it is loaded from, or this file does not compile. At run time: every symbol
  * name is the version cuda.h maps the API name to, and every hard-coded value equals the
  * header's. Skips when the CUDA headers were absent at build time. */
 #include <setjmp.h>
@@ -17,24 +17,24 @@
 
 #if defined(SG_HAVE_CUDA_H)
 #define SG_CU_TOOLKIT_TYPES 1
-#include "device/cuda_api.h"
-
-#include <cupti_activity.h>
+#include "common/cuda.h"
 
 #define SAME_TYPE(table, name, member)                                                             \
     _Static_assert(                                                                                \
         __builtin_types_compatible_p(__typeof__(((table *)0)->member), __typeof__(&name)),         \
         #table "." #member " differs from the prototype of " #name " in the headers");
-#define NVRTC_TYPE(name, member, optional) SAME_TYPE(nvrtc_api, name, member)
-#define CU_TYPE(name, member, optional) SAME_TYPE(cu_api, name, member)
-SG_NVRTC_SYMS(NVRTC_TYPE)
-SG_CU_SYMS(CU_TYPE)
-SG_CU_PROF_SYMS(CU_TYPE)
+#define DRIVER_TYPE(name, member, optional, ret, params) SAME_TYPE(sg_cuda_driver, name, member)
+#define NVRTC_TYPE(name, member, optional, ret, params) SAME_TYPE(sg_cuda_nvrtc, name, member)
+#define CUPTI_TYPE(name, member, optional, ret, params) SAME_TYPE(sg_cuda_cupti, name, member)
+SG_CUDA_DRIVER_SYMS(DRIVER_TYPE)
+SG_CUDA_NVRTC_SYMS(NVRTC_TYPE)
+SG_CUDA_CUPTI_SYMS(CUPTI_TYPE)
 
 /* The fallback types (no headers) must have the size of the toolkit's. */
 _Static_assert(sizeof(CUresult) == sizeof(int) && sizeof(nvrtcResult) == sizeof(int) &&
                    sizeof(CUdevice) == sizeof(int) && sizeof(CUdevice_attribute) == sizeof(int) &&
-                   sizeof(CUfunction_attribute) == sizeof(int),
+                   sizeof(CUfunction_attribute) == sizeof(int) &&
+                   sizeof(CUptiResult) == sizeof(int) && sizeof(CUpti_ActivityKind) == sizeof(int),
                "the enums and CUdevice are int-sized");
 _Static_assert(__builtin_types_compatible_p(CUdeviceptr, unsigned long long),
                "CUdeviceptr is unsigned long long");
@@ -42,6 +42,14 @@ _Static_assert(sizeof(CUcontext) == sizeof(void *) && sizeof(CUmodule) == sizeof
                    sizeof(CUfunction) == sizeof(void *) && sizeof(CUstream) == sizeof(void *) &&
                    sizeof(nvrtcProgram) == sizeof(void *),
                "the handles are pointers");
+/* The fallback callback types spell CUcontext as void *: the same pointer ABI. */
+_Static_assert(__builtin_types_compatible_p(CUpti_BuffersCallbackRequestFunc,
+                                            void (*)(uint8_t **, size_t *, size_t *)),
+               "CUPTI's buffer request callback");
+_Static_assert(__builtin_types_compatible_p(CUpti_BuffersCallbackCompleteFunc,
+                                            void (*)(CUcontext, uint32_t, uint8_t *, size_t,
+                                                     size_t)),
+               "CUPTI's buffer complete callback");
 
 #define STR2(x) #x
 #define STR(x) STR2(x) /* after macro expansion: what cuda.h maps a name to */
@@ -51,13 +59,13 @@ _Static_assert(sizeof(CUcontext) == sizeof(void *) && sizeof(CUmodule) == sizeof
 static void symbol_versions(void **state) {
     (void)state;
     int n = 0;
-#define NAME_IS_FINAL(name, member, optional)                                                      \
+#define NAME_IS_FINAL(name, member, optional, ret, params)                                         \
     assert_string_equal(STR(name), #name);                                                         \
     n++;
-    SG_NVRTC_SYMS(NAME_IS_FINAL)
-    SG_CU_SYMS(NAME_IS_FINAL)
-    SG_CU_PROF_SYMS(NAME_IS_FINAL)
-    assert_int_equal(n, 10 + 18 + 2);
+    SG_CUDA_DRIVER_SYMS(NAME_IS_FINAL)
+    SG_CUDA_NVRTC_SYMS(NAME_IS_FINAL)
+    SG_CUDA_CUPTI_SYMS(NAME_IS_FINAL)
+    assert_int_equal(n, 27 + 10 + 6);
     assert_string_equal(STR(cuMemAlloc), "cuMemAlloc_v2"); /* the check itself can fail */
 }
 
@@ -100,6 +108,7 @@ static void enum_values(void **state) {
     assert_int_equal(SG_CU_ERR_HARDWARE_STACK_ERROR, CUDA_ERROR_HARDWARE_STACK_ERROR);
     assert_int_equal(SG_CU_ERR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_FAILED);
     assert_int_equal(SG_CU_ERR_TENSOR_MEMORY_LEAK, CUDA_ERROR_TENSOR_MEMORY_LEAK);
+    assert_int_equal(SG_CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_PORTABLE);
     /* the faults between HARDWARE_STACK_ERROR and LAUNCH_FAILED, all sticky */
     assert_int_equal(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715);
     assert_int_equal(CUDA_ERROR_MISALIGNED_ADDRESS, 716);
