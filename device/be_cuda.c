@@ -53,12 +53,16 @@ static int cufail(sg_be *be, sg_err *err, const char *what, sg_cu_result r) {
     return sticky(r) ? SG_BE_STICKY : -1;
 }
 
-static int load_driver(sg_be *be, sg_err *err) {
+static int load_driver(sg_be *be, int index, sg_err *err) {
     const sg_cuda_driver *a = be->cu = sg_cuda_driver_load(err);
     if (!a) return -1;
     sg_cu_result r = a->init(0);
     if (r != 0) return cufail(be, err, "cuInit (is there an NVIDIA GPU and driver?)", r);
-    if ((r = a->device_get(&be->dev, 0)) != 0) return cufail(be, err, "cuDeviceGet", r);
+    int n = 0;
+    if ((r = a->device_count(&n)) != 0) return cufail(be, err, "cuDeviceGetCount", r);
+    if (index < 0 || index >= n)
+        return sg_errf(err, "there is no GPU cuda:%d (this machine has %d)", index, n);
+    if ((r = a->device_get(&be->dev, index)) != 0) return cufail(be, err, "cuDeviceGet", r);
     if ((r = a->primary_retain(&be->ctx, be->dev)) != 0)
         return cufail(be, err, "cuDevicePrimaryCtxRetain", r);
     if ((r = a->set_current(be->ctx)) != 0) return cufail(be, err, "cuCtxSetCurrent", r);
@@ -98,7 +102,7 @@ static int cu_open(sg_be **out, const sg_dev_opts *o, sg_err *err) {
     }
     if (!o->compile_only) {
         sg_err e2;
-        if (load_driver(be, &e2) < 0) {
+        if (load_driver(be, o->cuda_device, &e2) < 0) {
             sg_errf(err,
                     "CUDA execution needs an NVIDIA GPU with its driver (%s). Alternatives: "
                     "--device opencl runs the task's OpenCL kernels on this machine (PoCL), "
@@ -409,11 +413,23 @@ static int cu_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
     return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the driver did not report the peaks");
 }
 
-const sg_be_ops sg_be_cuda_ops = {"cuda",        cu_open,          cu_close,       cu_limits,
-                                  cu_compile,    cu_free_prog,     cu_alloc,       cu_free_mem,
-                                  cu_write,      cu_read,          cu_launch,      cu_finish,
-                                  cu_time_begin, cu_time_end,      cu_fill,        cu_llc_bytes,
-                                  cu_facts,      cu_metrics_begin, cu_metrics_end, cu_peaks};
+/* How many GPUs the driver sees (cuInit in this process: call it in a child, device.h). */
+static int cu_count(const sg_dev_opts *o, int *n, sg_err *err) {
+    (void)o;
+    const sg_cuda_driver *a = sg_cuda_driver_load(err);
+    if (!a) return SG_BE_NODEV;
+    sg_cu_result r = a->init(0);
+    if (r != 0)
+        return sg_errf(err, "cuInit failed (error %d): no usable NVIDIA GPU", r), SG_BE_NODEV;
+    if ((r = a->device_count(n)) != 0) return sg_errf(err, "cuDeviceGetCount failed (error %d)", r);
+    return 0;
+}
+
+const sg_be_ops sg_be_cuda_ops = {
+    "cuda",         cu_open,     cu_close, cu_limits,    cu_compile, cu_free_prog,
+    cu_alloc,       cu_free_mem, cu_write, cu_read,      cu_launch,  cu_finish,
+    cu_time_begin,  cu_time_end, cu_fill,  cu_llc_bytes, cu_facts,   cu_metrics_begin,
+    cu_metrics_end, cu_peaks,    cu_count};
 
 const sg_be_ops *sg_be_ops_for(sg_dev_lang lang) {
     return lang == SG_DEV_CUDA ? &sg_be_cuda_ops : &sg_be_opencl_ops;

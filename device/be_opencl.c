@@ -341,7 +341,21 @@ static int cl_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
     return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the device's peaks are unknown");
 }
 
-const sg_be_ops sg_be_opencl_ops = {"opencl",     cl_open,   cl_close,      cl_limits,   cl_compile,
-                                    cl_free_prog, cl_alloc,  cl_free_mem,   cl_write,    cl_read,
-                                    cl_launch,    cl_finish, cl_time_begin, cl_time_end, cl_fill,
-                                    cl_llc_bytes, cl_facts,  NULL,          NULL,        cl_peaks};
+static int cl_count(const sg_dev_opts *o, int *n, sg_err *err) {
+    cl_platform_id plats[16];
+    cl_uint np = 0, nd = 0;
+    if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || np == 0)
+        return sg_errf(err, "no OpenCL platform found (install an ICD such as pocl-opencl-icd)"),
+               SG_BE_NODEV;
+    if ((cl_uint)o->opencl_platform >= np)
+        return sg_errf(err, "OpenCL platform %d does not exist (%u found)", o->opencl_platform, np);
+    if (clGetDeviceIDs(plats[o->opencl_platform], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS)
+        nd = 0;
+    *n = (int)nd;
+    return 0;
+}
+
+const sg_be_ops sg_be_opencl_ops = {
+    "opencl",    cl_open,      cl_close, cl_limits, cl_compile, cl_free_prog,  cl_alloc,
+    cl_free_mem, cl_write,     cl_read,  cl_launch, cl_finish,  cl_time_begin, cl_time_end,
+    cl_fill,     cl_llc_bytes, cl_facts, NULL,      NULL,       cl_peaks,      cl_count};

@@ -52,6 +52,7 @@ typedef struct sg_dev_opts {
     int64_t run_timeout_ms;             /* default 20000 */
     uint64_t mem_limit;                 /* RLIMIT_AS of a worker in bytes; 0: default */
     int opencl_platform, opencl_device; /* indices (default 0, 0) */
+    int cuda_device;                    /* index (default 0) */
     /* The job kinds the workers serve, handed in by whoever starts them (validator.h's
      * pool: NULL means validation alone; profiler.h names validation + profiling). */
     const sg_dev_kind *const *kinds;
@@ -124,6 +125,9 @@ typedef struct sg_be_ops {
     int (*metrics_end)(sg_be *be, char *out, size_t n, sg_err *err);
     /* Peak memory bandwidth (GB/s) and FP32 arithmetic (GFLOP/s) for the roofline. */
     int (*peaks)(sg_be *be, double *gbs, double *gflops, sg_err *err);
+    /* How many devices there are (this initialises the runtime in the calling process:
+     * use sg_dev_count, which asks in a child, from a process that forks workers). */
+    int (*count)(const sg_dev_opts *o, int *n, sg_err *err);
 } sg_be_ops;
 
 extern const sg_be_ops sg_be_opencl_ops;
@@ -157,6 +161,11 @@ typedef struct sg_dev {
     void (*phase)(void *arg, const char *phase);
     void *phase_arg;
 } sg_dev;
+
+/* How many devices of o->device there are (OpenCL: on o->opencl_platform), asked in a
+ * short-lived child so that this process never initialises a runtime it will fork. -1
+ * (or SG_BE_NODEV: none can run here) with err saying why. */
+int sg_dev_count(const sg_dev_opts *o, sg_err *err);
 
 /* Open the backend (0, -1, or SG_BE_NODEV with the explanation in err). */
 int sg_dev_open(sg_dev *d, const sg_dev_opts *o, sg_err *err);
@@ -210,6 +219,9 @@ int sg_dev_pool_call(sg_dev_pool *p, int slot, json_t *req, int64_t compile_ms, 
                      sg_dev_outcome *out, sg_err *err);
 /* How many times the slot's worker was (re)started. */
 int sg_dev_pool_spawns(const sg_dev_pool *p, int slot);
+/* Cancel the slot's job: its worker is killed now (and started again on the next job);
+ * no outcome follows. Nothing happens when the slot is idle. */
+void sg_dev_pool_kill(sg_dev_pool *p, int slot);
 
 /* ---- wire format: 4-byte big-endian length, then a JSON object ---- */
 #define SG_DEV_MAX_MSG (64u << 20)

@@ -83,6 +83,12 @@ void sg_dev_pool_free(sg_dev_pool *p) {
 
 int sg_dev_pool_spawns(const sg_dev_pool *p, int slot) { return p->s[slot].spawns; }
 
+void sg_dev_pool_kill(sg_dev_pool *p, int si) {
+    if (si < 0 || si >= p->n || !p->s[si].busy) return;
+    kill_slot(&p->s[si]);
+    p->s[si].busy = 0;
+}
+
 /* A worker that exited between jobs (after a sticky device error it answers, then exits)
  * is reaped here, so the next job gets a fresh one instead of a dead socket. */
 static int ensure(sg_dev_pool *p, slot *s, sg_err *err) {

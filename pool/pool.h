@@ -165,6 +165,22 @@ typedef struct sg_pool_stats {
 void sg_pool_stats_get(const sg_pool *p, sg_pool_stats *s);
 int sg_pool_slot_role(const sg_pool *p, int slot);
 
+/* ---- local slots (pool/slot_local.c) ---- */
+/* ndevices x per_device slots: device d is CUDA device base->cuda_device + d or OpenCL
+ * device base->opencl_device + d (base->slots and base->kinds are ignored: each device
+ * gets per_device workers serving validate and profile jobs). Workers start on first
+ * use. Slot names read "opencl:0/1" (device 0, its second worker). */
+typedef struct sg_pool_local sg_pool_local;
+int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int per_device,
+                      sg_pool_local **out, sg_err *err);
+/* The slot descriptions to create the scheduler with (owned by l). */
+const sg_pool_slot_desc *sg_pool_local_slots(const sg_pool_local *l, int *n);
+/* The scheduler to report to (before the first job). */
+void sg_pool_local_bind(sg_pool_local *l, sg_pool *p);
+/* Free after the scheduler (which kills what still runs). */
+void sg_pool_local_free(sg_pool_local *l);
+extern const sg_pool_slot_ops sg_pool_local_ops;
+
 /* ---- the split (pure; pool/split.c) ---- */
 /* Expected wait (s) of an M/M/c queue with arrival rate lambda (1/s), mean service s
  * (s) and c servers; INFINITY when it cannot keep up (lambda*s >= c), 0 without load. */

@@ -60,7 +60,9 @@ struct sg_pool {
     void *ev_arg;
 };
 
-const char *sg_pool_role_name(sg_pool_role r) { return r == SG_POOL_PROFILE ? "profile" : "validate"; }
+const char *sg_pool_role_name(sg_pool_role r) {
+    return r == SG_POOL_PROFILE ? "profile" : "validate";
+}
 
 const char *sg_pool_end_name(sg_pool_end e) {
     static const char *const names[] = {"done", "dropped", "killed", "failed"};
@@ -237,13 +239,13 @@ static void decide_split(sg_pool *p) {
     else
         return;
     emit(p, "pool_split",
-         json_pack("{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v, "profile",
-                   p->n - v, "was_validate", p->target_v, "was_profile", p->n - p->target_v,
-                   "reason", reason, "rate_validate", lambda[0], "rate_profile", lambda[1],
-                   "service_validate_s", svc[0], "service_profile_s", svc[1], "wait_before_s",
-                   isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost, "wait_after_s",
-                   isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost, "queued_validate",
-                   queued[0], "queued_profile", queued[1]));
+         json_pack("{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v,
+                   "profile", p->n - v, "was_validate", p->target_v, "was_profile",
+                   p->n - p->target_v, "reason", reason, "rate_validate", lambda[0], "rate_profile",
+                   lambda[1], "service_validate_s", svc[0], "service_profile_s", svc[1],
+                   "wait_before_s", isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost,
+                   "wait_after_s", isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost,
+                   "queued_validate", queued[0], "queued_profile", queued[1]));
     if (v == p->prev_v && p->dwell < 16 * p->cfg.dwell_ns) p->dwell *= 2; /* a reversal */
     p->prev_v = p->target_v;
     p->target_v = v;
@@ -264,7 +266,8 @@ static void apply_split(sg_pool *p) {
                 if (s->role != (sg_pool_role)from || s->job) continue;
                 if (pass == 0 && to == SG_POOL_PROFILE) { /* first: slots on idle devices */
                     int busy = 0;
-                    for (int k = 0; k < p->n; k++) busy |= p->s[k].d.device == s->d.device && p->s[k].job;
+                    for (int k = 0; k < p->n; k++)
+                        busy |= p->s[k].d.device == s->d.device && p->s[k].job;
                     if (busy) continue;
                 }
                 account(p);
@@ -287,9 +290,10 @@ static int pick(sg_pool *p, sg_pool_role kind) {
         int rank = ((q->j.task - p->last_task[c] - 1) % nt + nt) % nt; /* turns */
         if (best >= 0) {
             qjob *b = p->q[best];
-            if (c != bc ? c > bc : rank != brank ? rank > brank
-                                 : c == 2      ? q->j.seq < b->j.seq /* older forks: newest */
-                                               : q->j.seq > b->j.seq)
+            if (c != bc         ? c > bc
+                : rank != brank ? rank > brank
+                : c == 2        ? q->j.seq < b->j.seq /* older forks: newest */
+                                : q->j.seq > b->j.seq)
                 continue;
         }
         best = i;
@@ -416,8 +420,7 @@ int sg_pool_new(sg_loop *loop, const sg_pool_config *cfg, const sg_pool_slot_des
     p->s = sg_xcalloc((size_t)nslots, sizeof *p->s);
     p->t0 = p->acc_t = p->last_split = sg_loop_now(loop);
     for (int r = 0; r < SG_POOL_NROLES; r++) p->arrivals_t[r] = p->t0;
-    p->target_v = p->prev_v =
-        cfg->mode == SG_POOL_STATIC ? cfg->static_validate : (nslots + 1) / 2;
+    p->target_v = p->prev_v = cfg->mode == SG_POOL_STATIC ? cfg->static_validate : (nslots + 1) / 2;
     p->dwell = cfg->dwell_ns;
     for (int i = 0; i < nslots; i++) {
         p->s[i].d = slots[i];

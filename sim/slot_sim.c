@@ -86,9 +86,10 @@ static int sim_start(void *impl, int slot, const sg_pool_job *job, sg_err *err) 
         ss->r.run_ms = service * 1000;
     } else {
         ss->r.pass = 1;
-        ss->r.speedup = given && given->speedup > 0
-                            ? given->speedup
-                            : lognormal(&s->rng, s->m.speedup_mean > 0 ? s->m.speedup_mean : 1, 0.3);
+        ss->r.speedup =
+            given && given->speedup > 0
+                ? given->speedup
+                : lognormal(&s->rng, s->m.speedup_mean > 0 ? s->m.speedup_mean : 1, 0.3);
         ss->r.base_ns = 1e6;
         ss->r.cand_ns = ss->r.base_ns / ss->r.speedup;
         ss->r.runs = 20;

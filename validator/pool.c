@@ -101,6 +101,31 @@ int sg_val_pool_step(sg_val_pool *p, int si, int64_t now, sg_val_result *r) {
     return 0;
 }
 
+int sg_val_pool_submit_request(sg_val_pool *p, int si, json_t *req, const sg_val_job *job,
+                               int64_t now_ms, sg_err *err) {
+    p->jobs++;
+    int rc = sg_dev_pool_submit(p->dev, si, req, job ? job->compile_timeout_ms : 0,
+                                job ? job->run_timeout_ms : 0, now_ms, err);
+    if (rc == 0) p->seed[si] = 0;
+    return rc;
+}
+
+int sg_val_pool_step_reply(sg_val_pool *p, int si, int64_t now, json_t **reply, sg_val_result *r) {
+    result_reset(r, 0);
+    *reply = NULL;
+    if (sg_dev_pool_fd(p->dev, si) < 0) {
+        sg_val_result_set(r, SG_VAL_CRASH, "pool: slot %d has no job", si);
+        return 0;
+    }
+    sg_dev_outcome o;
+    if (sg_dev_pool_step(p->dev, si, now, &o) == 1) return 1;
+    outcome_verdict(&o, r);
+    *reply = o.reply;
+    return 0;
+}
+
+void sg_val_pool_kill(sg_val_pool *p, int si) { sg_dev_pool_kill(p->dev, si); }
+
 /* The job as a request, its seed in r->seed (r is reset); NULL (r filled) when the
  * candidate cannot be sent. */
 static json_t *job_request(sg_val_pool *p, const sg_val_job *job, sg_val_result *r) {

@@ -193,6 +193,17 @@ int sg_val_pool_submit(sg_val_pool *p, int slot, const sg_val_job *job, int64_t 
 int sg_val_pool_fd(const sg_val_pool *p, int slot);
 int64_t sg_val_pool_deadline(const sg_val_pool *p, int slot);
 int sg_val_pool_step(sg_val_pool *p, int slot, int64_t now_ms, sg_val_result *r);
+/* Cancel the slot's job at once (its worker is killed and restarted on the next job); no
+ * step follows. */
+void sg_val_pool_kill(sg_val_pool *p, int slot);
+/* Another job kind on the same slot, from an event loop (the profiler's, handed in with
+ * the pool's kinds): submit req (the pool sets its "id"; job gives the deadlines, or NULL),
+ * then step as above: 1 running; 0 done with *reply (the caller's to json_decref), or
+ * *reply NULL when the worker was killed at a deadline or died (r says how). */
+int sg_val_pool_submit_request(sg_val_pool *p, int slot, json_t *req, const sg_val_job *job,
+                               int64_t now_ms, sg_err *err);
+int sg_val_pool_step_reply(sg_val_pool *p, int slot, int64_t now_ms, json_t **reply,
+                           sg_val_result *r);
 /* Round trip of an empty job (for benchmarks): 0 or -1. */
 int sg_val_pool_ping(sg_val_pool *p, int slot, sg_err *err);
 /* How many times the slot's worker was (re)started. */

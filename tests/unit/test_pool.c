@@ -107,7 +107,8 @@ static harness *harness_new(int nslots, const int *dev, const char *pools) {
     sg_pool_config cfg;
     sg_pool_config_default(&cfg);
     assert_int_equal(sg_pool_config_parse(pools, &cfg, &err), 0);
-    assert_int_equal(sg_pool_new(h->loop, &cfg, d, nslots, &sg_sim_slot_ops, h->sim, &h->pool, &err), 0);
+    assert_int_equal(
+        sg_pool_new(h->loop, &cfg, d, nslots, &sg_sim_slot_ops, h->sim, &h->pool, &err), 0);
     sg_sim_slots_bind(h->sim, h->pool);
     sg_pool_on_event(h->pool, on_event, h);
     return h;
@@ -214,12 +215,12 @@ static void test_cancel_iteration_midway(void **state) {
     submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 5);                /* running: killed */
     submit(h, 2, 0, 7, SG_POOL_FORK, SG_POOL_VALIDATE, 5);                /* other iteration */
     uint64_t keep = submit(h, 3, 0, 1, SG_POOL_FORK, SG_POOL_PROFILE, 5); /* running: kept */
-    sg_loop_timer(h->loop, SG_SEC, submit_later, h);              /* 4, 5: queued, dropped */
+    sg_loop_timer(h->loop, SG_SEC, submit_later, h); /* 4, 5: queued, dropped */
     midway m = {h, 1, keep};
     sg_loop_timer(h->loop, 2 * SG_SEC, end_iteration_now, &m);
     run(h);
-    sg_pool_end want[6] = {0, SG_POOL_KILLED, SG_POOL_DONE, SG_POOL_DONE, SG_POOL_DROPPED,
-                           SG_POOL_DROPPED};
+    sg_pool_end want[6] = {
+        0, SG_POOL_KILLED, SG_POOL_DONE, SG_POOL_DONE, SG_POOL_DROPPED, SG_POOL_DROPPED};
     assert_int_equal(h->nlog, 5);
     for (int i = 0; i < h->nlog; i++) assert_int_equal(h->log[i].end, want[h->log[i].tag]);
     for (int i = 0; i < h->nlog; i++)
@@ -307,8 +308,9 @@ static void test_elastic_beats_static_on_burst(void **state) {
     (void)state;
     double pe, ps, ue, us;
     double te = burst("elastic", &pe, &ue), ts = burst("static:2/2", &ps, &us);
-    print_message("# burst: elastic %.1fs p95 %.1fs util %.2f; static:2/2 %.1fs p95 %.1fs util %.2f\n",
-                  te, pe, ue, ts, ps, us);
+    print_message(
+        "# burst: elastic %.1fs p95 %.1fs util %.2f; static:2/2 %.1fs p95 %.1fs util %.2f\n", te,
+        pe, ue, ts, ps, us);
     assert_true(te < ts);
     assert_true(pe < ps);
     assert_true(ue > us);

@@ -1,0 +1,163 @@
+/* Local slots under the scheduler on the real loop, with real OpenCL workers (PoCL): the
+ * baseline validates and is timed as two jobs; a candidate that never ends is killed when
+ * its iteration ends, and the same slot then runs the next job in a fresh worker; two
+ * slots on one device never let a profile job share it. */
+#include "common/buf.h"
+#include "pool/pool.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static char root[512], task[600];
+
+typedef struct seen {
+    int n;
+    struct {
+        uint64_t id;
+        sg_pool_end end;
+        int pass;
+        char verdict[32];
+        double speedup, base_ns;
+        int slot;
+    } job[16];
+    int running, profiling, shared_profile;
+    sg_loop *loop;
+    int want;
+} seen;
+
+static void on_done(void *arg, const sg_pool_job *job, const sg_pool_result *r) {
+    seen *s = arg;
+    s->job[s->n].id = job->id;
+    s->job[s->n].end = r->end;
+    s->job[s->n].pass = r->pass;
+    s->job[s->n].speedup = r->speedup;
+    s->job[s->n].base_ns = r->base_ns;
+    s->job[s->n].slot = job->slot;
+    snprintf(s->job[s->n].verdict, sizeof s->job[s->n].verdict, "%s", r->verdict);
+    s->n++;
+    if (s->n == s->want) sg_loop_stop(s->loop);
+}
+
+static void on_event(void *arg, json_t *ev) {
+    seen *s = arg;
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    int prof = !strcmp(json_string_value(json_object_get(ev, "kind")) ?: "", "profile");
+    if (!strcmp(name, "job_start")) {
+        if (s->profiling || (prof && s->running)) s->shared_profile++;
+        s->running++;
+        s->profiling |= prof;
+    } else if (!strcmp(name, "job_end")) {
+        s->running--;
+        if (prof) s->profiling = 0;
+    }
+    json_decref(ev);
+}
+
+static char *load(const char *rel, size_t *len) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    sg_buf b = {0};
+    if (sg_buf_read_file(&b, p) < 0) fail_msg("cannot read %s", p);
+    *len = b.len;
+    sg_buf_append(&b, "", 0);
+    return sg_buf_steal(&b);
+}
+
+typedef struct ender {
+    sg_pool *pool;
+    uint64_t iteration;
+} ender;
+
+static void end_iteration(sg_loop *loop, void *arg) {
+    (void)loop;
+    ender *e = arg;
+    sg_pool_end_iteration(e->pool, e->iteration, 0);
+}
+
+static void test_local_slots(void **state) {
+    (void)state;
+    sg_err err;
+    sg_loop *loop = sg_loop_new_real(&err);
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    o.device = SG_DEV_OPENCL;
+    o.run_timeout_ms = 60000; /* the hang is ended by the cancel, not by the deadline */
+    if (sg_dev_count(&o, &err) < 1) skip();
+    sg_pool_local *local;
+    assert_int_equal(sg_pool_local_new(loop, &o, 1, 2, &local, &err), 0);
+    int n;
+    const sg_pool_slot_desc *d = sg_pool_local_slots(local, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(d[1].name, "opencl:0/1");
+    sg_pool_config cfg;
+    sg_pool_config_default(&cfg);
+    sg_pool_config_parse("static:1/1", &cfg, &err);
+    sg_pool *pool;
+    assert_int_equal(sg_pool_new(loop, &cfg, d, n, &sg_pool_local_ops, local, &pool, &err), 0);
+    sg_pool_local_bind(local, pool);
+    seen s = {.loop = loop};
+    sg_pool_on_event(pool, on_event, &s);
+
+    size_t hlen;
+    char *hang = load("tests/hostile/opencl/infinite_loop.cl", &hlen);
+    sg_prof_opts po;
+    sg_prof_opts_default(&po);
+    po.stab.max_runs = 10;
+    sg_pool_work base_v = {.kind = SG_POOL_VALIDATE, .task_dir = task, .name = "baseline"};
+    sg_pool_work base_p = {.kind = SG_POOL_PROFILE, .task_dir = task, .name = "baseline",
+                           .prof = &po};
+    sg_pool_work hung = {.kind = SG_POOL_VALIDATE, .task_dir = task, .candidate = hang,
+                         .candidate_len = hlen, .name = "hang"};
+    /* iteration 1: the hang, ended after 3 s; iteration 2: the baseline, both kinds */
+    uint64_t h = sg_pool_submit(pool, 0, 1, SG_POOL_FORK, &hung, on_done, &s);
+    ender e = {pool, 1};
+    sg_loop_timer(loop, 3 * SG_SEC, end_iteration, &e);
+    s.want = 3;
+    uint64_t v = sg_pool_submit(pool, 0, 2, SG_POOL_FINAL, &base_v, on_done, &s);
+    uint64_t p = sg_pool_submit(pool, 0, 2, SG_POOL_FINAL, &base_p, on_done, &s);
+    assert_int_equal(sg_loop_run(loop, &err), 0);
+    assert_int_equal(s.n, 3);
+    for (int i = 0; i < s.n; i++) {
+        if (s.job[i].id == h) assert_int_equal(s.job[i].end, SG_POOL_KILLED);
+        if (s.job[i].id == v) {
+            assert_int_equal(s.job[i].end, SG_POOL_DONE);
+            assert_string_equal(s.job[i].verdict, "pass");
+        }
+        if (s.job[i].id == p) {
+            assert_int_equal(s.job[i].end, SG_POOL_DONE);
+            assert_true(s.job[i].pass);
+            assert_true(s.job[i].base_ns > 0); /* the baseline alone: no speedup */
+        }
+    }
+    /* The validate slot that held the hang runs the next job in a fresh worker. */
+    s.want = 4;
+    v = sg_pool_submit(pool, 0, 3, SG_POOL_FINAL, &base_v, on_done, &s);
+    assert_int_equal(sg_loop_run(loop, &err), 0);
+    assert_int_equal(s.n, 4);
+    assert_int_equal(s.job[3].end, SG_POOL_DONE);
+    assert_string_equal(s.job[3].verdict, "pass");
+    assert_int_equal(s.shared_profile, 0);
+    sg_pool_stats st;
+    sg_pool_stats_get(pool, &st);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].killed, 1);
+    assert_true(st.role[SG_POOL_PROFILE].jobs == 1);
+    sg_pool_free(pool);
+    sg_pool_local_free(local);
+    sg_loop_free(loop);
+    free(hang);
+}
+
+int main(void) {
+    const char *r = getenv("SPECGEN_ROOT");
+    snprintf(root, sizeof root, "%s", r ? r : ".");
+    snprintf(task, sizeof task, "%s/suites/demo/vector_scale", root);
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_local_slots)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
