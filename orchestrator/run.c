@@ -1,0 +1,195 @@
+/* run.c — a run's configuration, its prompt folder, its task, and sg_run_one. */
+#include "orchestrator/run.h"
+
+#include "common/paths.h"
+#include "common/proc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void sg_run_config_default(sg_run_config *c) {
+    memset(c, 0, sizeof *c);
+    c->model = "replay";
+    c->fork_mode = SG_FORK_COMPLETIONS;
+    c->speed = 1.0;
+    c->device = SG_RUN_DEVICE_AUTO;
+    c->slots = 1;
+    c->policy = (sg_policy){.kind = SG_POLICY_SPECGEN, .streams = 1, .fork = 1};
+    c->budget_ns = 30LL * 60 * SG_SEC;
+    c->budget_tokens = 500000;
+    c->iterations = 5;
+    c->early_stop = 1;
+    c->log_name = "specgen optimize";
+}
+
+static const char *template_for(const char *model) {
+    if (!model) return "generic";
+    char low[256];
+    size_t i = 0;
+    for (; model[i] && i < sizeof low - 1; i++) low[i] = (char)(model[i] | 0x20);
+    low[i] = '\0';
+    if (strstr(low, "deepseek")) return "deepseek-r1";
+    if (strstr(low, "glm")) return "glm";
+    if (strstr(low, "qwen") || strstr(low, "qwq") || !strcmp(low, "replay")) return "qwen3";
+    return "generic";
+}
+
+int sg_run_prompts_load(const sg_run_config *c, sg_run_prompts *p, sg_err *err) {
+    memset(p, 0, sizeof *p);
+    if (c->prompts_dir)
+        snprintf(p->dir, sizeof p->dir, "%s", c->prompts_dir);
+    else if (sg_data_dir("prompts", p->dir, sizeof p->dir, err) < 0)
+        return -1;
+    sg_trigger_config_default(&p->trigger);
+    char trig_path[4200];
+    snprintf(trig_path, sizeof trig_path, "%s/trigger.json", p->dir);
+    if (sg_trigger_config_load(c->trigger_file ? c->trigger_file : trig_path, &p->trigger, err) <
+            0 ||
+        sg_template_load(p->dir, c->template_name ? c->template_name : template_for(c->model),
+                         &p->tmpl, err) < 0 ||
+        sg_task_prompts_load(p->dir, &p->task, err) < 0 ||
+        sg_feedback_load(p->dir, &p->fb, err) < 0)
+        return -1;
+    return 0;
+}
+
+void sg_run_prompts_free(sg_run_prompts *p) {
+    sg_feedback_free(&p->fb);
+    sg_template_free(&p->tmpl);
+    sg_task_prompts_free(&p->task);
+}
+
+/* CUDA only where the driver initialises and sees a GPU (asked in a child: CUDA must not
+ * start in the process that forks the workers). A toolkit's stub libcuda loads but
+ * cannot initialise. */
+static int cuda_driver_present(void) {
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    o.device = SG_DEV_CUDA;
+    return sg_dev_count(&o, NULL) > 0;
+}
+
+/* A bare kernel becomes a task folder in OUT/task, once: a later run reuses it. */
+static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
+    snprintf(t->dir, sizeof t->dir, "%s/task", t->out_dir);
+    sg_buf report = {0};
+    struct stat ts;
+    int rc = 0;
+    if (stat(t->dir, &ts) == 0)
+        fprintf(stderr, "%s: using the task folder made earlier: %s\n", c->log_name, t->dir);
+    else if (sg_val_task_init(c->task, t->dir, NULL, &report, err) < 0)
+        rc = -1;
+    else
+        fprintf(stderr, "%s: made a task from %s in %s; guessed:\n%s", c->log_name, c->task, t->dir,
+                report.data ? report.data : "");
+    sg_buf_free(&report);
+    return rc;
+}
+
+int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
+    memset(t, 0, sizeof *t);
+    const char *arg = c->task;
+    struct stat st;
+    if (stat(arg, &st) < 0) return sg_errf(err, "'%s': %s", arg, strerror(errno));
+    int is_dir = S_ISDIR(st.st_mode);
+    if (!is_dir) { /* the file's name up to its first dot */
+        const char *base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+        snprintf(t->name, sizeof t->name, "%.*s", (int)(strcspn(base, ".")), base);
+    } else { /* the folder's last component, trailing slashes ignored */
+        size_t l = strlen(arg);
+        while (l > 1 && arg[l - 1] == '/') l--;
+        const char *b = arg + l;
+        while (b > arg && b[-1] != '/') b--;
+        snprintf(t->name, sizeof t->name, "%.*s", (int)(arg + l - b), b);
+    }
+    if (c->out_dir)
+        snprintf(t->out_dir, sizeof t->out_dir, "%s", c->out_dir);
+    else
+        snprintf(t->out_dir, sizeof t->out_dir, "specgen-out/%s", t->name);
+    if (sg_mkdir_p(t->out_dir, err) < 0) return sg_err_prefix(err, "output folder");
+    snprintf(t->dir, sizeof t->dir, "%s", arg);
+    if (!is_dir && make_task_dir(c, t, err) < 0) return -1;
+    if (sg_val_task_load(t->dir, &t->spec, err) < 0) return -1;
+    if (c->device != SG_RUN_DEVICE_AUTO) {
+        t->lang = (sg_dev_lang)c->device;
+    } else {
+        t->lang =
+            cuda_driver_present() && t->spec.source[SG_DEV_CUDA] ? SG_DEV_CUDA : SG_DEV_OPENCL;
+        if (!t->spec.source[t->lang])
+            t->lang = t->lang == SG_DEV_CUDA ? SG_DEV_OPENCL : SG_DEV_CUDA;
+    }
+    if (!t->spec.source[t->lang])
+        return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
+    if (sg_buf_read_file(&t->baseline, t->spec.source[t->lang]) < 0)
+        return sg_errf(err, "cannot read %s: %s", t->spec.source[t->lang], strerror(errno));
+    return 0;
+}
+
+void sg_run_task_free(sg_run_task *t) {
+    sg_val_task_free(&t->spec);
+    sg_buf_free(&t->baseline);
+}
+
+typedef struct stopper {
+    const sg_run_config *c;
+    sg_run_exec *e;
+} stopper;
+
+static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
+    stopper *s = arg;
+    struct signalfd_siginfo si;
+    if (read(fd, &si, sizeof si) != sizeof si) return;
+    fprintf(stderr, "\n%s: %s — stopping (waiting for running jobs)...\n", s->c->log_name,
+            strsignal((int)si.ssi_signo));
+    sg_run_exec_cancel(s->e);
+}
+
+int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
+    sg_run_prompts p;
+    sg_run_task t;
+    sg_loop *loop = NULL;
+    sg_run_llm *llm = NULL;
+    sg_val_pool *pool = NULL;
+    sg_port_dev *pd = NULL;
+    sg_run_exec *e = NULL;
+    int rc = -1, sfd = -1;
+    memset(&p, 0, sizeof p);
+    memset(&t, 0, sizeof t);
+    memset(final, 0, sizeof *final);
+    if (sg_run_prompts_load(c, &p, err) < 0 || sg_run_task_load(c, &t, err) < 0) goto done;
+    /* Ctrl-C and SIGTERM become loop events (a graceful stop). They are blocked before any
+     * thread starts (the replay server's, the device port's), so that no thread can take
+     * them with the default action and kill the process without a summary. */
+    sigset_t sigs;
+    sg_proc_block_stop_signals(&sigs);
+    if (!(loop = sg_loop_new_real(err)) || !(llm = sg_run_llm_new(loop, c, &p, err))) goto done;
+    uint64_t full_tokens = sg_run_llm_announce(llm, c, t.spec.name);
+    sg_dev_port dport;
+    if (sg_run_pool_new(c, t.lang, &pool, err) < 0 ||
+        !(pd = sg_run_dev_port_new(loop, c, pool, &p, &t, &dport, err)) ||
+        !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport, err)))
+        goto done;
+    stopper stop = {c, e};
+    sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd >= 0) sg_loop_fd_watch(loop, sfd, SG_EV_READ, on_signal, &stop, NULL);
+    while (!sg_run_exec_finished(e, final))
+        if (sg_loop_run(loop, err) < 0) goto done;
+    if (sfd >= 0) sg_loop_fd_unwatch(loop, sfd);
+    sg_run_exec_write(e, full_tokens);
+    rc = 0;
+done:
+    if (sfd >= 0) close(sfd);
+    sg_run_exec_free(e);
+    sg_port_dev_free(pd);
+    sg_val_pool_free(pool);
+    sg_run_llm_free(llm);
+    sg_loop_free(loop);
+    sg_run_prompts_free(&p);
+    sg_run_task_free(&t);
+    return rc;
+}

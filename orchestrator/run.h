@@ -1,0 +1,123 @@
+/* run.h — the wiring of a run: what `specgen optimize` decides, turned into ports and a task.
+ *
+ * Contract: a run has four parts, so that a campaign can share the loop, the LLM and the
+ * pool among several tasks, and the simulator can put its own ports behind the same task:
+ *   - sg_run_prompts: the prompt folder's files (template, prompts, feedback, trigger rules);
+ *   - sg_run_task: a task folder (made first from a bare kernel, in OUT/task), its spec,
+ *     the device language chosen for it and its baseline; it makes the output folder;
+ *   - the real implementations behind the ports, on a loop the caller gives: sg_run_llm
+ *     (the endpoints, or the embedded replay server), sg_run_pool_new (the validator's
+ *     workers with the profiler's job kinds) and sg_run_dev_port_new (one per task);
+ *   - sg_run_exec: one task running on a loop through the ports it is given; it writes
+ *     OUT/events.jsonl as events come and, at the end, OUT/best.cl|cu and OUT/summary.json.
+ * sg_run_one composes them on the real loop with Ctrl-C/SIGTERM as a graceful stop; it is
+ * the only part that blocks signals or reads the real clock. Messages go to stderr,
+ * prefixed by the config's log_name. Everything given is borrowed (config strings, the
+ * loop, ports, prompts, task) and must outlive what uses it; each _free/_stop releases
+ * only what its _new/_load made. Functions return 0 / NULL on success / failure and fill
+ * err. */
+#ifndef SG_RUN_H
+#define SG_RUN_H
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/loop.h"
+#include "orchestrator/port_dev.h"
+#include "orchestrator/port_llm.h"
+#include "orchestrator/task.h"
+#include "profiler/feedback.h"
+#include "validator/validator.h"
+
+#define SG_RUN_DEVICE_AUTO (-1) /* cuda when a driver and a cuda baseline exist, else opencl */
+
+typedef struct sg_run_config {
+    const char *task;          /* TASK_DIR, or a kernel file (.cu/.cl) */
+    const char *out_dir;       /* NULL: specgen-out/NAME */
+    const char *prompts_dir;   /* NULL: specgen's prompts/ */
+    const char *trigger_file;  /* NULL: PROMPTS/trigger.json */
+    const char *llm_urls;      /* comma-separated endpoints; NULL: the embedded replay */
+    const char *model;         /* "replay" */
+    const char *template_name; /* NULL: from the model's name */
+    sg_fork_mode fork_mode;    /* SG_FORK_COMPLETIONS */
+    int64_t max_tokens;        /* cap on each reasoning stream; 0: the server's */
+    const char *trace;         /* embedded replay traces; NULL: PROMPTS/traces */
+    double speed;              /* embedded replay speed: 1 */
+    int device;                /* an sg_dev_lang, or SG_RUN_DEVICE_AUTO */
+    int slots;                 /* validation/profiling workers: 1 */
+    sg_policy policy;          /* specgen */
+    double target;             /* target speedup; 0: the task's, else 2 */
+    int64_t budget_ns;         /* 30 min */
+    uint64_t budget_tokens;    /* 500k */
+    int iterations;            /* 5 */
+    int early_stop;            /* 1 */
+    const char *log_name;      /* "specgen optimize" */
+} sg_run_config;
+
+void sg_run_config_default(sg_run_config *c);
+
+/* ---- the prompt folder ---- */
+typedef struct sg_run_prompts {
+    char dir[4096];            /* c->prompts_dir, or sg_data_dir("prompts") */
+    sg_chat_template tmpl;     /* c->template_name, or the model's family */
+    sg_task_prompts task;      /* optimize.json + fork.json */
+    sg_feedback_templates fb;  /* for the device port's feedback paragraphs */
+    sg_trigger_config trigger; /* defaults overlaid with c->trigger_file or PROMPTS/trigger.json */
+} sg_run_prompts;
+
+/* Tasks of a campaign share one: it depends on the config, not on the task. */
+int sg_run_prompts_load(const sg_run_config *c, sg_run_prompts *p, sg_err *err);
+void sg_run_prompts_free(sg_run_prompts *p);
+
+/* ---- the task ---- */
+typedef struct sg_run_task {
+    char name[256];     /* the folder's or the kernel file's name */
+    char dir[4096];     /* the task folder */
+    char out_dir[4096]; /* made here */
+    sg_val_task spec;
+    sg_dev_lang lang;
+    sg_buf baseline;
+} sg_run_task;
+
+int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err);
+void sg_run_task_free(sg_run_task *t);
+
+/* ---- the real implementations behind the ports ---- */
+typedef struct sg_run_llm sg_run_llm;
+
+/* The LLM port over c->llm_urls, or over a replay server started here. */
+sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
+                           sg_err *err);
+const sg_llm_port *sg_run_llm_port(const sg_run_llm *l);
+/* With the replay: says which trace serves the task and returns the length of its
+ * reasoning (for the summary's early-stop line); with endpoints: 0, silently. */
+uint64_t sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const char *task_name);
+void sg_run_llm_free(sg_run_llm *l);
+
+int sg_run_pool_new(const sg_run_config *c, sg_dev_lang lang, sg_val_pool **out, sg_err *err);
+/* The device port for one task on a shared pool; free with sg_port_dev_free. */
+sg_port_dev *sg_run_dev_port_new(sg_loop *loop, const sg_run_config *c, sg_val_pool *pool,
+                                 const sg_run_prompts *p, const sg_run_task *t, sg_dev_port *port,
+                                 sg_err *err);
+
+/* ---- one task running ---- */
+typedef struct sg_run_exec sg_run_exec;
+
+/* Opens OUT/events.jsonl, makes and starts the task. When it finishes, the loop is stopped
+ * (sg_loop_stop) so that whoever runs the loop can look. */
+sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
+                               const sg_run_task *t, const sg_llm_port *llm, const sg_dev_port *dev,
+                               sg_err *err);
+/* 1 once the task has finished (then *final, when given, holds its last stats). */
+int sg_run_exec_finished(const sg_run_exec *e, sg_task_stats *final);
+void sg_run_exec_cancel(sg_run_exec *e);
+/* After it finished: OUT/best.EXT, the summary on stderr, OUT/summary.json.
+ * full_reasoning_tokens: see sg_run_llm_announce. */
+void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens);
+void sg_run_exec_free(sg_run_exec *e);
+
+/* ---- all of it, once ---- */
+/* Runs c->task to its end on the real loop and writes its outputs. Returns 0 when it ran
+ * (*final says how it ended: error[0], cancelled) and -1 when it could not (err). */
+int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err);
+
+#endif

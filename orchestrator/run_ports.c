@@ -1,0 +1,116 @@
+/* run_ports.c — the real implementations behind the task's ports: the LLM (endpoints or
+ * the embedded replay server) and the validator's pool with the profiler's job kinds. */
+#include "orchestrator/run.h"
+
+#include "common/curl_loop.h"
+#include "llm/llm.h"
+#include "profiler/profiler.h"
+#include "replay/replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sg_run_llm {
+    sg_replay_traces traces;
+    sg_replay_server *replay; /* NULL with endpoints */
+    sg_curl_loop *cl;
+    sg_llm *llm;
+    sg_port_llm pl;
+    sg_llm_port port;
+    char url_buf[128];
+    const char *urls[16]; /* borrowed by llm: point into urls_copy or url_buf */
+    char *urls_copy;
+};
+
+static int start_replay(sg_run_llm *l, const sg_run_config *c, const sg_run_prompts *p,
+                        sg_err *err) {
+    char trace_dir[4200];
+    snprintf(trace_dir, sizeof trace_dir, "%s/traces", p->dir);
+    if (sg_replay_load(c->trace ? c->trace : trace_dir, &l->traces, err) < 0) return -1;
+    sg_replay_config rc = {
+        .host = "127.0.0.1", .port = 0, .speed = c->speed, .dialect = SG_REPLAY_VLLM};
+    l->replay = sg_replay_start(&l->traces, &rc, err);
+    if (!l->replay) return -1;
+    snprintf(l->url_buf, sizeof l->url_buf, "http://127.0.0.1:%d", sg_replay_port(l->replay));
+    l->urls[0] = l->url_buf;
+    return 0;
+}
+
+static size_t split_urls(sg_run_llm *l, const char *urls) {
+    size_t n = 0;
+    l->urls_copy = strdup(urls);
+    for (char *save = NULL, *u = strtok_r(l->urls_copy, ",", &save); u && n < 16;
+         u = strtok_r(NULL, ",", &save))
+        l->urls[n++] = u;
+    return n;
+}
+
+sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
+                           sg_err *err) {
+    sg_run_llm *l = calloc(1, sizeof *l);
+    if (!l) {
+        sg_errf(err, "out of memory");
+        return NULL;
+    }
+    size_t nurls = 1;
+    if (c->llm_urls)
+        nurls = split_urls(l, c->llm_urls);
+    else if (start_replay(l, c, p, err) < 0)
+        goto fail;
+    l->cl = sg_curl_loop_new(loop, err);
+    if (!l->cl) goto fail;
+    sg_llm_config lc = {.urls = l->urls, .n_urls = nurls};
+    l->llm = sg_llm_new(l->cl, &lc, err);
+    if (!l->llm) goto fail;
+    /* c->fork_mode is not handed on: it never was (forks are always raw completions), and
+     * wiring it is a behaviour change of its own. */
+    l->pl = (sg_port_llm){.llm = l->llm,
+                          .model = c->model,
+                          .reasoning_max_tokens = c->max_tokens,
+                          .reasoning_temperature = -1};
+    sg_port_llm_init(&l->pl, &l->port);
+    return l;
+fail:
+    sg_run_llm_free(l);
+    return NULL;
+}
+
+const sg_llm_port *sg_run_llm_port(const sg_run_llm *l) { return &l->port; }
+
+uint64_t sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const char *task_name) {
+    if (!l->replay) return 0;
+    const sg_replay_trace *tr = sg_replay_select(&l->traces, c->model, task_name);
+    fprintf(stderr, "%s: no --llm given: serving the scripted trace %s at %s (speed %gx)\n",
+            c->log_name, tr ? tr->file : "(none matches)", l->url_buf, c->speed);
+    return tr ? tr->reasoning.n : 0;
+}
+
+void sg_run_llm_free(sg_run_llm *l) {
+    if (!l) return;
+    sg_llm_free(l->llm);
+    sg_curl_loop_free(l->cl);
+    if (l->replay) sg_replay_stop(l->replay);
+    sg_replay_traces_free(&l->traces);
+    free(l->urls_copy);
+    free(l);
+}
+
+int sg_run_pool_new(const sg_run_config *c, sg_dev_lang lang, sg_val_pool **out, sg_err *err) {
+    sg_dev_opts po;
+    sg_dev_opts_default(&po);
+    po.kinds = sg_prof_kinds; /* validate and profile */
+    po.nkinds = 2;
+    po.device = lang;
+    po.slots = c->slots;
+    return sg_val_pool_new(&po, out, err);
+}
+
+sg_port_dev *sg_run_dev_port_new(sg_loop *loop, const sg_run_config *c, sg_val_pool *pool,
+                                 const sg_run_prompts *p, const sg_run_task *t, sg_dev_port *port,
+                                 sg_err *err) {
+    sg_port_dev_config dc = {
+        .loop = loop, .pool = pool, .slots = c->slots, .task_dir = t->dir, .fb = &p->fb};
+    sg_prof_opts_default(&dc.prof);
+    return sg_port_dev_new(&dc, port, err);
+}
