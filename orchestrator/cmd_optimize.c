@@ -24,6 +24,12 @@ static const char details[] =
     "sequential (one reasoning stream per iteration, its final kernel only), parallel:N\n"
     "(N independent reasoning streams). --no-fork and --no-early-stop are ablations.\n"
     "\n"
+    "Candidates are validated, and correct ones timed, on worker slots: --slots-per-device on\n"
+    "each device (a GPU; with OpenCL on PoCL, the CPU). A slot validates or profiles; with\n"
+    "--pools elastic (the default) the split follows the arrival of each kind of job, and a\n"
+    "profile job always has its device to itself. The summary gives each role's utilisation\n"
+    "and waits, and the feedback latency (candidate extracted -> its timing).\n"
+    "\n"
     "Writes OUT/best.cl (or .cu), OUT/events.jsonl (every event) and OUT/summary.json.\n"
     "Ctrl-C (or SIGTERM) stops gracefully: generations are aborted, running jobs finish,\n"
     "and the results so far are written. Exit status: 0 when the task ran (target met or\n"
@@ -38,7 +44,8 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_run_config rc;
     sg_run_config_default(&rc);
     const char *model = NULL, *device = NULL, *policy_s = "specgen", *fork_mode = "completions";
-    int64_t iterations = rc.iterations, slots = rc.slots;
+    int64_t iterations = rc.iterations, slots = rc.slots_per_device, devices = rc.devices;
+    const char *pools = "elastic";
     int no_fork = 0, no_early_stop = 0;
     const sg_opt opts[] = {
         {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
@@ -56,7 +63,15 @@ int sg_cmd_optimize(int argc, char **argv) {
          "the server's", NULL},
         {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend",
          "cuda with a GPU, else opencl", NULL},
-        {"slots", SG_OPT_INT, &slots, "N", "validation/profiling workers", "1", NULL},
+        {"slots-per-device", SG_OPT_INT, &slots, "N",
+         "worker slots on each device (validate and profile roles)", "1", NULL},
+        {"slots", SG_OPT_INT, &slots, "N", "the same as --slots-per-device (older name)", NULL,
+         NULL},
+        {"devices", SG_OPT_INT, &devices, "N", "devices to use (CUDA GPUs / OpenCL devices 0..N-1)",
+         "all", NULL},
+        {"pools", SG_OPT_STR, &pools, "MODE",
+         "elastic (roles follow the load) or static:V/P (V validate, P profile slots)", "elastic",
+         NULL},
         {"policy", SG_OPT_STR, &policy_s, "P", "specgen|sequential|parallel:N", "specgen", NULL},
         {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "ablation: never fork", NULL, NULL},
         {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL,
@@ -96,7 +111,12 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (iterations < 1 || iterations > 1000)
         return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
     if (slots < 1 || slots > 64)
-        return sg_cli_fail(&spec, 2, "--slots: '%lld' must be 1..64", (long long)slots);
+        return sg_cli_fail(&spec, 2, "--slots-per-device: '%lld' must be 1..64", (long long)slots);
+    if (devices < 0 || devices > 64)
+        return sg_cli_fail(&spec, 2, "--devices: '%lld' must be 1..64 (0: all)",
+                           (long long)devices);
+    if (sg_pool_config_parse(pools, &rc.pools, &err) < 0)
+        return sg_cli_fail(&spec, 2, "%s", err.msg);
     if (strcmp(fork_mode, "completions") && strcmp(fork_mode, "continue"))
         return sg_cli_fail(&spec, 2, "--fork-mode: '%s' is not completions or continue", fork_mode);
     if (rc.max_tokens < 0)
@@ -113,7 +133,8 @@ int sg_cmd_optimize(int argc, char **argv) {
     rc.fork_mode = strcmp(fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
     rc.device = device ? (int)lang : SG_RUN_DEVICE_AUTO;
     rc.iterations = (int)iterations;
-    rc.slots = (int)slots;
+    rc.slots_per_device = (int)slots;
+    rc.devices = (int)devices;
     rc.early_stop = !no_early_stop;
 
     sg_task_stats final;

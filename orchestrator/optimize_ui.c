@@ -135,3 +135,25 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     }
     fflush(o);
 }
+
+void sg_ui_pools(sg_ui *ui, const sg_pool_stats *st, const sg_port_dev_stats *ds) {
+    FILE *o = ui->out;
+    fprintf(o, "pools:        %d slot%s, now %d validate / %d profile, %d split%s; %.0f%% busy\n",
+            st->role[0].slots + st->role[1].slots,
+            st->role[0].slots + st->role[1].slots == 1 ? "" : "s", st->role[SG_POOL_VALIDATE].slots,
+            st->role[SG_POOL_PROFILE].slots, st->splits, st->splits == 1 ? "" : "s",
+            100 * st->utilisation);
+    for (int r = 0; r < SG_POOL_NROLES; r++) {
+        const sg_pool_role_stats *rs = &st->role[r];
+        fprintf(o,
+                "  %-9s   %llu job%s (%llu dropped, %llu killed), %.0f%% busy, wait mean %.2fs "
+                "p95 %.2fs\n",
+                sg_pool_role_name((sg_pool_role)r), (unsigned long long)rs->jobs,
+                rs->jobs == 1 ? "" : "s", (unsigned long long)rs->dropped,
+                (unsigned long long)rs->killed, 100 * rs->utilisation, rs->wait_mean_s,
+                rs->wait_p95_s);
+    }
+    if (ds->feedback)
+        fprintf(o, "feedback:     %d timed candidate%s, latency mean %.2fs p95 %.2fs\n",
+                ds->feedback, ds->feedback == 1 ? "" : "s", ds->latency_mean_s, ds->latency_p95_s);
+}

@@ -8,7 +8,9 @@
 #ifndef SG_OPTIMIZE_UI_H
 #define SG_OPTIMIZE_UI_H
 
+#include "orchestrator/port_dev.h"
 #include "orchestrator/task.h"
+#include "pool/pool.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -26,5 +28,9 @@ void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns);
 /* full_reasoning_tokens: the whole reasoning's length when known (a replay trace), else 0. */
 void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, const char *policy,
                    uint64_t full_reasoning_tokens);
+
+/* The pools' lines of the summary: the split, each role's utilisation and waits, the
+ * feedback count and latency. */
+void sg_ui_pools(sg_ui *ui, const sg_pool_stats *st, const sg_port_dev_stats *ds);
 
 #endif

@@ -1,36 +1,64 @@
+/* The device port over the pool scheduler: validate, then (when correct) profile as a new
+ * job; the two results become one outcome for the task. No threads: the pool's slots
+ * report on the loop. */
 #include "orchestrator/port_dev.h"
 
 #include "common/buf.h"
 
-#include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct job {
     sg_port_dev *pd;
-    sg_job_kind kind;
     char *source; /* NULL: the baseline */
     size_t len;
     char name[64];
-    int priority;
-    uint64_t seq;
+    int iteration, fork;
+    uint64_t pool_job;      /* the running or queued pool job */
+    uint64_t deliver_timer; /* a cancelled job's outcome, due on the loop */
+    int64_t submitted_ns;
+    sg_val_result vr; /* the validation, kept for the profile job's outcome */
     sg_job_done_fn done;
     void *arg;
     sg_job_outcome out;
-    struct job *next;
+    struct job *prev, *next; /* jobs not yet delivered */
 } job;
 
 struct sg_port_dev {
     sg_port_dev_config cfg;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    job *queue; /* sorted: priority desc, then seq */
-    uint64_t seq;
-    int stopping;
-    pthread_t *threads;
-    int nthreads;
+    int closing; /* sg_port_dev_free is cancelling: nothing is delivered */
+    job *jobs;
+    double *latency;
+    size_t nlat, caplat;
 };
+
+static uint64_t pool_iteration(const sg_port_dev *pd, int iteration) {
+    return ((uint64_t)(unsigned)pd->cfg.task << 32) | (unsigned)iteration;
+}
+
+static void unlink_job(sg_port_dev *pd, job *j) {
+    if (j->prev) j->prev->next = j->next;
+    if (j->next) j->next->prev = j->prev;
+    if (pd->jobs == j) pd->jobs = j->next;
+    j->prev = j->next = NULL;
+}
+
+static void deliver(job *j) {
+    sg_port_dev *pd = j->pd;
+    unlink_job(pd, j);
+    j->done(j->arg, &j->out);
+    free(j->source);
+    free(j);
+}
+
+static void deliver_later(sg_loop *loop, void *arg) {
+    (void)loop;
+    job *j = arg;
+    j->deliver_timer = 0;
+    deliver(j);
+}
 
 /* The outcome the task sees: verdict, numbers, and the paragraph for the model. */
 static void fill_outcome(const sg_feedback_templates *fb, const char *name, const sg_val_result *vr,
@@ -69,133 +97,162 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
     sg_buf_free(&text);
 }
 
-static void deliver(sg_loop *loop, void *arg) {
-    job *j = arg;
-    sg_loop_unref(loop);
-    j->done(j->arg, &j->out);
-    free(j->source);
-    free(j);
+static void cancelled(job *j, const sg_pool_result *r) {
+    if (j->pd->closing) return;
+    memset(&j->out, 0, sizeof j->out);
+    j->out.cancelled = 1;
+    snprintf(j->out.verdict, sizeof j->out.verdict, "%s", sg_pool_end_name(r->end));
+    snprintf(j->out.message, sizeof j->out.message, "%s: %s (its iteration ended)", j->name,
+             r->message);
+    /* never inside end_iteration; a timer, so that sg_port_dev_free can take it back */
+    j->deliver_timer = sg_loop_timer(j->pd->cfg.loop, 0, deliver_later, j);
 }
 
-static void run_job(sg_port_dev *pd, int slot, job *j) {
-    sg_val_job vj = {.task_dir = pd->cfg.task_dir,
-                     .candidate = j->source,
-                     .candidate_len = j->len,
-                     .candidate_name = j->name};
-    sg_val_result vr;
-    sg_prof_result pr;
-    sg_err err;
-    int timed;
-    int rc = sg_prof_check(pd->cfg.pool, slot, &vj, &pd->cfg.prof, &vr, &pr, &timed, &err);
-    if (rc < 0) {
-        snprintf(j->out.message, sizeof j->out.message, "%s could not be validated: %s", j->name,
-                 err.msg);
+static void on_profiled(void *arg, const sg_pool_job *pj, const sg_pool_result *r) {
+    (void)pj;
+    job *j = arg;
+    sg_port_dev *pd = j->pd;
+    if (r->end == SG_POOL_DROPPED || r->end == SG_POOL_KILLED) {
+        cancelled(j, r);
         return;
     }
-    fill_outcome(pd->cfg.fb, j->name, &vr, timed ? &pr : NULL, &j->out);
-    if (rc == 1) { /* correct, but no timing: no speedup to act on */
+    if (!r->prof) { /* correct, but no timing: no speedup to act on */
+        fill_outcome(pd->cfg.fb, j->name, &j->vr, NULL, &j->out);
         snprintf(j->out.message, sizeof j->out.message, "%s is correct but could not be timed: %s",
-                 j->name, err.msg);
+                 j->name, r->message);
         snprintf(j->out.feedback, sizeof j->out.feedback, "%s is correct; timing failed: %s\n",
-                 j->name, err.msg);
+                 j->name, r->message);
+        deliver(j);
+        return;
     }
+    sg_val_result vr = j->vr;
+    if (r->prof->verdict != SG_VAL_PASS) { /* wrong once the inputs rotate: not correct */
+        vr.verdict = r->prof->verdict;
+        snprintf(vr.message, sizeof vr.message, "%s", r->prof->message);
+    }
+    fill_outcome(pd->cfg.fb, j->name, &vr, vr.verdict == SG_VAL_PASS ? r->prof : NULL, &j->out);
+    if (vr.verdict == SG_VAL_PASS) {
+        if (pd->nlat == pd->caplat) {
+            pd->caplat = pd->caplat ? 2 * pd->caplat : 32;
+            pd->latency = sg_xrealloc(pd->latency, pd->caplat * sizeof *pd->latency);
+        }
+        pd->latency[pd->nlat++] =
+            (double)(sg_loop_now(pd->cfg.loop) - j->submitted_ns) / (double)SG_SEC;
+    }
+    deliver(j);
 }
 
-typedef struct slot_arg {
-    sg_port_dev *pd;
-    int slot;
-} slot_arg;
-
-static void *slot_main(void *arg) {
-    slot_arg *sa = arg;
-    sg_port_dev *pd = sa->pd;
-    for (;;) {
-        pthread_mutex_lock(&pd->mu);
-        while (!pd->queue && !pd->stopping) pthread_cond_wait(&pd->cv, &pd->mu);
-        if (pd->stopping) {
-            pthread_mutex_unlock(&pd->mu);
-            break;
-        }
-        job *j = pd->queue;
-        pd->queue = j->next;
-        pthread_mutex_unlock(&pd->mu);
-        run_job(pd, sa->slot, j);
-        sg_loop_wake(pd->cfg.loop, deliver, j);
+static void on_validated(void *arg, const sg_pool_job *pj, const sg_pool_result *r) {
+    (void)pj;
+    job *j = arg;
+    sg_port_dev *pd = j->pd;
+    if (r->end == SG_POOL_DROPPED || r->end == SG_POOL_KILLED) {
+        cancelled(j, r);
+        return;
     }
-    free(sa);
-    return NULL;
+    if (!r->val) { /* the slot could not run it */
+        memset(&j->out, 0, sizeof j->out);
+        snprintf(j->out.verdict, sizeof j->out.verdict, "%s", r->verdict);
+        snprintf(j->out.message, sizeof j->out.message, "%s could not be validated: %s", j->name,
+                 r->message);
+        deliver(j);
+        return;
+    }
+    j->vr = *r->val;
+    if (j->vr.verdict != SG_VAL_PASS) {
+        fill_outcome(pd->cfg.fb, j->name, &j->vr, NULL, &j->out);
+        deliver(j);
+        return;
+    }
+    sg_pool_work w = {.kind = SG_POOL_PROFILE,
+                      .task_dir = pd->cfg.task_dir,
+                      .candidate = j->source,
+                      .candidate_len = j->len,
+                      .name = j->name,
+                      .prof = &pd->cfg.prof};
+    j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
+                                 j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, on_profiled, j);
 }
 
 static int submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
                   sg_err *err) {
+    (void)err;
     sg_port_dev *pd = impl;
-    job *j = calloc(1, sizeof *j);
+    job *j = sg_xcalloc(1, sizeof *j);
     j->pd = pd;
-    j->kind = req->kind;
     if (req->kind == SG_JOB_CANDIDATE) {
-        j->source = malloc(req->len + 1);
+        j->source = sg_xmalloc(req->len + 1);
         memcpy(j->source, req->source, req->len);
         j->source[req->len] = '\0';
         j->len = req->len;
     }
     snprintf(j->name, sizeof j->name, "%s", req->name ? req->name : "candidate");
-    j->priority = req->priority;
+    j->iteration = req->iteration;
+    j->fork = req->fork;
     j->done = done;
     j->arg = arg;
-    sg_loop_ref(pd->cfg.loop);
-    pthread_mutex_lock(&pd->mu);
-    j->seq = pd->seq++;
-    job **p = &pd->queue;
-    while (*p && (*p)->priority >= j->priority) p = &(*p)->next;
-    j->next = *p;
-    *p = j;
-    pthread_cond_signal(&pd->cv);
-    pthread_mutex_unlock(&pd->mu);
+    j->submitted_ns = sg_loop_now(pd->cfg.loop);
+    j->next = pd->jobs;
+    if (pd->jobs) pd->jobs->prev = j;
+    pd->jobs = j;
+    sg_pool_work w = {.kind = SG_POOL_VALIDATE,
+                      .task_dir = pd->cfg.task_dir,
+                      .candidate = j->source,
+                      .candidate_len = j->len,
+                      .name = j->name};
+    j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
+                                 j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, on_validated, j);
     return 0;
 }
 
+static void end_iteration(void *impl, int iteration) {
+    sg_port_dev *pd = impl;
+    sg_pool_end_iteration(pd->cfg.pool, pool_iteration(pd, iteration));
+}
+
 sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, sg_err *err) {
-    sg_port_dev *pd = calloc(1, sizeof *pd);
+    (void)err;
+    sg_port_dev *pd = sg_xcalloc(1, sizeof *pd);
     pd->cfg = *cfg;
-    pthread_mutex_init(&pd->mu, NULL);
-    pthread_cond_init(&pd->cv, NULL);
-    int n = cfg->slots > 0 ? cfg->slots : 1;
-    pd->threads = calloc((size_t)n, sizeof *pd->threads);
-    for (int i = 0; i < n; i++) {
-        slot_arg *sa = malloc(sizeof *sa);
-        sa->pd = pd;
-        sa->slot = i;
-        if (pthread_create(&pd->threads[i], NULL, slot_main, sa) != 0) {
-            free(sa);
-            sg_errf(err, "cannot start the device threads");
-            sg_port_dev_free(pd);
-            return NULL;
-        }
-        pd->nthreads++;
-    }
     port->impl = pd;
     port->submit = submit;
+    port->end_iteration = end_iteration;
     return pd;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sg_port_dev_stats_get(const sg_port_dev *pd, sg_port_dev_stats *s) {
+    memset(s, 0, sizeof *s);
+    s->feedback = (int)pd->nlat;
+    if (!pd->nlat) return;
+    double *v = sg_xmalloc(pd->nlat * sizeof *v), sum = 0;
+    memcpy(v, pd->latency, pd->nlat * sizeof *v);
+    qsort(v, pd->nlat, sizeof *v, cmp_double);
+    for (size_t i = 0; i < pd->nlat; i++) sum += v[i];
+    s->latency_mean_s = sum / (double)pd->nlat;
+    s->latency_p95_s = v[(size_t)ceil(0.95 * (double)pd->nlat) - 1];
+    free(v);
+}
+
+/* Jobs still with the pool are cancelled there without reaching the task (closing stops
+ * their callbacks), and outcomes not yet delivered are taken back. */
 void sg_port_dev_free(sg_port_dev *pd) {
     if (!pd) return;
-    pthread_mutex_lock(&pd->mu);
-    pd->stopping = 1;
-    job *q = pd->queue;
-    pd->queue = NULL;
-    pthread_cond_broadcast(&pd->cv);
-    pthread_mutex_unlock(&pd->mu);
-    for (int i = 0; i < pd->nthreads; i++) pthread_join(pd->threads[i], NULL);
-    while (q) {
-        job *next = q->next;
-        sg_loop_unref(pd->cfg.loop);
-        free(q->source);
-        free(q);
-        q = next;
+    pd->closing = 1;
+    while (pd->jobs) {
+        job *j = pd->jobs;
+        unlink_job(pd, j);
+        if (j->deliver_timer)
+            sg_loop_timer_cancel(pd->cfg.loop, j->deliver_timer);
+        else
+            sg_pool_cancel(pd->cfg.pool, j->pool_job);
+        free(j->source);
+        free(j);
     }
-    pthread_mutex_destroy(&pd->mu);
-    pthread_cond_destroy(&pd->cv);
-    free(pd->threads);
+    free(pd->latency);
     free(pd);
 }

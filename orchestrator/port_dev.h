@@ -1,26 +1,29 @@
-/* port_dev.h — the real device port: validation and profiling jobs on the validator's
- * sandboxed worker pool, run by one thread per slot so the loop never blocks.
+/* port_dev.h — the real device port: a task's validation and profiling jobs on the pool
+ * scheduler (pool.h), whose slots may be shared with other tasks.
  *
- * Contract: jobs wait in one queue ordered by priority (then submission); each slot's
- * thread takes the next, validates it (validator.h), times a correct one against the
- * baseline in the same worker (profiler.h), writes the feedback paragraph (feedback.h),
- * and hands the outcome to the loop thread (sg_loop_wake), where `done` runs. While jobs
- * are queued or running, the port holds a loop ref so the loop keeps running.
- * sg_port_dev_free waits for running jobs to end and drops queued ones without calling
- * them back. The pool, templates and strings are borrowed. */
+ * Contract: each request becomes a validate job of the task's iteration (a fork's or the
+ * final answer's priority class); a correct candidate's timing is a new profile job,
+ * queued by its own priority. The outcome — verdict, timings, and the feedback paragraph
+ * for the model (feedback.h) — reaches `done` on the loop thread, never inside submit.
+ * end_iteration cancels the iteration's jobs in the pool; their outcomes come back with
+ * `cancelled` set, from the loop (deferred), never inside the end_iteration call. The
+ * port measures its feedback: how many candidates got a timing, and the latency from
+ * submission (the candidate extracted) to its profile result. sg_port_dev_free cancels
+ * what is still queued or running without calling back. The pool, templates and strings
+ * are borrowed. */
 #ifndef SG_PORT_DEV_H
 #define SG_PORT_DEV_H
 
 #include "common/loop.h"
 #include "orchestrator/ports.h"
+#include "pool/pool.h"
 #include "profiler/feedback.h"
 #include "profiler/profiler.h"
-#include "validator/validator.h"
 
 typedef struct sg_port_dev_config {
     sg_loop *loop;
-    sg_val_pool *pool;
-    int slots;
+    sg_pool *pool;
+    int task; /* the task's index in the pool (tasks take turns) */
     const char *task_dir;
     sg_prof_opts prof;
     const sg_feedback_templates *fb;
@@ -28,7 +31,13 @@ typedef struct sg_port_dev_config {
 
 typedef struct sg_port_dev sg_port_dev;
 
+typedef struct sg_port_dev_stats {
+    int feedback;                         /* candidates timed (profile results) */
+    double latency_mean_s, latency_p95_s; /* submission -> profile result */
+} sg_port_dev_stats;
+
 sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, sg_err *err);
+void sg_port_dev_stats_get(const sg_port_dev *pd, sg_port_dev_stats *s);
 void sg_port_dev_free(sg_port_dev *pd);
 
 #endif

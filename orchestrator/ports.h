@@ -71,11 +71,13 @@ typedef struct sg_job_request {
     const char *source; /* candidate text (copied by the port); NULL for the baseline */
     size_t len;
     const char *name; /* "candidate 3" — used in messages and feedback */
-    int priority;     /* higher first when slots are busy */
+    int iteration;    /* the task's iteration (0: the baseline): ending it cancels the job */
+    int fork;         /* from a fork; else the final answer (or the baseline): goes first */
 } sg_job_request;
 
 typedef struct sg_job_outcome {
     int ok;           /* the job ran; 0: message says why not */
+    int cancelled;    /* not ok because its iteration ended (dropped, or killed running) */
     int compiled;     /* the candidate compiled (whatever happened next) */
     int correct;      /* validated against the reference */
     char verdict[32]; /* "pass", "compile_error", "mismatch", ... */
@@ -95,6 +97,10 @@ typedef struct sg_dev_port {
     void *impl;
     int (*submit)(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
                   sg_err *err);
+    /* The iteration is over (early stop, or the task stops): its queued jobs are dropped
+     * and its running validations killed; each of them still gets its done call, with
+     * cancelled set. NULL: the port cannot cancel (every job runs). */
+    void (*end_iteration)(void *impl, int iteration);
 } sg_dev_port;
 
 #endif

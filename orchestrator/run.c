@@ -18,7 +18,8 @@ void sg_run_config_default(sg_run_config *c) {
     c->fork_mode = SG_FORK_COMPLETIONS;
     c->speed = 1.0;
     c->device = SG_RUN_DEVICE_AUTO;
-    c->slots = 1;
+    c->slots_per_device = 1;
+    sg_pool_config_default(&c->pools);
     c->policy = (sg_policy){.kind = SG_POLICY_SPECGEN, .streams = 1, .fork = 1};
     c->budget_ns = 30LL * 60 * SG_SEC;
     c->budget_tokens = 500000;
@@ -154,7 +155,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_run_task t;
     sg_loop *loop = NULL;
     sg_run_llm *llm = NULL;
-    sg_val_pool *pool = NULL;
+    sg_run_pool pool = {0};
     sg_port_dev *pd = NULL;
     sg_run_exec *e = NULL;
     int rc = -1, sfd = -1;
@@ -170,10 +171,12 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     if (!(loop = sg_loop_new_real(err)) || !(llm = sg_run_llm_new(loop, c, &p, err))) goto done;
     uint64_t full_tokens = sg_run_llm_announce(llm, c, t.spec.name);
     sg_dev_port dport;
-    if (sg_run_pool_new(c, t.lang, &pool, err) < 0 ||
-        !(pd = sg_run_dev_port_new(loop, c, pool, &p, &t, &dport, err)) ||
+    if (sg_run_pool_new(loop, c, t.lang, &pool, err) < 0 ||
+        !(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
         !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport, err)))
         goto done;
+    sg_pool_on_event(pool.sched, sg_run_exec_pool_event, e);
+    sg_run_exec_set_pool(e, pool.sched, pd);
     stopper stop = {c, e};
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(loop, sfd, SG_EV_READ, on_signal, &stop, NULL);
@@ -186,7 +189,7 @@ done:
     if (sfd >= 0) close(sfd);
     sg_run_exec_free(e);
     sg_port_dev_free(pd);
-    sg_val_pool_free(pool);
+    sg_run_pool_free(&pool);
     sg_run_llm_free(llm);
     sg_loop_free(loop);
     sg_run_prompts_free(&p);

@@ -6,8 +6,9 @@
  *   - sg_run_task: a task folder (made first from a bare kernel, in OUT/task), its spec,
  *     the device language chosen for it and its baseline; it makes the output folder;
  *   - the real implementations behind the ports, on a loop the caller gives: sg_run_llm
- *     (the endpoints, or the embedded replay server), sg_run_pool_new (the validator's
- *     workers with the profiler's job kinds) and sg_run_dev_port_new (one per task);
+ *     (the endpoints, or the embedded replay server), sg_run_pool (local worker slots on
+ *     every device and the scheduler over them, shared by tasks) and sg_run_dev_port_new
+ *     (one per task);
  *   - sg_run_exec: one task running on a loop through the ports it is given; it writes
  *     OUT/events.jsonl as events come and, at the end, OUT/best.cl|cu and OUT/summary.json.
  * sg_run_one composes them on the real loop with Ctrl-C/SIGTERM as a graceful stop; it is
@@ -25,6 +26,7 @@
 #include "orchestrator/port_dev.h"
 #include "orchestrator/port_llm.h"
 #include "orchestrator/task.h"
+#include "pool/pool.h"
 #include "profiler/feedback.h"
 #include "validator/validator.h"
 
@@ -43,7 +45,9 @@ typedef struct sg_run_config {
     const char *trace;         /* embedded replay traces; NULL: PROMPTS/traces */
     double speed;              /* embedded replay speed: 1 */
     int device;                /* an sg_dev_lang, or SG_RUN_DEVICE_AUTO */
-    int slots;                 /* validation/profiling workers: 1 */
+    int slots_per_device;      /* worker slots on each device: 1 */
+    int devices;               /* devices to use; 0: all there are */
+    sg_pool_config pools;      /* elastic */
     sg_policy policy;          /* specgen */
     double target;             /* target speedup; 0: the task's, else 2 */
     int64_t budget_ns;         /* 30 min */
@@ -93,9 +97,20 @@ const sg_llm_port *sg_run_llm_port(const sg_run_llm *l);
 uint64_t sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const char *task_name);
 void sg_run_llm_free(sg_run_llm *l);
 
-int sg_run_pool_new(const sg_run_config *c, sg_dev_lang lang, sg_val_pool **out, sg_err *err);
-/* The device port for one task on a shared pool; free with sg_port_dev_free. */
-sg_port_dev *sg_run_dev_port_new(sg_loop *loop, const sg_run_config *c, sg_val_pool *pool,
+/* Local slots on c->devices devices of lang (all of them when 0: counted in a child) with
+ * c->slots_per_device each, and the scheduler over them (c->pools). The pool's events go
+ * to on_event when set (sg_pool_on_event). */
+typedef struct sg_run_pool {
+    sg_pool_local *local;
+    sg_pool *sched;
+    int devices, slots;
+} sg_run_pool;
+int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_run_pool *out,
+                    sg_err *err);
+void sg_run_pool_free(sg_run_pool *p);
+/* The device port for one task (its index among the pool's tasks) on a shared pool; free
+ * with sg_port_dev_free before the pool. */
+sg_port_dev *sg_run_dev_port_new(sg_loop *loop, sg_run_pool *pool, int task_index,
                                  const sg_run_prompts *p, const sg_run_task *t, sg_dev_port *port,
                                  sg_err *err);
 
@@ -107,6 +122,10 @@ typedef struct sg_run_exec sg_run_exec;
 sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                                const sg_run_task *t, const sg_llm_port *llm, const sg_dev_port *dev,
                                sg_err *err);
+/* The pool's events into this task's events.jsonl (one task per pool: optimize). */
+void sg_run_exec_pool_event(void *exec, json_t *ev);
+/* What the summary says of the pool (both optional: NULL leaves it out). */
+void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd);
 /* 1 once the task has finished (then *final, when given, holds its last stats). */
 int sg_run_exec_finished(const sg_run_exec *e, sg_task_stats *final);
 void sg_run_exec_cancel(sg_run_exec *e);

@@ -19,7 +19,15 @@ struct sg_run_exec {
     char policy[32];
     int finished;
     sg_task_stats final;
+    int64_t t0;
+    const sg_pool *pool;
+    const sg_port_dev *pd;
 };
+
+void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd) {
+    e->pool = pool;
+    e->pd = pd;
+}
 
 static void on_record(void *arg, json_t *ev) {
     sg_run_exec *e = arg;
@@ -29,6 +37,19 @@ static void on_record(void *arg, json_t *ev) {
         fflush(e->events); /* every event on disk: a killed run keeps its trace */
     }
     sg_ui_event(&e->ui, ev);
+}
+
+void sg_run_exec_pool_event(void *arg, json_t *ev) {
+    sg_run_exec *e = arg;
+    json_object_del(ev, "t_s"); /* the pool's own clock: the task's is the one in the file */
+    json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(e->loop) - e->t0) / 1e6));
+    if (e->events) {
+        json_dumpf(ev, e->events, JSON_COMPACT);
+        fputc('\n', e->events);
+        fflush(e->events);
+    }
+    sg_ui_event(&e->ui, ev);
+    json_decref(ev);
 }
 
 static void on_progress(void *arg, const sg_task_stats *s) {
@@ -67,6 +88,7 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
         return NULL;
     }
     e->loop = loop;
+    e->t0 = sg_loop_now(loop);
     e->c = c;
     e->t = t;
     task_config(c, p, t, &e->cfg);
@@ -104,6 +126,34 @@ void sg_run_exec_cancel(sg_run_exec *e) {
     if (e->task) sg_task_cancel(e->task);
 }
 
+static json_t *role_json(const sg_pool_role_stats *r) {
+    return json_pack("{s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f}", "slots", r->slots, "jobs",
+                     (json_int_t)r->jobs, "dropped", (json_int_t)r->dropped, "killed",
+                     (json_int_t)r->killed, "busy_s", r->busy_s, "available_s", r->available_s,
+                     "utilisation", r->utilisation, "wait_mean_s", r->wait_mean_s, "wait_p95_s",
+                     r->wait_p95_s);
+}
+
+/* summary.json's "pools": the split, each role's use and waits, and the feedback. */
+static json_t *pool_json(const sg_run_exec *e) {
+    sg_pool_stats st;
+    sg_pool_stats_get(e->pool, &st);
+    sg_port_dev_stats ds = {0};
+    if (e->pd) sg_port_dev_stats_get(e->pd, &ds);
+    char mode[32];
+    if (e->c->pools.mode == SG_POOL_STATIC)
+        snprintf(mode, sizeof mode, "static:%d/%d", e->c->pools.static_validate,
+                 e->c->pools.static_profile);
+    else
+        snprintf(mode, sizeof mode, "elastic");
+    return json_pack("{s:s,s:i,s:i,s:f,s:o,s:o,s:i,s:f,s:f}", "mode", mode, "slots",
+                     st.role[0].slots + st.role[1].slots, "splits", st.splits, "utilisation",
+                     st.utilisation, "validate", role_json(&st.role[SG_POOL_VALIDATE]), "profile",
+                     role_json(&st.role[SG_POOL_PROFILE]), "feedback", ds.feedback,
+                     "feedback_latency_mean_s", ds.latency_mean_s, "feedback_latency_p95_s",
+                     ds.latency_p95_s);
+}
+
 static void write_summary(const sg_run_exec *e, const char *best_path) {
     const sg_task_stats *f = &e->final;
     char path[4200];
@@ -120,6 +170,7 @@ static void write_summary(const sg_run_exec *e, const char *best_path) {
         "early_stops", f->early_stops, "reasoning_tokens", (json_int_t)f->reasoning_tokens,
         "tokens_total", (json_int_t)f->tokens_total, "elapsed_s", f->ended_ns / 1e9,
         "first_candidate_s", f->first_candidate_ns / 1e9, "best_kernel", best_path);
+    if (e->pool) json_object_set_new(sum, "pools", pool_json(e));
     json_dump_file(sum, path, JSON_INDENT(2));
     json_decref(sum);
 }
@@ -134,6 +185,13 @@ void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens) {
         fclose(f);
     }
     sg_ui_summary(&e->ui, &e->final, path, e->policy, full_reasoning_tokens);
+    if (e->pool) {
+        sg_pool_stats st;
+        sg_pool_stats_get(e->pool, &st);
+        sg_port_dev_stats ds = {0};
+        if (e->pd) sg_port_dev_stats_get(e->pd, &ds);
+        sg_ui_pools(&e->ui, &st, &ds);
+    }
     write_summary(e, path);
 }
 

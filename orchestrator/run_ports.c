@@ -1,5 +1,5 @@
 /* run_ports.c — the real implementations behind the task's ports: the LLM (endpoints or
- * the embedded replay server) and the validator's pool with the profiler's job kinds. */
+ * the embedded replay server) and the pool: local worker slots and the scheduler. */
 #include "orchestrator/run.h"
 
 #include "common/curl_loop.h"
@@ -96,21 +96,44 @@ void sg_run_llm_free(sg_run_llm *l) {
     free(l);
 }
 
-int sg_run_pool_new(const sg_run_config *c, sg_dev_lang lang, sg_val_pool **out, sg_err *err) {
+int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_run_pool *out,
+                    sg_err *err) {
+    memset(out, 0, sizeof *out);
     sg_dev_opts po;
     sg_dev_opts_default(&po);
-    po.kinds = sg_prof_kinds; /* validate and profile */
-    po.nkinds = 2;
     po.device = lang;
-    po.slots = c->slots;
-    return sg_val_pool_new(&po, out, err);
+    int n = c->devices;
+    if (n == 0) { /* all of them; a backend that cannot count runs on one (and says why) */
+        sg_err e2;
+        n = sg_dev_count(&po, &e2);
+        if (n < 1) n = 1;
+    }
+    if (sg_pool_local_new(loop, &po, n, c->slots_per_device, &out->local, err) < 0) return -1;
+    int nslots;
+    const sg_pool_slot_desc *d = sg_pool_local_slots(out->local, &nslots);
+    if (sg_pool_new(loop, &c->pools, d, nslots, &sg_pool_local_ops, out->local, &out->sched, err) <
+        0) {
+        sg_pool_local_free(out->local);
+        out->local = NULL;
+        return -1;
+    }
+    sg_pool_local_bind(out->local, out->sched);
+    out->devices = n;
+    out->slots = nslots;
+    return 0;
 }
 
-sg_port_dev *sg_run_dev_port_new(sg_loop *loop, const sg_run_config *c, sg_val_pool *pool,
+void sg_run_pool_free(sg_run_pool *p) {
+    sg_pool_free(p->sched); /* first: it kills what still runs, through the local slots */
+    sg_pool_local_free(p->local);
+    memset(p, 0, sizeof *p);
+}
+
+sg_port_dev *sg_run_dev_port_new(sg_loop *loop, sg_run_pool *pool, int task_index,
                                  const sg_run_prompts *p, const sg_run_task *t, sg_dev_port *port,
                                  sg_err *err) {
     sg_port_dev_config dc = {
-        .loop = loop, .pool = pool, .slots = c->slots, .task_dir = t->dir, .fb = &p->fb};
+        .loop = loop, .pool = pool->sched, .task = task_index, .task_dir = t->dir, .fb = &p->fb};
     sg_prof_opts_default(&dc.prof);
     return sg_port_dev_new(&dc, port, err);
 }

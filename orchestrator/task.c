@@ -229,10 +229,27 @@ static int seen_before(sg_task *t, uint64_t h) {
 
 static void maybe_advance(sg_task *t);
 
+/* The device port drops the iteration's queued jobs and kills its running validations;
+ * they come back through on_job_done, cancelled (maybe inside this call). */
+static void end_jobs(sg_task *t, int iteration) {
+    if (t->dev.end_iteration) t->dev.end_iteration(t->dev.impl, iteration);
+}
+
 static void on_job_done(void *arg, const sg_job_outcome *o) {
     job_ctx *j = arg;
     sg_task *t = j->task;
     t->jobs_pending--;
+    if (o->cancelled) { /* its iteration ended: nothing to learn from it */
+        t->st.cancelled_jobs++;
+        record(t, "job_done",
+               json_pack("{s:i,s:i,s:b,s:s,s:s}", "candidate", j->candidate, "of_iteration",
+                         j->iteration, "correct", 0, "verdict", o->verdict, "message", o->message));
+        free(j->source);
+        free(j);
+        progress(t);
+        maybe_advance(t);
+        return;
+    }
     if (o->ok) {
         t->st.compiled += o->compiled;
         t->st.correct += o->correct;
@@ -272,6 +289,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
                    json_pack("{s:i,s:I,s:f}", "candidate", j->candidate, "reasoning_tokens",
                              (json_int_t)tokens, "speedup", o->speedup));
             abort_gens(t, t->st.iteration);
+            end_jobs(t, t->st.iteration);
         }
     }
     free(j->source);
@@ -323,8 +341,8 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     j->source = sg_buf_steal(&src);
     char name[32];
     snprintf(name, sizeof name, "Candidate %d", id);
-    sg_job_request req = {SG_JOB_CANDIDATE, j->source, strlen(j->source), name,
-                          g->kind == GEN_FORK ? 1 : 2};
+    sg_job_request req = {SG_JOB_CANDIDATE, j->source,          strlen(j->source), name,
+                          t->st.iteration,  g->kind == GEN_FORK};
     if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
         record(t, "job_error", json_pack("{s:i,s:s}", "candidate", id, "error", err.msg));
         free(j->source);
@@ -577,6 +595,7 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
         }
     }
     abort_gens(t, 0);
+    for (int i = 0; i <= t->st.iteration; i++) end_jobs(t, i); /* nothing more to learn */
     const char *why = error ? "error" : t->st.cancelled ? "cancelled" : sg_crit_name(reason);
     record(t, "stopping", json_pack("{s:s,s:s}", "reason", why, "error", error ? error : ""));
     maybe_advance(t);
@@ -651,7 +670,7 @@ int sg_task_start(sg_task *t, sg_err *err) {
                      t->cfg.crit.target_speedup));
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
-    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 3};
+    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0};
     if (t->dev.submit(t->dev.impl, &req, on_baseline, t, err) < 0) return -1;
     t->jobs_pending++;
     return 0;

@@ -63,7 +63,8 @@ typedef struct sg_task_stats {
     int64_t started_ns, first_candidate_ns, best_ns, ended_ns; /* loop times */
     int64_t baseline_ns_median;
     sg_crit end_reason;
-    int cancelled; /* sg_task_cancel ended it */
+    int cancelled;      /* sg_task_cancel ended it */
+    int cancelled_jobs; /* dropped or killed because their iteration ended */
     char error[512];
 } sg_task_stats;
 

@@ -19,8 +19,10 @@
  *    only with keep_ended, else dropped when their iteration ends). Within a class profile
  *    jobs go first, and tasks take turns (round-robin) before arrival order counts.
  *  - Cancel: sg_pool_cancel drops a queued job or kills a running one;
- *    sg_pool_end_iteration drops the iteration's queued jobs and kills its running ones
- *    except `keep` (the profile job timing the candidate that ended it). A job's done
+ *    sg_pool_end_iteration drops the iteration's queued jobs and kills its running
+ *    validate jobs; its running profile jobs finish (one of them may be timing the
+ *    candidate that ended the iteration, and a timing near its end is worth its
+ *    feedback). A job's done
  *    callback runs exactly once: finished, dropped, killed or failed (sg_pool_end); never
  *    inside sg_pool_submit, but for dropped and killed jobs inside the cancelling call.
  *  - Split: with SG_POOL_STATIC the roles never change. With SG_POOL_ELASTIC the scheduler
@@ -145,8 +147,9 @@ void sg_pool_on_event(sg_pool *p, void (*fn)(void *arg, json_t *ev), void *arg);
 uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin origin,
                         const sg_pool_work *work, sg_pool_done_fn done, void *arg);
 void sg_pool_cancel(sg_pool *p, uint64_t job);
-/* The iteration is over: drop its queued jobs, kill its running ones but `keep` (0: none). */
-void sg_pool_end_iteration(sg_pool *p, uint64_t iteration, uint64_t keep);
+/* The iteration is over: drop its queued jobs, kill its running validate jobs; its running
+ * profile jobs finish. */
+void sg_pool_end_iteration(sg_pool *p, uint64_t iteration);
 
 typedef struct sg_pool_role_stats {
     int slots;     /* now */

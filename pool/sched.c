@@ -499,13 +499,14 @@ void sg_pool_cancel(sg_pool *p, uint64_t job) {
         }
 }
 
-void sg_pool_end_iteration(sg_pool *p, uint64_t iteration, uint64_t keep) {
+void sg_pool_end_iteration(sg_pool *p, uint64_t iteration) {
     find_iter(p, iteration, 1)->ended = 1;
     if (!p->cfg.keep_ended)
         for (int i = p->nq - 1; i >= 0; i--)
             if (p->q[i]->j.iteration == iteration) drop_queued(p, i);
     for (int i = 0; i < p->n; i++)
-        if (p->s[i].job && p->s[i].job->j.iteration == iteration && p->s[i].job->j.id != keep)
+        if (p->s[i].job && p->s[i].job->j.iteration == iteration &&
+            p->s[i].job->j.work.kind == SG_POOL_VALIDATE)
             cancel_running(p, i);
     schedule_dispatch(p);
 }

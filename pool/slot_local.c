@@ -171,9 +171,9 @@ static void arm(lslot *s) {
     sg_val_pool *vp = l->dev[s->device];
     if (s->timer) sg_loop_timer_cancel(l->loop, s->timer);
     int64_t deadline = sg_val_pool_deadline(vp, s->worker);
-    s->timer = deadline == INT64_MAX ? 0
-                                     : sg_loop_timer_at(l->loop, deadline * SG_MS + SG_MS,
-                                                        on_deadline, s);
+    s->timer = deadline == INT64_MAX
+                   ? 0
+                   : sg_loop_timer_at(l->loop, deadline * SG_MS + SG_MS, on_deadline, s);
 }
 
 /* A job answered without reaching a worker (a source over the size limit): reported from

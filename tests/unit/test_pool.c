@@ -139,13 +139,13 @@ static void run(harness *h) {
 /* End an iteration from a timer, in the middle of a run. */
 typedef struct midway {
     harness *h;
-    uint64_t iteration, keep;
+    uint64_t iteration;
 } midway;
 
 static void end_iteration_now(sg_loop *loop, void *arg) {
     (void)loop;
     midway *m = arg;
-    sg_pool_end_iteration(m->h->pool, m->iteration, m->keep);
+    sg_pool_end_iteration(m->h->pool, m->iteration);
 }
 
 /* ---- tests ---- */
@@ -167,7 +167,7 @@ static void test_priority_order(void **state) {
     harness *h = harness_new(1, NULL, "static:1/0");
     submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1); /* runs at once */
     sg_loop_timer(h->loop, SG_SEC / 10, submit_queue, h);  /* 2-6 queue behind it */
-    midway m = {h, 1, 0}; /* iteration 1 ends at 0.5 s: 6 dropped, 1 killed */
+    midway m = {h, 1}; /* iteration 1 ends at 0.5 s: 6 dropped, 1 killed */
     sg_loop_timer(h->loop, SG_SEC / 2, end_iteration_now, &m);
     run(h);
     int want[] = {1, 4, 5, 3, 2};
@@ -206,17 +206,17 @@ static void submit_later(sg_loop *loop, void *arg) {
 }
 
 /* An iteration ends early: its queued jobs are dropped, its running validate job is
- * killed at once, and the profile job named as `keep` runs to its end. Other iterations
- * go on. Jobs 4 and 5 come after 1-3 have started. */
+ * killed at once, and its running profile job runs to its end. Other iterations go on.
+ * Jobs 4 and 5 come after 1-3 have started. */
 static void test_cancel_iteration_midway(void **state) {
     (void)state;
     int dev[] = {0, 1, 2};
     harness *h = harness_new(3, dev, "static:2/1");
-    submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 5);                /* running: killed */
-    submit(h, 2, 0, 7, SG_POOL_FORK, SG_POOL_VALIDATE, 5);                /* other iteration */
-    uint64_t keep = submit(h, 3, 0, 1, SG_POOL_FORK, SG_POOL_PROFILE, 5); /* running: kept */
-    sg_loop_timer(h->loop, SG_SEC, submit_later, h); /* 4, 5: queued, dropped */
-    midway m = {h, 1, keep};
+    submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 5); /* running: killed */
+    submit(h, 2, 0, 7, SG_POOL_FORK, SG_POOL_VALIDATE, 5); /* other iteration */
+    submit(h, 3, 0, 1, SG_POOL_FORK, SG_POOL_PROFILE, 5);  /* running: finishes */
+    sg_loop_timer(h->loop, SG_SEC, submit_later, h);       /* 4, 5: queued, dropped */
+    midway m = {h, 1};
     sg_loop_timer(h->loop, 2 * SG_SEC, end_iteration_now, &m);
     run(h);
     sg_pool_end want[6] = {

@@ -78,7 +78,7 @@ typedef struct ender {
 static void end_iteration(sg_loop *loop, void *arg) {
     (void)loop;
     ender *e = arg;
-    sg_pool_end_iteration(e->pool, e->iteration, 0);
+    sg_pool_end_iteration(e->pool, e->iteration);
 }
 
 static void test_local_slots(void **state) {
@@ -111,10 +111,13 @@ static void test_local_slots(void **state) {
     sg_prof_opts_default(&po);
     po.stab.max_runs = 10;
     sg_pool_work base_v = {.kind = SG_POOL_VALIDATE, .task_dir = task, .name = "baseline"};
-    sg_pool_work base_p = {.kind = SG_POOL_PROFILE, .task_dir = task, .name = "baseline",
-                           .prof = &po};
-    sg_pool_work hung = {.kind = SG_POOL_VALIDATE, .task_dir = task, .candidate = hang,
-                         .candidate_len = hlen, .name = "hang"};
+    sg_pool_work base_p = {
+        .kind = SG_POOL_PROFILE, .task_dir = task, .name = "baseline", .prof = &po};
+    sg_pool_work hung = {.kind = SG_POOL_VALIDATE,
+                         .task_dir = task,
+                         .candidate = hang,
+                         .candidate_len = hlen,
+                         .name = "hang"};
     /* iteration 1: the hang, ended after 3 s; iteration 2: the baseline, both kinds */
     uint64_t h = sg_pool_submit(pool, 0, 1, SG_POOL_FORK, &hung, on_done, &s);
     ender e = {pool, 1};

@@ -124,18 +124,43 @@ typedef struct fake_job {
     sg_job_done_fn done;
     void *arg;
     sg_job_outcome o;
+    int iteration;
+    uint64_t timer;
+    struct fake_job *next;
 } fake_job;
 
 typedef struct fake_dev {
     sg_loop *loop;
     int baseline_broken;
     int jobs;
+    int64_t job_ns; /* how long a job takes (default 20 ms) */
+    fake_job *running;
 } fake_dev;
+
+static fake_dev *DEV;
 
 static void job_finish(sg_loop *loop, void *arg) {
     fake_job *j = arg;
+    for (fake_job **p = &DEV->running; *p; p = &(*p)->next)
+        if (*p == j) {
+            *p = j->next;
+            break;
+        }
     j->done(j->arg, &j->o);
     free(j);
+}
+
+/* Cancelled jobs answer at once (from the loop), marked cancelled, as the real port does. */
+static void fake_end_iteration(void *impl, int iteration) {
+    fake_dev *d = impl;
+    for (fake_job *j = d->running; j; j = j->next) {
+        if (j->iteration != iteration || j->o.cancelled) continue;
+        sg_loop_timer_cancel(d->loop, j->timer);
+        memset(&j->o, 0, sizeof j->o);
+        j->o.cancelled = 1;
+        snprintf(j->o.verdict, sizeof j->o.verdict, "dropped");
+        j->timer = sg_loop_timer(d->loop, 0, job_finish, j);
+    }
 }
 
 static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
@@ -165,7 +190,10 @@ static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn don
         snprintf(j->o.feedback, sizeof j->o.feedback, "%s is correct: speedup %.2fx.", req->name,
                  j->o.speedup);
     }
-    sg_loop_timer(d->loop, 20 * SG_MS, job_finish, j);
+    j->iteration = req->iteration;
+    j->next = d->running;
+    d->running = j;
+    j->timer = sg_loop_timer(d->loop, d->job_ns ? d->job_ns : 20 * SG_MS, job_finish, j);
     return 0;
 }
 
@@ -205,15 +233,16 @@ static const char *prompts_dir(void) {
 #define K(speed)                                                                                   \
     "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SPEED=" speed "\n```\n"
 
-static void run_task(const script *sc, const char *policy, int baseline_broken, int max_iterations,
-                     run *r) {
+static void run_task_dev(const script *sc, const char *policy, int baseline_broken,
+                         int max_iterations, int64_t job_ns, run *r) {
     sg_err err;
     sg_loop *loop = sg_loop_new_virtual(0, &err);
     fake_llm f = {.loop = loop, .sc = sc};
     LLM = &f;
-    fake_dev d = {.loop = loop, .baseline_broken = baseline_broken};
+    fake_dev d = {.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
+    DEV = &d;
     sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort};
-    sg_dev_port dp = {&d, fake_submit};
+    sg_dev_port dp = {&d, fake_submit, fake_end_iteration};
     sg_chat_template tmpl;
     assert_int_equal(sg_template_load(prompts_dir(), "generic", &tmpl, &err), 0);
     sg_task_prompts prompts;
@@ -240,6 +269,11 @@ static void run_task(const script *sc, const char *policy, int baseline_broken, 
     sg_task_prompts_free(&prompts);
     sg_template_free(&tmpl);
     sg_loop_free(loop);
+}
+
+static void run_task(const script *sc, const char *policy, int baseline_broken, int max_iterations,
+                     run *r) {
+    run_task_dev(sc, policy, baseline_broken, max_iterations, 0, r);
 }
 
 /* 300 words of reasoning: a code block closes near word 60, "Wait" starts a sentence at
@@ -312,6 +346,22 @@ static void test_early_stop_then_next_iteration_with_feedback(void **state) {
     sg_buf_free(&r.log);
 }
 
+/* A slow device (2 s a job, the baseline's too): the fork's 2.4x kernel meets the target
+ * at 5.5 s while the final answer's job (5.0 s to 7.0 s) is still running. The task ends then, its
+ * pending job cancelled, instead of waiting for a result it no longer needs. */
+static void test_target_cancels_pending_jobs(void **state) {
+    script sc = demo_script();
+    sc.final = "```opencl\n__kernel void k(__global float *y) { y[0] = 5; } // SPEED=2.5\n```\n";
+    run r;
+    run_task_dev(&sc, "specgen", 0, 3, 2 * SG_SEC, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(r.st.end_reason, SG_CRIT_TARGET);
+    assert_int_equal(r.st.cancelled_jobs, 1);
+    assert_non_null(strstr(r.log.data, "\"verdict\":\"dropped\""));
+    assert_true(r.st.ended_ns < 6 * SG_SEC); /* not after the final answer's job (7 s) */
+    sg_buf_free(&r.log);
+}
+
 static void test_wrong_and_missing_kernels_are_recorded(void **state) {
     script sc = demo_script();
     sc.forks[0].answer =
@@ -363,6 +413,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_specgen_reaches_target_before_reasoning_ends),
         cmocka_unit_test(test_early_stop_then_next_iteration_with_feedback),
+        cmocka_unit_test(test_target_cancels_pending_jobs),
         cmocka_unit_test(test_wrong_and_missing_kernels_are_recorded),
         cmocka_unit_test(test_broken_baseline_stops_with_a_message),
         cmocka_unit_test(test_parallel_runs_n_streams_without_forks),
