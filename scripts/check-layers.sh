@@ -53,7 +53,10 @@ nsym=0
 if [ -n "$build" ]; then
     objs=()
     for m in "${!floor[@]}"; do
-        for o in "$build/$m"/*.o; do [ -e "$o" ] && objs+=("$o"); done
+        for o in "$build/$m"/*.o; do # objects of sources that still exist (a build folder
+            # may hold objects of files that moved away)
+            [ -e "$o" ] && [ -e "$root/$m/$(basename "$o" .o).c" ] && objs+=("$o")
+        done
     done
     declare -A owner
     if [ "${#objs[@]}" -gt 0 ]; then
