@@ -164,6 +164,7 @@ typedef struct sg_pool_stats {
     int splits; /* role changes decided */
     int queued, running;
     double busy_s, available_s, utilisation; /* over all slots */
+    double utilisation_queued; /* busy share of all slots while some job was waiting */
 } sg_pool_stats;
 void sg_pool_stats_get(const sg_pool *p, sg_pool_stats *s);
 int sg_pool_slot_role(const sg_pool *p, int slot);

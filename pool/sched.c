@@ -52,10 +52,12 @@ struct sg_pool {
     double service[SG_POOL_NROLES];
     int nservice[SG_POOL_NROLES];
     double avail_ns[SG_POOL_NROLES], busy_ns[SG_POOL_NROLES];
+    double queued_avail_ns, queued_busy_ns; /* slot time while jobs waited, and its busy part */
     uint64_t jobs[SG_POOL_NROLES], dropped[SG_POOL_NROLES], killed[SG_POOL_NROLES];
     double *wait[SG_POOL_NROLES];
     size_t nwait[SG_POOL_NROLES], capwait[SG_POOL_NROLES];
     int dispatch_queued;
+    int lending; /* dispatch is lending slots to the other kind of job */
     void (*on_event)(void *arg, json_t *ev);
     void *ev_arg;
 };
@@ -128,9 +130,20 @@ static int job_class(sg_pool *p, const qjob *q) {
 }
 
 /* ---- time accounting ---- */
+/* Slot time up to now: per role, and while jobs were waiting (utilisation under load).
+ * Called before anything changes the roles, the queue or which slots are busy. */
 static void account(sg_pool *p) {
     int64_t now = sg_loop_now(p->loop);
-    for (int i = 0; i < p->n; i++) p->avail_ns[p->s[i].role] += (double)(now - p->acc_t);
+    double dt = (double)(now - p->acc_t);
+    int busy = 0;
+    for (int i = 0; i < p->n; i++) {
+        p->avail_ns[p->s[i].role] += dt;
+        busy += p->s[i].job != NULL;
+    }
+    if (p->nq > 0) {
+        p->queued_avail_ns += dt * p->n;
+        p->queued_busy_ns += dt * busy;
+    }
     p->acc_t = now;
 }
 
@@ -156,6 +169,7 @@ static double service_s(const sg_pool *p, int r) {
 
 /* ---- ending a job ---- */
 static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
+    account(p);
     int kind = q->j.work.kind;
     q->j.ended_ns = sg_loop_now(p->loop);
     r->end = how;
@@ -315,6 +329,7 @@ static int device_busy(const sg_pool *p, int dev, int *profiling) {
 }
 
 static void start(sg_pool *p, int si, int qi) {
+    account(p);
     qjob *q = p->q[qi];
     remove_queued(p, qi);
     slot *s = &p->s[si];
@@ -331,10 +346,11 @@ static void start(sg_pool *p, int si, int qi) {
     }
     p->wait[kind][p->nwait[kind]++] = wait;
     emit(p, "job_start",
-         json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f}", "slot", si, "slot_name", s->d.name,
+         json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b}", "slot", si, "slot_name", s->d.name,
                    "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
                    (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration,
-                   "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait));
+                   "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait,
+                   "lent", p->lending));
     sg_err err;
     if (p->ops->start(p->impl, si, &q->j, &err) < 0) {
         sg_pool_result r;
@@ -346,48 +362,65 @@ static void start(sg_pool *p, int si, int qi) {
     }
 }
 
-static void dispatch(sg_pool *p) {
-    account(p);
-    decide_split(p);
-    apply_split(p);
-    /* Profile jobs first: each needs a device to itself. When none of the idle profile
-     * slots sits on an idle device, the device with the fewest running jobs drains (starts
-     * nothing new) so that the profile job gets it. */
-    int drain = -1;
+/* Start queued profile jobs on idle slots of `role`: each needs a device to itself. When
+ * no such slot sits on an idle device, the device with the fewest running jobs drains
+ * (*drain: it starts nothing new) so that the profile job gets it. */
+static void dispatch_profile(sg_pool *p, sg_pool_role role, int *drain) {
     for (;;) {
         int qi = pick(p, SG_POOL_PROFILE);
-        if (qi < 0) break;
+        if (qi < 0) return;
         int chosen = -1, fewest = 1 << 30;
         for (int i = 0; i < p->n; i++) {
-            if (p->s[i].role != SG_POOL_PROFILE || p->s[i].job) continue;
+            if (p->s[i].role != role || p->s[i].job) continue;
             int prof, busy = device_busy(p, p->s[i].d.device, &prof);
             if (busy == 0) {
                 chosen = i;
                 break;
             }
-            if (!prof && busy < fewest) {
+            if (role == SG_POOL_PROFILE && !prof && busy < fewest) {
                 fewest = busy;
-                drain = p->s[i].d.device;
+                *drain = p->s[i].d.device;
             }
         }
-        if (chosen < 0) break;
-        drain = -1;
+        if (chosen < 0) return;
+        *drain = -1;
         start(p, chosen, qi);
     }
+}
+
+/* Start queued validate jobs on idle slots of `role`, on devices not profiling or
+ * draining. */
+static void dispatch_validate(sg_pool *p, sg_pool_role role, int drain) {
     for (;;) {
         int qi = pick(p, SG_POOL_VALIDATE);
-        if (qi < 0) break;
+        if (qi < 0) return;
         int chosen = -1;
         for (int i = 0; i < p->n && chosen < 0; i++) {
             int prof;
-            if (p->s[i].role != SG_POOL_VALIDATE || p->s[i].job || p->s[i].d.device == drain)
-                continue;
+            if (p->s[i].role != role || p->s[i].job || p->s[i].d.device == drain) continue;
             device_busy(p, p->s[i].d.device, &prof);
             if (!prof) chosen = i;
         }
-        if (chosen < 0) break;
+        if (chosen < 0) return;
         start(p, chosen, qi);
     }
+}
+
+static void dispatch(sg_pool *p) {
+    account(p);
+    decide_split(p);
+    apply_split(p);
+    int drain = -1;
+    dispatch_profile(p, SG_POOL_PROFILE, &drain);
+    dispatch_validate(p, SG_POOL_VALIDATE, drain);
+    if (p->cfg.mode != SG_POOL_ELASTIC) return;
+    /* Lending (elastic only): a slot idle for want of its own kind of job runs one job of
+     * the other kind, so that no slot idles while work waits; its role stays (the split
+     * decides roles, lending only fills gaps), and its next job is of its role again. */
+    p->lending = 1;
+    if (pick(p, SG_POOL_VALIDATE) < 0) dispatch_profile(p, SG_POOL_VALIDATE, &drain);
+    if (pick(p, SG_POOL_PROFILE) < 0) dispatch_validate(p, SG_POOL_PROFILE, drain);
+    p->lending = 0;
 }
 
 static void dispatch_cb(sg_loop *loop, void *arg) {
@@ -449,6 +482,7 @@ uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin
     q->done = done;
     q->arg = arg;
     if (task >= p->ntasks) p->ntasks = task + 1;
+    account(p);
     iter *it = find_iter(p, iteration, 1);
     if (origin == SG_POOL_FORK) it->newest_fork = q->j.seq;
     decay(p, work->kind);
@@ -566,6 +600,7 @@ void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
         st->available_s += rs->available_s;
     }
     st->utilisation = st->available_s > 0 ? st->busy_s / st->available_s : 0;
+    st->utilisation_queued = p->queued_avail_ns > 0 ? p->queued_busy_ns / p->queued_avail_ns : 0;
     st->splits = p->splits;
     int queued[2], running[2];
     work_of(p, queued, running);

@@ -56,3 +56,11 @@ wait_port() {
     return 1
 }
 finish() { exit "$tap_failed"; }
+
+# need_opencl DESC: skip DESC and end the script when no OpenCL platform is here.
+need_opencl() {
+    if ! command -v clinfo >/dev/null || ! clinfo -l 2>/dev/null | grep -q Platform; then
+        skip "$1" "no OpenCL platform (make deps installs pocl-opencl-icd)"
+        finish
+    fi
+}

@@ -7,10 +7,8 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 SPECGEN=${SPECGEN:-$root/bin/specgen}
-if ! [ -e /dev/nvidiactl ] && ! command -v nvidia-smi >/dev/null; then
-    echo "gpu-check: no NVIDIA GPU here (no /dev/nvidiactl, no nvidia-smi); nothing was checked"
-    exit 77
-fi
+. scripts/gpu-check-lib.sh
+need_gpu validator
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 fail=0
 printf '\n%-32s %-10s %10s %10s  %s\n' "task (cuda)" "verdict" "compile ms" "run ms" "message"

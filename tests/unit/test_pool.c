@@ -40,6 +40,7 @@ typedef struct harness {
     int overlap_violations;
     int role_changed_while_busy;
     int slot_dev[64];
+    char start_role[64][16]; /* each slot's role when its running job started */
     sg_sim_job jobs[4096];
     int tags[4096];
 } harness;
@@ -63,9 +64,13 @@ static void on_event(void *arg, json_t *ev) {
         if (h->profiling[dev] || (prof && h->running[dev] > 0)) h->overlap_violations++;
         h->running[dev]++;
         if (prof) h->profiling[dev] = 1;
+        /* a job runs on a slot of its kind's role, unless the slot was lent */
         if (strcmp(json_string_value(json_object_get(ev, "role")),
-                   json_string_value(json_object_get(ev, "kind"))))
-            h->role_changed_while_busy++; /* a job runs only on a slot of its own role */
+                   json_string_value(json_object_get(ev, "kind"))) &&
+            !json_is_true(json_object_get(ev, "lent")))
+            h->role_changed_while_busy++;
+        snprintf(h->start_role[slot], sizeof h->start_role[slot], "%s",
+                 json_string_value(json_object_get(ev, "role")));
     }
     if (!strcmp(name, "job_end")) {
         int slot = (int)json_integer_value(json_object_get(ev, "slot"));
@@ -73,8 +78,7 @@ static void on_event(void *arg, json_t *ev) {
         h->running[dev]--;
         if (!strcmp(json_string_value(json_object_get(ev, "kind")), "profile"))
             h->profiling[dev] = 0;
-        if (strcmp(json_string_value(json_object_get(ev, "role")),
-                   json_string_value(json_object_get(ev, "kind"))))
+        if (strcmp(json_string_value(json_object_get(ev, "role")), h->start_role[slot]))
             h->role_changed_while_busy++; /* its slot changed role while it ran */
     }
     json_decref(ev);
