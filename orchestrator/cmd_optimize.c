@@ -82,6 +82,8 @@ int sg_cmd_optimize(int argc, char **argv) {
         {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE", "trigger rules (JSON)",
          "prompts/trigger.json", NULL},
         {"out", SG_OPT_STR, &rc.out_dir, "DIR", "output folder", "specgen-out/TASK", NULL},
+        {"db", SG_OPT_STR, &rc.db, "FILE", "results database (none: do not record)",
+         SG_RESULTS_DEFAULT_DB, NULL},
         {"prompts", SG_OPT_STR, &rc.prompts_dir, "DIR", "prompt and template folder",
          "specgen's prompts/", NULL},
         {"trace", SG_OPT_STR, &rc.trace, "FILE|DIR", "replay trace(s) for the embedded LLM",

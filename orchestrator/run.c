@@ -19,6 +19,7 @@ void sg_run_config_default(sg_run_config *c) {
     c->speed = 1.0;
     c->device = SG_RUN_DEVICE_AUTO;
     c->slots_per_device = 1;
+    c->db = SG_RESULTS_DEFAULT_DB;
     sg_pool_config_default(&c->pools);
     c->policy = (sg_policy){.kind = SG_POLICY_SPECGEN, .streams = 1, .fork = 1};
     c->budget_ns = 30LL * 60 * SG_SEC;
@@ -150,6 +151,37 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     sg_run_exec_cancel(s->e);
 }
 
+json_t *sg_run_config_json(const sg_run_config *c) {
+    char policy[32], pools[32];
+    sg_policy_name(&c->policy, policy, sizeof policy);
+    if (c->pools.mode == SG_POOL_STATIC)
+        snprintf(pools, sizeof pools, "static:%d/%d", c->pools.static_validate,
+                 c->pools.static_profile);
+    else
+        snprintf(pools, sizeof pools, "elastic");
+    return json_pack("{s:s?,s:s?,s:s,s:s?,s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:I,s:i,s:b}", "task",
+                     c->task, "llm", c->llm_urls, "model", c->model, "template", c->template_name,
+                     "fork_mode", c->fork_mode == SG_FORK_CONTINUE ? "continue" : "completions",
+                     "policy", policy, "pools", pools, "slots_per_device", c->slots_per_device,
+                     "devices", c->devices, "target", c->target, "budget_s",
+                     (double)c->budget_ns / 1e9, "budget_tokens", (json_int_t)c->budget_tokens,
+                     "iterations", c->iterations, "early_stop", c->early_stop);
+}
+
+/* The results database of one optimize run: a campaign of one task. */
+static int open_results(const sg_run_config *c, const sg_run_task *t, sg_results **db,
+                        int64_t *campaign, int64_t *task, sg_err *err) {
+    *db = NULL;
+    if (!c->db || !*c->db || !strcmp(c->db, "none")) return 0;
+    if (sg_results_open(c->db, 0, db, err) < 0) return -1;
+    json_t *cfg = sg_run_config_json(c);
+    *campaign = sg_results_campaign_begin(*db, "optimize", c->task, cfg, err);
+    json_decref(cfg);
+    if (*campaign < 0) return -1;
+    *task = sg_results_task_begin(*db, *campaign, t->spec.name, t->dir, err);
+    return *task < 0 ? -1 : 0;
+}
+
 int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_run_prompts p;
     sg_run_task t;
@@ -158,11 +190,15 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_run_pool pool = {0};
     sg_port_dev *pd = NULL;
     sg_run_exec *e = NULL;
+    sg_results *db = NULL;
+    int64_t campaign = 0, db_task = 0;
     int rc = -1, sfd = -1;
     memset(&p, 0, sizeof p);
     memset(&t, 0, sizeof t);
     memset(final, 0, sizeof *final);
-    if (sg_run_prompts_load(c, &p, err) < 0 || sg_run_task_load(c, &t, err) < 0) goto done;
+    if (sg_run_prompts_load(c, &p, err) < 0 || sg_run_task_load(c, &t, err) < 0 ||
+        open_results(c, &t, &db, &campaign, &db_task, err) < 0)
+        goto done;
     /* Ctrl-C and SIGTERM become loop events (a graceful stop). They are blocked before any
      * thread starts (the replay server's, the device port's), so that no thread can take
      * them with the default action and kill the process without a summary. */
@@ -177,6 +213,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
         goto done;
     sg_pool_on_event(pool.sched, sg_run_exec_pool_event, e);
     sg_run_exec_set_pool(e, pool.sched, pd);
+    sg_run_exec_set_results(e, db, campaign, db_task);
     stopper stop = {c, e};
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(loop, sfd, SG_EV_READ, on_signal, &stop, NULL);
@@ -185,9 +222,21 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     if (sfd >= 0) sg_loop_fd_unwatch(loop, sfd);
     sg_run_exec_write(e, full_tokens);
     rc = 0;
+    if (db) {
+        const char *status = final->error[0] ? "error" : final->cancelled ? "stopped" : "done";
+        sg_err dbe;
+        if (sg_run_exec_db_error(e)) {
+            rc = sg_errf(err, "%s", sg_run_exec_db_error(e));
+        } else if (sg_results_task_totals(db, db_task, (int64_t) final->reasoning_tokens,
+                                          (int64_t) final->tokens_total, &dbe) < 0 ||
+                   sg_results_campaign_end(db, campaign, status, &dbe) < 0) {
+            rc = sg_errf(err, "%s", dbe.msg);
+        }
+    }
 done:
     if (sfd >= 0) close(sfd);
     sg_run_exec_free(e);
+    if (db && sg_results_close(db, rc == 0 ? err : NULL) < 0) rc = -1;
     sg_port_dev_free(pd);
     sg_run_pool_free(&pool);
     sg_run_llm_free(llm);

@@ -27,6 +27,7 @@
 #include "orchestrator/port_llm.h"
 #include "orchestrator/task.h"
 #include "pool/pool.h"
+#include "results/results.h"
 #include "profiler/feedback.h"
 #include "validator/validator.h"
 
@@ -55,9 +56,12 @@ typedef struct sg_run_config {
     int iterations;            /* 5 */
     int early_stop;            /* 1 */
     const char *log_name;      /* "specgen optimize" */
+    const char *db;            /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
+/* The options as a JSON object (the campaign row's config; a new reference). */
+json_t *sg_run_config_json(const sg_run_config *c);
 
 /* ---- the prompt folder ---- */
 typedef struct sg_run_prompts {
@@ -124,6 +128,11 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
                                sg_err *err);
 /* The pool's events into this task's events.jsonl (one task per pool: optimize). */
 void sg_run_exec_pool_event(void *exec, json_t *ev);
+/* Record every event of this task (and of the pool) into db under campaign/task, with a
+ * commit at least once a second. A failed write stops the task; sg_run_exec_db_error
+ * then says why. */
+void sg_run_exec_set_results(sg_run_exec *e, sg_results *db, int64_t campaign, int64_t task);
+const char *sg_run_exec_db_error(const sg_run_exec *e);
 /* What the summary says of the pool (both optional: NULL leaves it out). */
 void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd);
 /* 1 once the task has finished (then *final, when given, holds its last stats). */

@@ -22,7 +22,45 @@ struct sg_run_exec {
     int64_t t0;
     const sg_pool *pool;
     const sg_port_dev *pd;
+    sg_results *db;
+    int64_t campaign, db_task;
+    uint64_t flush_timer;
+    sg_err db_err; /* the first failed write; db_err.msg[0] == 0: none */
 };
+
+static void db_failed(sg_run_exec *e, const sg_err *err) {
+    if (e->db_err.msg[0]) return;
+    e->db_err = *err;
+    fprintf(stderr, "%s: %s — stopping\n", e->c->log_name, err->msg);
+    if (e->task) sg_task_cancel(e->task);
+}
+
+static void db_record(sg_run_exec *e, const json_t *ev) {
+    sg_err err;
+    if (e->db && !e->db_err.msg[0] &&
+        sg_results_record(e->db, e->campaign, e->db_task, ev, &err) < 0)
+        db_failed(e, &err);
+}
+
+static void on_flush(sg_loop *loop, void *arg) {
+    sg_run_exec *e = arg;
+    sg_err err;
+    e->flush_timer = 0;
+    if (!e->db || e->finished) return;
+    if (!e->db_err.msg[0] && sg_results_flush(e->db, &err) < 0) db_failed(e, &err);
+    e->flush_timer = sg_loop_timer(loop, SG_SEC, on_flush, e);
+}
+
+void sg_run_exec_set_results(sg_run_exec *e, sg_results *db, int64_t campaign, int64_t task) {
+    e->db = db;
+    e->campaign = campaign;
+    e->db_task = task;
+    if (db && !e->flush_timer) e->flush_timer = sg_loop_timer(e->loop, SG_SEC, on_flush, e);
+}
+
+const char *sg_run_exec_db_error(const sg_run_exec *e) {
+    return e->db_err.msg[0] ? e->db_err.msg : NULL;
+}
 
 void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd) {
     e->pool = pool;
@@ -31,6 +69,7 @@ void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev
 
 static void on_record(void *arg, json_t *ev) {
     sg_run_exec *e = arg;
+    db_record(e, ev);
     if (e->events) {
         json_dumpf(ev, e->events, JSON_COMPACT);
         fputc('\n', e->events);
@@ -43,6 +82,7 @@ void sg_run_exec_pool_event(void *arg, json_t *ev) {
     sg_run_exec *e = arg;
     json_object_del(ev, "t_s"); /* the pool's own clock: the task's is the one in the file */
     json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(e->loop) - e->t0) / 1e6));
+    db_record(e, ev);
     if (e->events) {
         json_dumpf(ev, e->events, JSON_COMPACT);
         fputc('\n', e->events);
@@ -197,6 +237,7 @@ void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens) {
 
 void sg_run_exec_free(sg_run_exec *e) {
     if (!e) return;
+    if (e->flush_timer) sg_loop_timer_cancel(e->loop, e->flush_timer);
     sg_task_free(e->task);
     if (e->events) fclose(e->events);
     free(e);

@@ -256,10 +256,10 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         t->st.profiled += o->correct && o->speedup > 0;
     }
     record(t, "job_done",
-           json_pack("{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s}", "candidate", j->candidate, "of_iteration",
-                     j->iteration, "correct", o->correct, "verdict", o->ok ? o->verdict : "not_run",
-                     "speedup", o->speedup, "noise", o->noise, "compile_ms", o->compile_ms,
-                     "message", o->message));
+           json_pack("{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s}", "candidate", j->candidate,
+                     "of_iteration", j->iteration, "correct", o->correct, "verdict",
+                     o->ok ? o->verdict : "not_run", "speedup", o->speedup, "noise", o->noise,
+                     "compile_ms", o->compile_ms, "message", o->message, "feedback", o->feedback));
     add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
         t->st.best_speedup = o->speedup;
@@ -327,7 +327,9 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     if (g->kind == GEN_FORK) {
         json_object_set_new(ev, "rule", json_string(sg_rule_name(g->fire.rule)));
         json_object_set_new(ev, "at_tokens", json_integer((json_int_t)g->fire.tokens));
+        json_object_set_new(ev, "fork", json_integer(g->index)); /* lineage to the fork */
     }
+    if (!dup) json_object_set_new(ev, "source", json_stringn(src.data, src.len));
     record(t, "candidate", ev);
     if (dup) {
         t->st.duplicates++;

@@ -346,11 +346,12 @@ static void start(sg_pool *p, int si, int qi) {
     }
     p->wait[kind][p->nwait[kind]++] = wait;
     emit(p, "job_start",
-         json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b}", "slot", si, "slot_name", s->d.name,
-                   "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
-                   (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration,
-                   "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait,
-                   "lent", p->lending));
+         json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s}", "slot", si, "slot_name",
+                   s->d.name, "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind),
+                   "job", (json_int_t)q->j.id, "task", q->j.task, "iteration",
+                   (json_int_t)q->j.iteration, "origin",
+                   q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent",
+                   p->lending, "name", q->j.work.name ? q->j.work.name : ""));
     sg_err err;
     if (p->ops->start(p->impl, si, &q->j, &err) < 0) {
         sg_pool_result r;

@@ -1,11 +1,76 @@
-/* results.h — the results database (SQLite), its queries and the HTML report.
+/* results.h — the results database (SQLite): what every run found, queries over it, and
+ * the HTML report.
  *
- * Contract (so far): sg_cmd_results and sg_cmd_report are the `specgen results` and
- * `specgen report` commands; they are not built yet and say so (exit 2). The schema, the
- * recorder and the queries come with the results issue; this folder is their home. */
+ * Contract
+ *  - sg_results_open opens (or creates, with its folder) a database in WAL mode and brings
+ *    its schema to the current version (PRAGMA user_version; migrations in schema.c, the
+ *    tables in docs/results.md). A database written by a newer specgen is refused with a
+ *    message; read-only opens never write (nor migrate: an old schema is refused).
+ *  - Writes are batched: a transaction opens with the first write and commits when
+ *    sg_results_flush is called (the owner calls it at least once a second, and at the end)
+ *    or when it is older than a second at the next write. Each event is one statement group
+ *    inside the batch, so a crash loses at most the last batch and never leaves half a
+ *    candidate. Every failure (disk full, read-only file, locked) is an error whose message
+ *    names the file and SQLite's reason; after one, the handle refuses further writes (the
+ *    caller stops cleanly).
+ *  - The recorder takes the task loop's events (orchestrator/task.c, the pool's job and
+ *    split events) as the JSON objects that go to events.jsonl: every event is kept whole in
+ *    the event table, and the ones named in docs/results.md also fill the tables of tasks,
+ *    iterations, generations, candidates, jobs and splits. Event names are the contract:
+ *    new_best, early_stop, job_start, job_end, pool_split, ... keep their names.
+ *  - A campaign (one optimize run, or one `specgen campaign`) has tasks; a resumed campaign
+ *    finds its tasks by name (sg_results_task_find) so that finished ones are not redone. */
 #ifndef SG_RESULTS_H
 #define SG_RESULTS_H
 
+#include "common/err.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+typedef struct sg_results sg_results;
+
+/* The default database of every command: specgen-out/results.db. */
+#define SG_RESULTS_DEFAULT_DB "specgen-out/results.db"
+
+int sg_results_open(const char *path, int readonly, sg_results **out, sg_err *err);
+/* Commits what is pending; a failure to commit is reported through err (may be NULL). */
+int sg_results_close(sg_results *r, sg_err *err);
+const char *sg_results_path(const sg_results *r);
+/* The SQLite handle, for the query commands (read-only opens). */
+void *sg_results_db(sg_results *r);
+
+/* Commit the pending batch. */
+int sg_results_flush(sg_results *r, sg_err *err);
+
+/* A campaign row: kind "optimize" or "campaign", the suite (or task) path, the options as
+ * a JSON object (borrowed). Returns its id (> 0), or -1. */
+int64_t sg_results_campaign_begin(sg_results *r, const char *kind, const char *suite,
+                                  const json_t *config, sg_err *err);
+/* status: done | budget | stopped | error. */
+int sg_results_campaign_end(sg_results *r, int64_t campaign, const char *status, sg_err *err);
+/* For --resume: the campaign's kind, suite and config (a new reference), or -1. */
+int sg_results_campaign_get(sg_results *r, int64_t campaign, char *suite, size_t n, json_t **config,
+                            sg_err *err);
+
+/* A task row, status running. Returns its id, or -1. */
+int64_t sg_results_task_begin(sg_results *r, int64_t campaign, const char *name, const char *dir,
+                              sg_err *err);
+/* The task named so in the campaign: its id and status ("running" when a killed run left
+ * it unfinished); 0 when there is none, -1 on an error. */
+int64_t sg_results_task_find(sg_results *r, int64_t campaign, const char *name, char *status,
+                             size_t n, sg_err *err);
+/* A task that did not end (a killed run) starts again: its rows are removed. */
+int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
+
+/* The task's token totals (the summary's), at its end. */
+int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens, int64_t tokens,
+                           sg_err *err);
+
+/* One event (borrowed) of a task (task 0: the campaign's own, e.g. pool events). */
+int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_t *ev, sg_err *err);
+
+/* `specgen results` and `specgen report` (cmd_results.c, cmd_report.c). */
 int sg_cmd_results(int argc, char **argv);
 int sg_cmd_report(int argc, char **argv);
 

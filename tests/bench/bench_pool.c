@@ -110,8 +110,8 @@ static void arrive(sg_loop *loop, void *arg) {
 
 /* The pattern: per task, iterations of `reason_s`; a burst of `burst` forks every
  * `every_s` (spread over 1 s), the final answer at the end. Tasks start staggered. */
-static int pattern(arrival *a, int max, int tasks, int iterations, double reason_s,
-                   double every_s, int burst, uint64_t *rng) {
+static int pattern(arrival *a, int max, int tasks, int iterations, double reason_s, double every_s,
+                   int burst, uint64_t *rng) {
     int n = 0;
     for (int t = 0; t < tasks; t++) {
         double t0 = t * reason_s / tasks;
@@ -185,8 +185,7 @@ static void run_sim(const char *pools, result *r) {
     b.c = sg_xcalloc((size_t)n, sizeof *b.c);
     for (int i = 0; i < n; i++) {
         cand *c = &b.c[i];
-        *c = (cand){.b = &b, .task = a[i].task, .iteration = a[i].iteration,
-                    .origin = a[i].origin};
+        *c = (cand){.b = &b, .task = a[i].task, .iteration = a[i].iteration, .origin = a[i].origin};
         c->validate = (sg_sim_job){lognormal(&prng, 2, 0.3), uni(&prng) < 0.5, 0};
         c->profile = (sg_sim_job){lognormal(&prng, 6, 0.3), 1, 1.5};
         sg_loop_timer_at(b.loop, a[i].at, arrive, c);
@@ -201,9 +200,9 @@ static void run_sim(const char *pools, result *r) {
 }
 
 static void print_row(const char *name, const result *r) {
-    printf("%-14s %6.1f%% %9.1f%% %8.2f %8.2f %8.2f %8.2f %6d %6d %7.0f\n", name,
-           100 * r->util, 100 * r->util_queued, r->lat_mean, r->lat_p95, r->wait_p95[0],
-           r->wait_p95[1], r->feedback, r->jobs, r->end_s);
+    printf("%-14s %6.1f%% %9.1f%% %8.2f %8.2f %8.2f %8.2f %6d %6d %7.0f\n", name, 100 * r->util,
+           100 * r->util_queued, r->lat_mean, r->lat_p95, r->wait_p95[0], r->wait_p95[1],
+           r->feedback, r->jobs, r->end_s);
 }
 
 static const char header[] = "%-14s %7s %10s %8s %8s %8s %8s %6s %6s %7s\n";

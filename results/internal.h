@@ -1,0 +1,42 @@
+/* internal.h — what the results module's files share. */
+#ifndef SG_RESULTS_INTERNAL_H
+#define SG_RESULTS_INTERNAL_H
+
+#include "results/results.h"
+
+#include <sqlite3.h>
+
+#define SG_RESULTS_CACHED 32
+typedef struct sg_results_stmt {
+    const char *sql; /* a string literal: compared by address */
+    sqlite3_stmt *st;
+} sg_results_stmt;
+
+struct sg_results {
+    sqlite3 *db;
+    char path[4096];
+    int readonly;
+    int failed;          /* a write failed: no more writes */
+    int in_tx;           /* a batch is open */
+    int64_t tx_started;  /* monotonic ms */
+    sg_results_stmt cached[SG_RESULTS_CACHED];
+    int ncached;
+};
+
+/* Finalize the recorder's cached statements (before sqlite3_close). */
+void sg_results_finalize_all(sg_results *r);
+
+/* Migration `from` -> from + 1 (NULL past the last), and how many there are. */
+const char *sg_results_migration(int from);
+int sg_results_schema_version(void);
+
+/* Open the batch if needed (and commit one older than a second first). */
+int sg_results_begin_write(sg_results *r, sg_err *err);
+/* SQLite's error as a message naming the file; marks the handle failed when writing. */
+int sg_results_fail(sg_results *r, const char *what, sg_err *err);
+/* Run sql with one int64 parameter or none (when p < 0 is not meant: use exec). */
+int sg_results_exec(sg_results *r, const char *sql, sg_err *err);
+/* UTC now as "2026-12-01T04:30:00Z". */
+void sg_results_now(char out[32]);
+
+#endif

@@ -1,0 +1,203 @@
+/* The recorder: each event kept whole (event table), and the events docs/results.md names
+ * filling the tables. One event is one group of statements inside the current batch. */
+#include "results/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The prepared statement for sql (a string literal: cached by its address). *once: the
+ * cache is full, the caller finalizes it after use. */
+static sqlite3_stmt *prepared(sg_results *r, const char *sql, int *once) {
+    *once = 0;
+    for (int i = 0; i < r->ncached; i++)
+        if (r->cached[i].sql == sql) return r->cached[i].st;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    if (r->ncached < SG_RESULTS_CACHED)
+        r->cached[r->ncached++] = (sg_results_stmt){sql, st};
+    else
+        *once = 1;
+    return st;
+}
+
+void sg_results_finalize_all(sg_results *r) {
+    for (int i = 0; i < r->ncached; i++) sqlite3_finalize(r->cached[i].st);
+    r->ncached = 0;
+}
+
+/* A statement with parameters taken from a small format: i = int64, n = int64 or NULL when
+ * <= 0, d = double, s = text (NULL binds NULL), j = a JSON field of ev (number, text, bool
+ * or null). */
+static int run(sg_results *r, const char *sql, const char *fmt, const json_t *ev, ...) {
+    int once;
+    sqlite3_stmt *st = prepared(r, sql, &once);
+    if (!st) return -1;
+    va_list ap;
+    va_start(ap, ev);
+    for (int i = 0; fmt[i]; i++) {
+        int k = i + 1;
+        if (fmt[i] == 'i') {
+            sqlite3_bind_int64(st, k, va_arg(ap, int64_t));
+        } else if (fmt[i] == 'n') {
+            int64_t v = va_arg(ap, int64_t);
+            if (v > 0)
+                sqlite3_bind_int64(st, k, v);
+            else
+                sqlite3_bind_null(st, k);
+        } else if (fmt[i] == 'd') {
+            sqlite3_bind_double(st, k, va_arg(ap, double));
+        } else if (fmt[i] == 's') {
+            const char *s = va_arg(ap, const char *);
+            if (s)
+                sqlite3_bind_text(st, k, s, -1, SQLITE_TRANSIENT);
+            else
+                sqlite3_bind_null(st, k);
+        } else { /* 'j' */
+            const json_t *v = json_object_get(ev, va_arg(ap, const char *));
+            if (json_is_integer(v))
+                sqlite3_bind_int64(st, k, json_integer_value(v));
+            else if (json_is_number(v))
+                sqlite3_bind_double(st, k, json_number_value(v));
+            else if (json_is_string(v))
+                sqlite3_bind_text(st, k, json_string_value(v), (int)json_string_length(v),
+                                  SQLITE_TRANSIENT);
+            else if (json_is_boolean(v))
+                sqlite3_bind_int(st, k, json_is_true(v));
+            else
+                sqlite3_bind_null(st, k);
+        }
+    }
+    va_end(ap);
+    int rc = sqlite3_step(st);
+    if (once) {
+        sqlite3_finalize(st);
+    } else {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int is(const char *name, const char *want) { return !strcmp(name, want); }
+
+/* "Candidate 12" -> 12; "baseline" -> 0. */
+static int64_t candidate_of_name(const char *name) {
+    int n = 0;
+    return name && sscanf(name, "Candidate %d", &n) == 1 ? n : 0;
+}
+
+static int task_event(sg_results *r, int64_t task, const char *ev_name, const json_t *ev,
+                      double t) {
+    int64_t it = json_integer_value(json_object_get(ev, "iteration"));
+    if (is(ev_name, "task_start"))
+        return run(r, "UPDATE task SET lang = ?, policy = ?, target = ? WHERE id = ?", "jjji", ev,
+                   "lang", "policy", "target", task);
+    if (is(ev_name, "baseline"))
+        return run(r, "UPDATE task SET baseline_ns = ? WHERE id = ?", "ji", ev, "median_ns", task);
+    if (is(ev_name, "iteration_start"))
+        return run(r, "INSERT OR REPLACE INTO iteration (task, n, started_ms) VALUES (?, ?, ?)",
+                   "iid", ev, task, it, t);
+    if (is(ev_name, "fork"))
+        return run(r,
+                   "INSERT OR REPLACE INTO generation (task, iteration, kind, n, rule, cue, "
+                   "at_tokens, at_bytes, started_ms) VALUES (?, ?, 'fork', ?, ?, ?, ?, ?, ?)",
+                   "iijjjjjd", ev, task, it, "fork", "rule", "cue", "at_tokens", "at_bytes", t);
+    if (is(ev_name, "generation_done") || is(ev_name, "generation_aborted")) {
+        const char *kind = json_string_value(json_object_get(ev, "kind"));
+        int64_t n = json_integer_value(json_object_get(ev, "index"));
+        int aborted = is(ev_name, "generation_aborted");
+        /* a reasoning stream has no start event of its own: its row appears at its end */
+        if (run(r,
+                "INSERT OR IGNORE INTO generation (task, iteration, kind, n) VALUES (?, ?, ?, ?)",
+                "iisi", ev, task, it, kind ? kind : "?", n) < 0)
+            return -1;
+        return run(r,
+                   "UPDATE generation SET ended_ms = ?, finish = ?, reasoning_tokens = ?, "
+                   "content_tokens = ?, prompt_tokens = ?, cached_tokens = ?, estimated = ?, "
+                   "error = ? WHERE task = ? AND kind = ? AND n = ? AND iteration = ?",
+                   "dsjjjjjjisii", ev, t, aborted ? "aborted" : json_string_value(json_object_get(ev, "finish")),
+                   "reasoning_tokens", "content_tokens", "prompt_tokens", "cached_tokens",
+                   "estimated", "error", task, kind ? kind : "?", n, it);
+    }
+    if (is(ev_name, "candidate"))
+        return run(r,
+                   "INSERT OR REPLACE INTO candidate (task, n, iteration, origin, fork, rule, "
+                   "at_tokens, status, hash, source, reason, created_ms) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   "ijijjjjjjjjd", ev, task, "candidate", it, "origin", "fork", "rule",
+                   "at_tokens", "status", "hash", "source", "reason", t);
+    if (is(ev_name, "job_done"))
+        return run(r,
+                   "UPDATE candidate SET verdict = ?, correct = ?, speedup = ?, noise = ?, "
+                   "compile_ms = ?, message = ?, feedback = ?, done_ms = ? "
+                   "WHERE task = ? AND n = ?",
+                   "jjjjjjjdij", ev, "verdict", "correct", "speedup", "noise", "compile_ms",
+                   "message", "feedback", t, task, "candidate");
+    if (is(ev_name, "new_best"))
+        return run(r, "UPDATE task SET best_speedup = ?, best_candidate = ? WHERE id = ?", "jji",
+                   ev, "speedup", "candidate", task);
+    if (is(ev_name, "early_stop"))
+        return run(r,
+                   "UPDATE iteration SET early_stop_ms = ?, early_stop_tokens = ? "
+                   "WHERE task = ? AND n = ?",
+                   "djii", ev, t, "reasoning_tokens", task, it);
+    if (is(ev_name, "task_end")) {
+        char now[32];
+        sg_results_now(now);
+        return run(r,
+                   "UPDATE task SET status = ?, ended = ?, best_speedup = ?, best_candidate = ?, "
+                   "error = ?, iterations = ?, elapsed_s = ? WHERE id = ?",
+                   "jsjjjidi", ev, "reason", now, "best_speedup", "best_candidate", "error", it,
+                   t / 1000, task);
+    }
+    return 0;
+}
+
+static int pool_event(sg_results *r, int64_t campaign, int64_t task, const char *ev_name,
+                      const json_t *ev, double t) {
+    if (is(ev_name, "job_start"))
+        return run(r,
+                   "INSERT OR REPLACE INTO job (campaign, task, pool_job, candidate, kind, slot, "
+                   "slot_name, role, lent, iteration, origin, started_ms, wait_s) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   "inji" "jjjjj" "ijdj", ev, campaign, task, "job",
+                   candidate_of_name(json_string_value(json_object_get(ev, "name"))), "kind",
+                   "slot", "slot_name", "role", "lent",
+                   (int64_t)(json_integer_value(json_object_get(ev, "iteration")) & 0xffffffff),
+                   "origin", t, "wait_s");
+    if (is(ev_name, "job_end"))
+        return run(r,
+                   "UPDATE job SET ended_ms = ?, service_s = ?, end = ?, verdict = ? "
+                   "WHERE campaign = ? AND pool_job = ?",
+                   "djjjij", ev, t, "service_s", "end", "verdict", campaign, "job");
+    if (is(ev_name, "pool_split")) {
+        char *detail = json_dumps(ev, JSON_COMPACT);
+        int rc = run(r,
+                     "INSERT INTO pool_split (campaign, t_ms, validate, profile, reason, detail) "
+                     "VALUES (?, ?, ?, ?, ?, ?)",
+                     "idjjjs", ev, campaign, t, "validate", "profile", "reason", detail);
+        free(detail);
+        return rc;
+    }
+    return 0;
+}
+
+int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_t *ev,
+                      sg_err *err) {
+    if (sg_results_begin_write(r, err) < 0) return -1;
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    if (!name) return 0;
+    double t = json_number_value(json_object_get(ev, "t_ms"));
+    char *data = json_dumps(ev, JSON_COMPACT);
+    int rc = run(r, "INSERT INTO event (campaign, task, t_ms, ev, iteration, data) VALUES "
+                    "(?, ?, ?, ?, ?, ?)",
+                 "indsjs", ev, campaign, task, t, name, "iteration",
+                 data);
+    free(data);
+    if (rc == 0 && task > 0) rc = task_event(r, task, name, ev, t);
+    if (rc == 0) rc = pool_event(r, campaign, task, name, ev, t);
+    if (rc < 0) return sg_results_fail(r, "cannot record an event", err);
+    return 0;
+}

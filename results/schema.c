@@ -1,0 +1,108 @@
+/* The results schema and its migrations: migration i takes a database from user_version i
+ * to i + 1. A new column or table is a new migration appended here, never an edit of an
+ * old one (databases in the field have run it). docs/results.md describes the tables. */
+#include "results/internal.h"
+
+static const char *const migrations[] = {
+    /* 1: the first schema */
+    "CREATE TABLE campaign ("
+    "  id INTEGER PRIMARY KEY,"
+    "  kind TEXT NOT NULL,"          /* optimize | campaign */
+    "  suite TEXT NOT NULL,"         /* the suite folder, or the task for optimize */
+    "  config TEXT NOT NULL,"        /* the options, as JSON */
+    "  started TEXT NOT NULL,"       /* UTC, ISO 8601 */
+    "  ended TEXT,"
+    "  status TEXT NOT NULL"         /* running | done | budget | stopped | error */
+    ");"
+    "CREATE TABLE task ("
+    "  id INTEGER PRIMARY KEY,"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  name TEXT NOT NULL,"
+    "  dir TEXT NOT NULL,"
+    "  lang TEXT,"
+    "  policy TEXT,"
+    "  target REAL,"
+    "  started TEXT NOT NULL,"
+    "  ended TEXT,"
+    "  status TEXT NOT NULL,"        /* running | target | budget_* | error | cancelled */
+    "  best_speedup REAL,"
+    "  best_candidate INTEGER,"      /* candidate.n; 0: the baseline */
+    "  baseline_ns REAL,"
+    "  iterations INTEGER,"
+    "  reasoning_tokens INTEGER,"
+    "  tokens INTEGER,"
+    "  elapsed_s REAL,"
+    "  error TEXT,"
+    "  UNIQUE (campaign, name)"
+    ");"
+    "CREATE TABLE iteration ("
+    "  task INTEGER NOT NULL REFERENCES task(id),"
+    "  n INTEGER NOT NULL,"
+    "  started_ms REAL,"
+    "  early_stop_ms REAL,"          /* when a candidate cut it, else NULL */
+    "  early_stop_tokens INTEGER,"   /* reasoning tokens when cut */
+    "  PRIMARY KEY (task, n)"
+    ");"
+    "CREATE TABLE generation ("
+    "  id INTEGER PRIMARY KEY,"
+    "  task INTEGER NOT NULL REFERENCES task(id),"
+    "  iteration INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL,"          /* reasoning | fork */
+    "  n INTEGER NOT NULL,"          /* the task's fork number (reasoning: its iteration) */
+    "  rule TEXT, cue TEXT, at_tokens INTEGER, at_bytes INTEGER,"
+    "  started_ms REAL, ended_ms REAL,"
+    "  finish TEXT,"                 /* stop | length | aborted | error ... */
+    "  reasoning_tokens INTEGER, content_tokens INTEGER,"
+    "  prompt_tokens INTEGER, cached_tokens INTEGER,"
+    "  estimated INTEGER, error TEXT,"
+    "  UNIQUE (task, kind, n, iteration)"
+    ");"
+    "CREATE TABLE candidate ("
+    "  id INTEGER PRIMARY KEY,"
+    "  task INTEGER NOT NULL REFERENCES task(id),"
+    "  n INTEGER NOT NULL,"          /* the task's candidate number */
+    "  iteration INTEGER NOT NULL,"
+    "  origin TEXT NOT NULL,"        /* fork | final */
+    "  fork INTEGER,"                /* generation.n of its fork: the lineage */
+    "  rule TEXT, at_tokens INTEGER,"
+    "  status TEXT NOT NULL,"        /* submitted | duplicate | no_kernel */
+    "  hash TEXT, source TEXT, reason TEXT,"
+    "  verdict TEXT, correct INTEGER, speedup REAL, noise REAL, compile_ms REAL,"
+    "  message TEXT, feedback TEXT,"
+    "  created_ms REAL, done_ms REAL,"
+    "  UNIQUE (task, n)"
+    ");"
+    "CREATE TABLE job ("
+    "  id INTEGER PRIMARY KEY,"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  task INTEGER REFERENCES task(id),"
+    "  pool_job INTEGER NOT NULL,"   /* the scheduler's id */
+    "  candidate INTEGER,"           /* candidate.n (NULL: the baseline) */
+    "  kind TEXT NOT NULL, slot INTEGER, slot_name TEXT, role TEXT, lent INTEGER,"
+    "  iteration INTEGER, origin TEXT,"
+    "  started_ms REAL, ended_ms REAL, wait_s REAL, service_s REAL,"
+    "  end TEXT, verdict TEXT,"
+    "  UNIQUE (campaign, pool_job)"
+    ");"
+    "CREATE TABLE pool_split ("
+    "  id INTEGER PRIMARY KEY,"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  t_ms REAL, validate INTEGER, profile INTEGER, reason TEXT, detail TEXT"
+    ");"
+    "CREATE TABLE event ("           /* every event as it came: the complete record */
+    "  id INTEGER PRIMARY KEY,"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  task INTEGER REFERENCES task(id),"
+    "  t_ms REAL, ev TEXT NOT NULL, iteration INTEGER, data TEXT NOT NULL"
+    ");"
+    "CREATE INDEX task_best ON task(campaign, best_speedup);"
+    "CREATE INDEX candidate_speed ON candidate(task, correct, speedup);"
+    "CREATE INDEX job_task ON job(task);"
+    "CREATE INDEX event_task ON event(task, iteration);",
+};
+
+int sg_results_schema_version(void) { return (int)(sizeof migrations / sizeof *migrations); }
+
+const char *sg_results_migration(int from) {
+    return from >= 0 && from < sg_results_schema_version() ? migrations[from] : NULL;
+}
