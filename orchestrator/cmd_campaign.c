@@ -1,17 +1,156 @@
+/* `specgen campaign SUITE_DIR|suite.json`: optimize a suite under time and token budgets.
+ * Option parsing only: the runner is orchestrator/campaign.c. */
 #include "common/cli.h"
+#include "orchestrator/campaign.h"
 #include "orchestrator/commands.h"
 
-/* Not built yet: the options below are the documented interface; see a later issue. */
+#include <stdio.h>
+#include <string.h>
+
+static const char details[] =
+    "SUITE_DIR holds one folder per task (each with task.json: suites/builtin, suites/demo);\n"
+    "suite.json lists task folders instead: {\"tasks\": [\"path\", ...]}, relative to it.\n"
+    "\n"
+    "The tasks run --concurrency at a time on one event loop: they share the LLM endpoints\n"
+    "(--max-streams running streams per endpoint) and the validation/profiling pools\n"
+    "(docs/pools.md), where tasks take turns. Each task has --per-task-time; the campaign\n"
+    "stops starting tasks and cancels the running ones when its own --budget-time or\n"
+    "--budget-tokens is spent. Without --llm, every task is served its own scripted trace\n"
+    "(prompts/traces/TASK.jsonl), so `specgen campaign suites/demo` runs anywhere.\n"
+    "\n"
+    "Everything is recorded in the results database (--db; `specgen results` queries it,\n"
+    "`specgen report` draws it) and each task writes OUT/TASK/{best.*,events.jsonl,\n"
+    "summary.json}. Ctrl-C (or SIGTERM) cancels the running tasks, records them, and prints\n"
+    "the command that resumes; after a crash or SIGKILL, --resume ID continues the campaign\n"
+    "without redoing the tasks that ended (an unfinished one runs again from its start).\n"
+    "Exit status: 0 when the campaign ran to its end or its budget, 1 on an error, 2 on bad\n"
+    "usage, 130 when it was stopped.\n"
+    "\n"
+    "Examples:\n"
+    "  specgen campaign suites/demo\n"
+    "  specgen campaign suites/builtin --tasks 'soft*' --llm http://127.0.0.1:8000 --model "
+    "Qwen/Qwen3-8B\n"
+    "  specgen campaign suites/builtin --resume 3\n";
+
 int sg_cmd_campaign(int argc, char **argv) {
-    static const char *s;
-    static const sg_opt opts[] = {
-        {"llm", SG_OPT_STR, &s, "URL", "OpenAI-compatible endpoint", NULL, NULL},
-        {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL},
+    sg_run_config rc;
+    sg_run_config_default(&rc);
+    rc.log_name = "specgen campaign";
+    sg_campaign_config cc;
+    sg_campaign_config_default(&cc);
+    const char *model = NULL, *device = NULL, *policy_s = "specgen", *pools = "elastic",
+               *fork_mode = "completions";
+    int64_t iterations = rc.iterations, slots = rc.slots_per_device, devices = rc.devices,
+            concurrency = cc.concurrency, resume = 0, max_streams = 0;
+    int no_fork = 0, no_early_stop = 0;
+    const sg_opt opts[] = {
+        {"tasks", SG_OPT_STR, &cc.glob, "GLOB", "only the task folders whose name matches", "all",
+         NULL},
+        {"concurrency", SG_OPT_INT, &concurrency, "N", "tasks running at once", "2", NULL},
+        {"budget-time", SG_OPT_DURATION, &cc.budget_ns, "T", "the whole campaign's time", "2h",
+         NULL},
+        {"budget-tokens", SG_OPT_COUNT, &cc.budget_tokens, "N", "the whole campaign's tokens", "5M",
+         NULL},
+        {"per-task-time", SG_OPT_DURATION, &rc.budget_ns, "T", "each task's time", "30m", NULL},
+        {"per-task-tokens", SG_OPT_COUNT, &rc.budget_tokens, "N", "each task's tokens", "500k",
+         NULL},
+        {"resume", SG_OPT_INT, &resume, "ID", "continue campaign ID (same suite)", NULL, NULL},
+        {"db", SG_OPT_STR, &rc.db, "FILE", "results database", SG_RESULTS_DEFAULT_DB, NULL},
+        {"out", SG_OPT_STR, &rc.out_dir, "DIR", "output folder (one subfolder per task)",
+         "specgen-out/campaign-ID", NULL},
+        {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
+         "the embedded replay", NULL},
+        {"model", SG_OPT_STR, &model, "NAME", "model name the server knows", "replay", NULL},
+        {"max-streams", SG_OPT_INT, &max_streams, "N", "running streams per endpoint", "no cap",
+         NULL},
+        {"template", SG_OPT_STR, &rc.template_name, "NAME",
+         "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL},
+        {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL},
+        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N", "cap on each reasoning stream's tokens",
+         "the server's", NULL},
+        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend (one for all tasks)",
+         "cuda with a GPU, else opencl", NULL},
+        {"devices", SG_OPT_INT, &devices, "N", "devices to use", "all", NULL},
+        {"slots-per-device", SG_OPT_INT, &slots, "N", "worker slots on each device", "1", NULL},
+        {"pools", SG_OPT_STR, &pools, "MODE", "elastic or static:V/P", "elastic", NULL},
+        {"policy", SG_OPT_STR, &policy_s, "P", "specgen|sequential|parallel:N", "specgen", NULL},
+        {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "ablation: never fork", NULL, NULL},
+        {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL,
+         "ablation: never cut an iteration short", NULL, NULL},
+        {"fork-mode", SG_OPT_STR, &fork_mode, "M", "completions or continue", "completions", NULL},
+        {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE", "trigger rules (JSON)",
+         "prompts/trigger.json", NULL},
+        {"prompts", SG_OPT_STR, &rc.prompts_dir, "DIR", "prompt and template folder",
+         "specgen's prompts/", NULL},
+        {"trace", SG_OPT_STR, &rc.trace, "FILE|DIR", "replay trace(s) for the embedded LLM",
+         "prompts/traces", NULL},
+        {"speed", SG_OPT_DOUBLE, &rc.speed, "X", "embedded replay speed", "1", NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
-    static const sg_cmd_spec spec = {
-        "campaign", "SUITE_DIR", "Optimize a whole kernel suite under time and token budgets.",
-        NULL,       opts,        0,
-        -1};
-    return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
+    const sg_cmd_spec spec = {"campaign",
+                              "SUITE_DIR|suite.json",
+                              "Optimize a whole kernel suite under time and token budgets; every "
+                              "result goes to the results database.",
+                              details,
+                              opts,
+                              1,
+                              1};
+    char **pos;
+    int npos;
+    int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    if (rcode == SG_CLI_HELP) return 0;
+    if (rcode) return 2;
+    sg_err err;
+    if (sg_policy_parse(policy_s, &rc.policy, &err) < 0)
+        return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
+    if (no_fork) rc.policy.fork = 0;
+    if (concurrency < 1 || concurrency > 256)
+        return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..256",
+                           (long long)concurrency);
+    if (iterations < 1 || iterations > 1000)
+        return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
+    if (slots < 1 || slots > 64)
+        return sg_cli_fail(&spec, 2, "--slots-per-device: '%lld' must be 1..64", (long long)slots);
+    if (devices < 0 || devices > 64)
+        return sg_cli_fail(&spec, 2, "--devices: '%lld' must be 1..64 (0: all)",
+                           (long long)devices);
+    if (max_streams < 0 || max_streams > 4096)
+        return sg_cli_fail(&spec, 2, "--max-streams: '%lld' must be 0..4096",
+                           (long long)max_streams);
+    if (resume < 0)
+        return sg_cli_fail(&spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
+    if (sg_pool_config_parse(pools, &rc.pools, &err) < 0)
+        return sg_cli_fail(&spec, 2, "%s", err.msg);
+    if (strcmp(fork_mode, "completions") && strcmp(fork_mode, "continue"))
+        return sg_cli_fail(&spec, 2, "--fork-mode: '%s' is not completions or continue", fork_mode);
+    if (rc.llm_urls && !model)
+        return sg_cli_fail(&spec, 2, "--llm needs --model (the name the server serves)");
+    sg_dev_lang lang = SG_DEV_OPENCL;
+    if (device && sg_dev_lang_parse(device, &lang, &err) < 0)
+        return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
+    cc.suite = pos[0];
+    cc.concurrency = (int)concurrency;
+    cc.resume = resume;
+    if (model) rc.model = model;
+    rc.fork_mode = strcmp(fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
+    rc.device = device ? (int)lang : SG_RUN_DEVICE_AUTO;
+    rc.iterations = (int)iterations;
+    rc.slots_per_device = (int)slots;
+    rc.devices = (int)devices;
+    rc.max_per_endpoint = (int)max_streams;
+    rc.early_stop = !no_early_stop;
+
+    sg_campaign_result res;
+    int ran = sg_campaign_run(&cc, &rc, &res, &err);
+    fprintf(stderr, "\n== specgen campaign %lld: %d task%s: %d done, %d failed, %d skipped%s%s\n",
+            (long long)res.id, res.tasks, res.tasks == 1 ? "" : "s", res.done, res.failed,
+            res.skipped, res.stopped ? "; stopped" : "", res.budget ? "; budget spent" : "");
+    if (res.id > 0)
+        fprintf(stderr, "results:   specgen results tasks --campaign %lld%s%s\n", (long long)res.id,
+                rc.db ? " --db " : "", rc.db ? rc.db : "");
+    if (res.id > 0 && (res.stopped || ran < 0))
+        fprintf(stderr, "resume:    specgen campaign %s --resume %lld%s%s\n", cc.suite,
+                (long long)res.id, rc.db ? " --db " : "", rc.db ? rc.db : "");
+    if (ran < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    return res.stopped ? 130 : 0;
 }

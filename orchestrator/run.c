@@ -69,6 +69,9 @@ void sg_run_prompts_free(sg_run_prompts *p) {
 /* CUDA only where the driver initialises and sees a GPU (asked in a child: CUDA must not
  * start in the process that forks the workers). A toolkit's stub libcuda loads but
  * cannot initialise. */
+static int cuda_driver_present(void);
+int sg_run_cuda_usable(void) { return cuda_driver_present(); }
+
 static int cuda_driver_present(void) {
     sg_dev_opts o;
     sg_dev_opts_default(&o);

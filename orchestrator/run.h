@@ -57,9 +57,13 @@ typedef struct sg_run_config {
     int early_stop;            /* 1 */
     const char *log_name;      /* "specgen optimize" */
     const char *db;            /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
+    int max_per_endpoint;      /* running streams per LLM endpoint; 0: no cap */
+    int quiet;                 /* no progress lines or summary on stderr (a campaign's tasks) */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
+/* 1 when CUDA can run here (the driver initialises and sees a GPU; asked in a child). */
+int sg_run_cuda_usable(void);
 /* The options as a JSON object (the campaign row's config; a new reference). */
 json_t *sg_run_config_json(const sg_run_config *c);
 
@@ -135,6 +139,8 @@ void sg_run_exec_set_results(sg_run_exec *e, sg_results *db, int64_t campaign, i
 const char *sg_run_exec_db_error(const sg_run_exec *e);
 /* What the summary says of the pool (both optional: NULL leaves it out). */
 void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd);
+/* Tokens used so far (live, or final). */
+uint64_t sg_run_exec_tokens(const sg_run_exec *e);
 /* 1 once the task has finished (then *final, when given, holds its last stats). */
 int sg_run_exec_finished(const sg_run_exec *e, sg_task_stats *final);
 void sg_run_exec_cancel(sg_run_exec *e);

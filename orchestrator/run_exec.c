@@ -26,7 +26,12 @@ struct sg_run_exec {
     int64_t campaign, db_task;
     uint64_t flush_timer;
     sg_err db_err; /* the first failed write; db_err.msg[0] == 0: none */
+    uint64_t tokens;
 };
+
+uint64_t sg_run_exec_tokens(const sg_run_exec *e) {
+    return e->finished ? e->final.tokens_total : e->tokens;
+}
 
 static void db_failed(sg_run_exec *e, const sg_err *err) {
     if (e->db_err.msg[0]) return;
@@ -75,7 +80,7 @@ static void on_record(void *arg, json_t *ev) {
         fputc('\n', e->events);
         fflush(e->events); /* every event on disk: a killed run keeps its trace */
     }
-    sg_ui_event(&e->ui, ev);
+    if (!e->c->quiet) sg_ui_event(&e->ui, ev);
 }
 
 void sg_run_exec_pool_event(void *arg, json_t *ev) {
@@ -88,13 +93,14 @@ void sg_run_exec_pool_event(void *arg, json_t *ev) {
         fputc('\n', e->events);
         fflush(e->events);
     }
-    sg_ui_event(&e->ui, ev);
+    if (!e->c->quiet) sg_ui_event(&e->ui, ev);
     json_decref(ev);
 }
 
 static void on_progress(void *arg, const sg_task_stats *s) {
     sg_run_exec *e = arg;
-    sg_ui_progress(&e->ui, s, sg_loop_now(e->loop));
+    e->tokens = s->tokens_total;
+    if (!e->c->quiet) sg_ui_progress(&e->ui, s, sg_loop_now(e->loop));
 }
 
 static void on_finished(void *arg, const sg_task_stats *s) {
@@ -147,9 +153,10 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     sg_task_hooks hooks = {on_record, on_progress, on_finished, e};
     e->task = sg_task_new(loop, &e->cfg, &ts, llm, dev, &hooks, err);
     if (!e->task) goto fail;
-    fprintf(stderr, "%s: task %s (%s), policy %s, target %.2fx, model %s, template %s\n",
-            c->log_name, t->spec.name, lang, e->policy, e->cfg.crit.target_speedup, c->model,
-            p->tmpl.name);
+    if (!c->quiet)
+        fprintf(stderr, "%s: task %s (%s), policy %s, target %.2fx, model %s, template %s\n",
+                c->log_name, t->spec.name, lang, e->policy, e->cfg.crit.target_speedup, c->model,
+                p->tmpl.name);
     if (sg_task_start(e->task, err) < 0) goto fail;
     return e;
 fail:
@@ -224,8 +231,8 @@ void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens) {
         fputs(sg_task_best_kernel(e->task), f);
         fclose(f);
     }
-    sg_ui_summary(&e->ui, &e->final, path, e->policy, full_reasoning_tokens);
-    if (e->pool) {
+    if (!e->c->quiet) sg_ui_summary(&e->ui, &e->final, path, e->policy, full_reasoning_tokens);
+    if (e->pool && !e->c->quiet) {
         sg_pool_stats st;
         sg_pool_stats_get(e->pool, &st);
         sg_port_dev_stats ds = {0};

@@ -60,7 +60,7 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
         goto fail;
     l->cl = sg_curl_loop_new(loop, err);
     if (!l->cl) goto fail;
-    sg_llm_config lc = {.urls = l->urls, .n_urls = nurls};
+    sg_llm_config lc = {.urls = l->urls, .n_urls = nurls, .max_per_endpoint = c->max_per_endpoint};
     l->llm = sg_llm_new(l->cl, &lc, err);
     if (!l->llm) goto fail;
     /* c->fork_mode is not handed on: it never was (forks are always raw completions), and

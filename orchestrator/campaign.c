@@ -1,0 +1,434 @@
+/* The campaign runner: a queue of tasks, `concurrency` of them running on one loop over
+ * the shared LLM and pools, budgets, resume from the database, progress on stderr. */
+#include "orchestrator/campaign.h"
+
+#include "common/buf.h"
+#include "common/paths.h"
+#include "common/proc.h"
+#include "common/units.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct ctask {
+    char name[256], dir[4096], out[4096];
+    int index;              /* in the suite: the pool's task index */
+    int state;              /* 0 queued, 1 running, 2 ended, 3 skipped */
+    int64_t db_task;
+    sg_run_config cfg;      /* base with this task's path and folder (exec borrows it) */
+    sg_run_task t;
+    sg_port_dev *pd;
+    sg_dev_port port;
+    sg_run_exec *exec;
+    sg_task_stats final;
+} ctask;
+
+typedef struct campaign {
+    const sg_campaign_config *cc;
+    const sg_run_config *base;
+    sg_loop *loop;
+    sg_run_prompts p;
+    sg_run_llm *llm;
+    sg_run_pool pool;
+    sg_results *db;
+    int64_t id;
+    ctask *t;
+    int n, running;
+    int stopping, budget_hit;
+    uint64_t tokens_done; /* of tasks that ended */
+    int64_t t0;
+    uint64_t tick;
+    int tty;
+    sg_campaign_result *res;
+    sg_err db_err;
+    char out_dir[4096]; /* specgen-out/campaign-ID when none was given */
+} campaign;
+
+void sg_campaign_config_default(sg_campaign_config *c) {
+    memset(c, 0, sizeof *c);
+    c->concurrency = 2;
+    c->budget_ns = 2 * 3600 * SG_SEC;
+    c->budget_tokens = 5000000;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const ctask *)a)->name, ((const ctask *)b)->name);
+}
+
+static int is_task(const char *dir) {
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/task.json", dir);
+    return stat(p, &st) == 0;
+}
+
+static void add_task(campaign *c, const char *dir, int *cap) {
+    if (c->n == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        c->t = sg_xrealloc(c->t, (size_t)*cap * sizeof *c->t);
+    }
+    ctask *t = &c->t[c->n++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    size_t len = strlen(tmp);
+    while (len > 1 && tmp[len - 1] == '/') tmp[--len] = '\0';
+    snprintf(t->name, sizeof t->name, "%s", basename(tmp));
+}
+
+/* The suite's tasks, sorted by name, filtered by the glob. */
+static int list_suite(campaign *c, sg_err *err) {
+    const char *suite = c->cc->suite;
+    struct stat st;
+    int cap = 0;
+    if (stat(suite, &st) < 0) return sg_errf(err, "suite %s: %s", suite, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(suite);
+        if (!d) return sg_errf(err, "suite %s: %s", suite, strerror(errno));
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s/%s", suite, e->d_name);
+            if (is_task(dir)) add_task(c, dir, &cap);
+        }
+        closedir(d);
+    } else {
+        json_error_t je;
+        json_t *j = json_load_file(suite, 0, &je);
+        json_t *list = json_object_get(j, "tasks");
+        if (!j || !json_is_array(list)) {
+            json_decref(j);
+            return sg_errf(err, "suite %s: %s", suite,
+                           j ? "expected {\"tasks\": [\"folder\", ...]}" : je.text);
+        }
+        char base[4096];
+        snprintf(base, sizeof base, "%s", suite);
+        const char *bdir = dirname(base);
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v) {
+            const char *rel = json_string_value(v);
+            char dir[8300];
+            if (!rel) {
+                json_decref(j);
+                return sg_errf(err, "suite %s: tasks[%zu] is not a string", suite, i);
+            }
+            snprintf(dir, sizeof dir, "%s%s%s", rel[0] == '/' ? "" : bdir, rel[0] == '/' ? "" : "/",
+                     rel);
+            if (!is_task(dir)) {
+                json_decref(j);
+                return sg_errf(err, "suite %s: tasks[%zu] '%s' has no task.json", suite, i, rel);
+            }
+            add_task(c, dir, &cap);
+        }
+        json_decref(j);
+    }
+    qsort(c->t, (size_t)c->n, sizeof *c->t, by_name);
+    int kept = 0;
+    for (int i = 0; i < c->n; i++)
+        if (!c->cc->glob || fnmatch(c->cc->glob, c->t[i].name, 0) == 0) c->t[kept++] = c->t[i];
+    c->n = kept;
+    for (int i = 0; i < c->n; i++) c->t[i].index = i;
+    if (c->n == 0)
+        return sg_errf(err, "suite %s has no task%s%s%s", suite, c->cc->glob ? " matching '" : "",
+                       c->cc->glob ? c->cc->glob : "", c->cc->glob ? "'" : "");
+    return 0;
+}
+
+/* ---- progress ---- */
+static void status_line(campaign *c) {
+    if (!c->tty) return;
+    int done = 0, left = 0;
+    for (int i = 0; i < c->n; i++) {
+        done += c->t[i].state >= 2;
+        left += c->t[i].state == 0;
+    }
+    uint64_t tokens = c->tokens_done;
+    for (int i = 0; i < c->n; i++)
+        if (c->t[i].state == 1 && c->t[i].exec) tokens += sg_run_exec_tokens(c->t[i].exec);
+    sg_pool_stats st;
+    sg_pool_stats_get(c->pool.sched, &st);
+    char el[32];
+    sg_fmt_duration(sg_loop_now(c->loop) - c->t0, el, sizeof el);
+    fprintf(stderr, "\r\033[K[%s] tasks %d done, %d running, %d left; %llu tokens; pools %.0f%% busy",
+            el, done, c->running, left, (unsigned long long)tokens, 100 * st.utilisation);
+    fflush(stderr);
+}
+
+static void say(campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(campaign *c, const char *fmt, ...) {
+    if (c->tty) fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "[%7.1fs] ", (double)(sg_loop_now(c->loop) - c->t0) / SG_SEC);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    status_line(c);
+}
+
+/* ---- the pool's events go to the task they belong to ---- */
+static void on_pool_event(void *arg, json_t *ev) {
+    campaign *c = arg;
+    int idx = (int)json_integer_value(json_object_get(ev, "task"));
+    if (idx >= 0 && idx < c->n && c->t[idx].exec) {
+        sg_run_exec_pool_event(c->t[idx].exec, ev); /* takes it */
+        return;
+    }
+    sg_err err;
+    if (c->db && !c->db_err.msg[0] && sg_results_record(c->db, c->id, 0, ev, &err) < 0)
+        c->db_err = err;
+    json_decref(ev);
+}
+
+/* ---- starting and ending tasks ---- */
+static void stop_all(campaign *c, const char *why) {
+    if (!c->stopping) say(c, "%s: cancelling %d running task%s", why, c->running,
+                          c->running == 1 ? "" : "s");
+    c->stopping = 1;
+    for (int i = 0; i < c->n; i++)
+        if (c->t[i].state == 1) sg_run_exec_cancel(c->t[i].exec);
+}
+
+static int start_task(campaign *c, ctask *t, sg_err *err) {
+    t->cfg = *c->base;
+    t->cfg.task = t->dir;
+    snprintf(t->out, sizeof t->out, "%s/%s", c->base->out_dir, t->name);
+    t->cfg.out_dir = t->out;
+    t->cfg.quiet = 1;
+    sg_err e;
+    if (sg_run_task_load(&t->cfg, &t->t, &e) < 0) { /* this task cannot run: say, go on */
+        say(c, "%s: skipped: %s", t->name, e.msg);
+        t->state = 3;
+        c->res->skipped++;
+        sg_run_task_free(&t->t);
+        return 0;
+    }
+    if (c->db) {
+        char status[32] = "";
+        int64_t found = sg_results_task_find(c->db, c->id, t->name, status, sizeof status, err);
+        if (found < 0) return -1;
+        if (found > 0) { /* a killed run left it unfinished: start it again, cleanly */
+            if (sg_results_task_reset(c->db, found, err) < 0) return -1;
+            t->db_task = found;
+        } else if ((t->db_task = sg_results_task_begin(c->db, c->id, t->name, t->dir, err)) < 0) {
+            return -1;
+        }
+    }
+    t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, &t->port, err);
+    if (!t->pd) return -1;
+    t->exec = sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
+                                err);
+    if (!t->exec) return sg_err_prefix(err, "task %s", t->name);
+    sg_run_exec_set_pool(t->exec, c->pool.sched, t->pd);
+    if (c->db) sg_run_exec_set_results(t->exec, c->db, c->id, t->db_task);
+    t->state = 1;
+    c->running++;
+    say(c, "%s: started (%s)", t->name, sg_dev_lang_name(t->t.lang));
+    return 0;
+}
+
+static int end_task(campaign *c, ctask *t, sg_err *err) {
+    sg_run_exec_finished(t->exec, &t->final);
+    sg_run_exec_write(t->exec, 0);
+    const char *dberr = sg_run_exec_db_error(t->exec);
+    if (dberr) sg_errf(err, "%s", dberr);
+    if (!dberr && c->db &&
+        sg_results_task_totals(c->db, t->db_task, (int64_t)t->final.reasoning_tokens,
+                               (int64_t)t->final.tokens_total, err) < 0)
+        dberr = err->msg;
+    c->tokens_done += t->final.tokens_total;
+    const char *how = t->final.error[0]    ? "error"
+                      : t->final.cancelled ? "cancelled"
+                                           : sg_crit_name(t->final.end_reason);
+    char el[32];
+    sg_fmt_duration(t->final.ended_ns, el, sizeof el);
+    if (t->final.best_candidate)
+        say(c, "%s: %s after %s, best %.2fx (candidate %d)", t->name, how, el,
+            t->final.best_speedup, t->final.best_candidate);
+    else
+        say(c, "%s: %s after %s, nothing beat the baseline%s%s", t->name, how, el,
+            t->final.error[0] ? ": " : "", t->final.error);
+    if (t->final.error[0])
+        c->res->failed++;
+    else if (!t->final.cancelled)
+        c->res->done++;
+    c->res->best_sum += t->final.best_speedup;
+    sg_run_exec_free(t->exec);
+    t->exec = NULL;
+    sg_port_dev_free(t->pd);
+    t->pd = NULL;
+    sg_run_task_free(&t->t);
+    t->state = 2;
+    c->running--;
+    return dberr ? -1 : 0;
+}
+
+/* ---- budgets and signals ---- */
+static void on_tick(sg_loop *loop, void *arg) {
+    campaign *c = arg;
+    uint64_t tokens = c->tokens_done;
+    for (int i = 0; i < c->n; i++)
+        if (c->t[i].state == 1) tokens += sg_run_exec_tokens(c->t[i].exec);
+    if (c->cc->budget_tokens && tokens >= c->cc->budget_tokens && !c->stopping) {
+        c->budget_hit = 1;
+        stop_all(c, "token budget spent");
+    }
+    if (c->cc->budget_ns && sg_loop_now(loop) - c->t0 >= c->cc->budget_ns && !c->stopping) {
+        c->budget_hit = 1;
+        stop_all(c, "time budget spent");
+    }
+    if (c->db && !c->db_err.msg[0]) sg_results_flush(c->db, &c->db_err);
+    status_line(c);
+    c->tick = sg_loop_timer(loop, SG_SEC, on_tick, c);
+}
+
+static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
+    (void)loop, (void)ev;
+    campaign *c = arg;
+    struct signalfd_siginfo si;
+    if (read(fd, &si, sizeof si) != sizeof si) return;
+    c->res->stopped = 1;
+    stop_all(c, strsignal((int)si.ssi_signo));
+}
+
+/* ---- the database ---- */
+static int open_db(campaign *c, sg_err *err) {
+    const char *path = c->base->db;
+    if (!path || !*path || !strcmp(path, "none")) {
+        if (c->cc->resume) return sg_errf(err, "--resume needs the results database (--db)");
+        return 0;
+    }
+    if (sg_results_open(path, 0, &c->db, err) < 0) return -1;
+    if (c->cc->resume) {
+        char suite[4096];
+        json_t *cfg = NULL;
+        if (sg_results_campaign_get(c->db, c->cc->resume, suite, sizeof suite, &cfg, err) < 0)
+            return -1;
+        json_decref(cfg);
+        if (strcmp(suite, c->cc->suite))
+            return sg_errf(err, "campaign %lld ran the suite %s, not %s", (long long)c->cc->resume,
+                           suite, c->cc->suite);
+        c->id = c->cc->resume;
+        return 0;
+    }
+    json_t *cfg = sg_run_config_json(c->base);
+    json_object_set_new(cfg, "concurrency", json_integer(c->cc->concurrency));
+    json_object_set_new(cfg, "campaign_budget_s", json_real((double)c->cc->budget_ns / 1e9));
+    json_object_set_new(cfg, "campaign_budget_tokens", json_integer((json_int_t)c->cc->budget_tokens));
+    if (c->cc->glob) json_object_set_new(cfg, "tasks", json_string(c->cc->glob));
+    c->id = sg_results_campaign_begin(c->db, "campaign", c->cc->suite, cfg, err);
+    json_decref(cfg);
+    return c->id < 0 ? -1 : 0;
+}
+
+/* On resume: tasks that ended before are skipped (their rows stay as they are). */
+static int skip_finished(campaign *c, sg_err *err) {
+    if (!c->db || !c->cc->resume) return 0;
+    for (int i = 0; i < c->n; i++) {
+        char status[32] = "";
+        int64_t id = sg_results_task_find(c->db, c->id, c->t[i].name, status, sizeof status, err);
+        if (id < 0) return -1;
+        if (id > 0 && strcmp(status, "running") && strcmp(status, "cancelled")) {
+            c->t[i].state = 3;
+            c->res->skipped++;
+        }
+    }
+    say(c, "resuming campaign %lld: %d of %d tasks already ended", (long long)c->id,
+        c->res->skipped, c->n);
+    return 0;
+}
+
+int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
+                    sg_campaign_result *res, sg_err *err) {
+    campaign c = {.cc = cc, .base = base, .res = res, .tty = isatty(2)};
+    memset(res, 0, sizeof *res);
+    int rc = -1, sfd = -1;
+    sigset_t sigs;
+    sg_run_config shared = *base;
+    c.base = &shared;
+    if (list_suite(&c, err) < 0 || open_db(&c, err) < 0) goto done;
+    res->id = c.id;
+    res->tasks = c.n;
+    sg_dev_lang lang = base->device == SG_RUN_DEVICE_AUTO
+                           ? (sg_run_cuda_usable() ? SG_DEV_CUDA : SG_DEV_OPENCL)
+                           : (sg_dev_lang)base->device;
+    shared.device = (int)lang; /* one pool, one language: every task uses it */
+    if (!shared.out_dir) {
+        snprintf(c.out_dir, sizeof c.out_dir, "specgen-out/campaign-%lld", (long long)c.id);
+        shared.out_dir = c.out_dir;
+    }
+    if (sg_run_prompts_load(&shared, &c.p, err) < 0) goto done;
+    sg_proc_block_stop_signals(&sigs);
+    if (!(c.loop = sg_loop_new_real(err)) || !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)) ||
+        sg_run_pool_new(c.loop, &shared, lang, &c.pool, err) < 0)
+        goto done;
+    sg_pool_on_event(c.pool.sched, on_pool_event, &c);
+    c.t0 = sg_loop_now(c.loop);
+    fprintf(stderr,
+            "specgen campaign %lld: %d task%s of %s, %d at a time, %s on %d slot%s, results in %s\n",
+            (long long)c.id, c.n, c.n == 1 ? "" : "s", cc->suite, cc->concurrency,
+            sg_dev_lang_name(lang), c.pool.slots, c.pool.slots == 1 ? "" : "s",
+            c.db ? sg_results_path(c.db) : "(no database)");
+    if (skip_finished(&c, err) < 0) goto done;
+    sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd >= 0) sg_loop_fd_watch(c.loop, sfd, SG_EV_READ, on_signal, &c, NULL);
+    c.tick = sg_loop_timer(c.loop, SG_SEC, on_tick, &c);
+    for (int next = 0;;) {
+        while (!c.stopping && c.running < cc->concurrency && next < c.n) {
+            ctask *t = &c.t[next++];
+            if (t->state != 0) continue;
+            if (start_task(&c, t, err) < 0) goto done;
+        }
+        if (c.running == 0 && (c.stopping || next >= c.n)) break;
+        if (sg_loop_run(c.loop, err) < 0) goto done;
+        for (int i = 0; i < c.n; i++)
+            if (c.t[i].state == 1 && sg_run_exec_finished(c.t[i].exec, NULL) &&
+                end_task(&c, &c.t[i], err) < 0)
+                goto done;
+        if (c.db_err.msg[0]) {
+            *err = c.db_err;
+            goto done;
+        }
+    }
+    res->budget = c.budget_hit;
+    rc = 0;
+done:
+    if (c.running) stop_all(&c, "stopping on an error");
+    while (c.running && c.loop) { /* let cancelled tasks end, so that they are recorded */
+        sg_err e2;
+        if (sg_loop_run(c.loop, &e2) < 0) break;
+        for (int i = 0; i < c.n; i++)
+            if (c.t[i].state == 1 && sg_run_exec_finished(c.t[i].exec, NULL)) end_task(&c, &c.t[i], &e2);
+    }
+    if (c.tick) sg_loop_timer_cancel(c.loop, c.tick);
+    if (sfd >= 0) {
+        sg_loop_fd_unwatch(c.loop, sfd);
+        close(sfd);
+    }
+    if (c.tty) fprintf(stderr, "\r\033[K");
+    if (c.db) {
+        const char *status = rc < 0 ? "error" : res->stopped ? "stopped" : res->budget ? "budget"
+                                                                                       : "done";
+        sg_err e2;
+        if (sg_results_campaign_end(c.db, c.id, status, rc < 0 ? &e2 : err) < 0 && rc == 0) rc = -1;
+        if (sg_results_close(c.db, rc < 0 ? &e2 : err) < 0 && rc == 0) rc = -1;
+    }
+    sg_run_pool_free(&c.pool);
+    sg_run_llm_free(c.llm);
+    sg_loop_free(c.loop);
+    sg_run_prompts_free(&c.p);
+    free(c.t);
+    return rc;
+}
