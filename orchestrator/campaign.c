@@ -21,10 +21,10 @@
 
 typedef struct ctask {
     char name[256], dir[4096], out[4096];
-    int index;              /* in the suite: the pool's task index */
-    int state;              /* 0 queued, 1 running, 2 ended, 3 skipped */
+    int index; /* in the suite: the pool's task index */
+    int state; /* 0 queued, 1 running, 2 ended, 3 skipped */
     int64_t db_task;
-    sg_run_config cfg;      /* base with this task's path and folder (exec borrows it) */
+    sg_run_config cfg; /* base with this task's path and folder (exec borrows it) */
     sg_run_task t;
     sg_port_dev *pd;
     sg_dev_port port;
@@ -161,8 +161,9 @@ static void status_line(campaign *c) {
     sg_pool_stats_get(c->pool.sched, &st);
     char el[32];
     sg_fmt_duration(sg_loop_now(c->loop) - c->t0, el, sizeof el);
-    fprintf(stderr, "\r\033[K[%s] tasks %d done, %d running, %d left; %llu tokens; pools %.0f%% busy",
-            el, done, c->running, left, (unsigned long long)tokens, 100 * st.utilisation);
+    fprintf(stderr,
+            "\r\033[K[%s] tasks %d done, %d running, %d left; %llu tokens; pools %.0f%% busy", el,
+            done, c->running, left, (unsigned long long)tokens, 100 * st.utilisation);
     fflush(stderr);
 }
 
@@ -194,8 +195,8 @@ static void on_pool_event(void *arg, json_t *ev) {
 
 /* ---- starting and ending tasks ---- */
 static void stop_all(campaign *c, const char *why) {
-    if (!c->stopping) say(c, "%s: cancelling %d running task%s", why, c->running,
-                          c->running == 1 ? "" : "s");
+    if (!c->stopping)
+        say(c, "%s: cancelling %d running task%s", why, c->running, c->running == 1 ? "" : "s");
     c->stopping = 1;
     for (int i = 0; i < c->n; i++)
         if (c->t[i].state == 1) sg_run_exec_cancel(c->t[i].exec);
@@ -228,8 +229,8 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     }
     t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, &t->port, err);
     if (!t->pd) return -1;
-    t->exec = sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
-                                err);
+    t->exec =
+        sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port, err);
     if (!t->exec) return sg_err_prefix(err, "task %s", t->name);
     sg_run_exec_set_pool(t->exec, c->pool.sched, t->pd);
     if (c->db) sg_run_exec_set_results(t->exec, c->db, c->id, t->db_task);
@@ -326,7 +327,8 @@ static int open_db(campaign *c, sg_err *err) {
     json_t *cfg = sg_run_config_json(c->base);
     json_object_set_new(cfg, "concurrency", json_integer(c->cc->concurrency));
     json_object_set_new(cfg, "campaign_budget_s", json_real((double)c->cc->budget_ns / 1e9));
-    json_object_set_new(cfg, "campaign_budget_tokens", json_integer((json_int_t)c->cc->budget_tokens));
+    json_object_set_new(cfg, "campaign_budget_tokens",
+                        json_integer((json_int_t)c->cc->budget_tokens));
     if (c->cc->glob) json_object_set_new(cfg, "tasks", json_string(c->cc->glob));
     c->id = sg_results_campaign_begin(c->db, "campaign", c->cc->suite, cfg, err);
     json_decref(cfg);
@@ -371,16 +373,18 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
     }
     if (sg_run_prompts_load(&shared, &c.p, err) < 0) goto done;
     sg_proc_block_stop_signals(&sigs);
-    if (!(c.loop = sg_loop_new_real(err)) || !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)) ||
+    if (!(c.loop = sg_loop_new_real(err)) ||
+        !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)) ||
         sg_run_pool_new(c.loop, &shared, lang, &c.pool, err) < 0)
         goto done;
     sg_pool_on_event(c.pool.sched, on_pool_event, &c);
     c.t0 = sg_loop_now(c.loop);
-    fprintf(stderr,
-            "specgen campaign %lld: %d task%s of %s, %d at a time, %s on %d slot%s, results in %s\n",
-            (long long)c.id, c.n, c.n == 1 ? "" : "s", cc->suite, cc->concurrency,
-            sg_dev_lang_name(lang), c.pool.slots, c.pool.slots == 1 ? "" : "s",
-            c.db ? sg_results_path(c.db) : "(no database)");
+    fprintf(
+        stderr,
+        "specgen campaign %lld: %d task%s of %s, %d at a time, %s on %d slot%s, results in %s\n",
+        (long long)c.id, c.n, c.n == 1 ? "" : "s", cc->suite, cc->concurrency,
+        sg_dev_lang_name(lang), c.pool.slots, c.pool.slots == 1 ? "" : "s",
+        c.db ? sg_results_path(c.db) : "(no database)");
     if (skip_finished(&c, err) < 0) goto done;
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(c.loop, sfd, SG_EV_READ, on_signal, &c, NULL);
@@ -410,7 +414,8 @@ done:
         sg_err e2;
         if (sg_loop_run(c.loop, &e2) < 0) break;
         for (int i = 0; i < c.n; i++)
-            if (c.t[i].state == 1 && sg_run_exec_finished(c.t[i].exec, NULL)) end_task(&c, &c.t[i], &e2);
+            if (c.t[i].state == 1 && sg_run_exec_finished(c.t[i].exec, NULL))
+                end_task(&c, &c.t[i], &e2);
     }
     if (c.tick) sg_loop_timer_cancel(c.loop, c.tick);
     if (sfd >= 0) {
@@ -419,8 +424,10 @@ done:
     }
     if (c.tty) fprintf(stderr, "\r\033[K");
     if (c.db) {
-        const char *status = rc < 0 ? "error" : res->stopped ? "stopped" : res->budget ? "budget"
-                                                                                       : "done";
+        const char *status = rc < 0         ? "error"
+                             : res->stopped ? "stopped"
+                             : res->budget  ? "budget"
+                                            : "done";
         sg_err e2;
         if (sg_results_campaign_end(c.db, c.id, status, rc < 0 ? &e2 : err) < 0 && rc == 0) rc = -1;
         if (sg_results_close(c.db, rc < 0 ? &e2 : err) < 0 && rc == 0) rc = -1;

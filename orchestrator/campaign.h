@@ -30,11 +30,11 @@ typedef struct sg_campaign_config {
 void sg_campaign_config_default(sg_campaign_config *c);
 
 typedef struct sg_campaign_result {
-    int64_t id;                     /* the campaign's id in the database (0 without one) */
+    int64_t id;                       /* the campaign's id in the database (0 without one) */
     int tasks, done, failed, skipped; /* skipped: finished before a resume, or not loadable */
-    int stopped;                    /* Ctrl-C / SIGTERM */
-    int budget;                     /* a campaign budget ended it */
-    double best_sum;                /* sum of the best speedups of the tasks that ran */
+    int stopped;                      /* Ctrl-C / SIGTERM */
+    int budget;                       /* a campaign budget ended it */
+    double best_sum;                  /* sum of the best speedups of the tasks that ran */
 } sg_campaign_result;
 
 /* Returns 0 when the campaign ran (to its end, its budget, or a stop), -1 when it could not

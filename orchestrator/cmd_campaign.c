@@ -38,11 +38,9 @@ int sg_cmd_campaign(int argc, char **argv) {
     rc.log_name = "specgen campaign";
     sg_campaign_config cc;
     sg_campaign_config_default(&cc);
-    const char *model = NULL, *device = NULL, *policy_s = "specgen", *pools = "elastic",
-               *fork_mode = "completions";
-    int64_t iterations = rc.iterations, slots = rc.slots_per_device, devices = rc.devices,
-            concurrency = cc.concurrency, resume = 0, max_streams = 0;
-    int no_fork = 0, no_early_stop = 0;
+    sg_run_opts ro;
+    sg_run_opts_default(&ro, &rc);
+    int64_t concurrency = cc.concurrency, resume = 0, max_streams = 0;
     const sg_opt opts[] = {
         {"tasks", SG_OPT_STR, &cc.glob, "GLOB", "only the task folders whose name matches", "all",
          NULL},
@@ -60,24 +58,25 @@ int sg_cmd_campaign(int argc, char **argv) {
          "specgen-out/campaign-ID", NULL},
         {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
          "the embedded replay", NULL},
-        {"model", SG_OPT_STR, &model, "NAME", "model name the server knows", "replay", NULL},
+        {"model", SG_OPT_STR, &ro.model, "NAME", "model name the server knows", "replay", NULL},
         {"max-streams", SG_OPT_INT, &max_streams, "N", "running streams per endpoint", "no cap",
          NULL},
         {"template", SG_OPT_STR, &rc.template_name, "NAME",
          "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL},
-        {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL},
+        {"iterations", SG_OPT_INT, &ro.iterations, "N", "most iterations per task", "5", NULL},
         {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N", "cap on each reasoning stream's tokens",
          "the server's", NULL},
-        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend (one for all tasks)",
+        {"device", SG_OPT_STR, &ro.device, "cuda|opencl", "device backend (one for all tasks)",
          "cuda with a GPU, else opencl", NULL},
-        {"devices", SG_OPT_INT, &devices, "N", "devices to use", "all", NULL},
-        {"slots-per-device", SG_OPT_INT, &slots, "N", "worker slots on each device", "1", NULL},
-        {"pools", SG_OPT_STR, &pools, "MODE", "elastic or static:V/P", "elastic", NULL},
-        {"policy", SG_OPT_STR, &policy_s, "P", "specgen|sequential|parallel:N", "specgen", NULL},
-        {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "ablation: never fork", NULL, NULL},
-        {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL,
+        {"devices", SG_OPT_INT, &ro.devices, "N", "devices to use", "all", NULL},
+        {"slots-per-device", SG_OPT_INT, &ro.slots, "N", "worker slots on each device", "1", NULL},
+        {"pools", SG_OPT_STR, &ro.pools, "MODE", "elastic or static:V/P", "elastic", NULL},
+        {"policy", SG_OPT_STR, &ro.policy, "P", "specgen|sequential|parallel:N", "specgen", NULL},
+        {"no-fork", SG_OPT_FLAG, &ro.no_fork, NULL, "ablation: never fork", NULL, NULL},
+        {"no-early-stop", SG_OPT_FLAG, &ro.no_early_stop, NULL,
          "ablation: never cut an iteration short", NULL, NULL},
-        {"fork-mode", SG_OPT_STR, &fork_mode, "M", "completions or continue", "completions", NULL},
+        {"fork-mode", SG_OPT_STR, &ro.fork_mode, "M", "completions or continue", "completions",
+         NULL},
         {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE", "trigger rules (JSON)",
          "prompts/trigger.json", NULL},
         {"prompts", SG_OPT_STR, &rc.prompts_dir, "DIR", "prompt and template folder",
@@ -101,44 +100,19 @@ int sg_cmd_campaign(int argc, char **argv) {
     if (rcode == SG_CLI_HELP) return 0;
     if (rcode) return 2;
     sg_err err;
-    if (sg_policy_parse(policy_s, &rc.policy, &err) < 0)
-        return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
-    if (no_fork) rc.policy.fork = 0;
+    if (sg_run_opts_apply(&ro, &rc, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
     if (concurrency < 1 || concurrency > 256)
         return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..256",
                            (long long)concurrency);
-    if (iterations < 1 || iterations > 1000)
-        return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
-    if (slots < 1 || slots > 64)
-        return sg_cli_fail(&spec, 2, "--slots-per-device: '%lld' must be 1..64", (long long)slots);
-    if (devices < 0 || devices > 64)
-        return sg_cli_fail(&spec, 2, "--devices: '%lld' must be 1..64 (0: all)",
-                           (long long)devices);
     if (max_streams < 0 || max_streams > 4096)
         return sg_cli_fail(&spec, 2, "--max-streams: '%lld' must be 0..4096",
                            (long long)max_streams);
     if (resume < 0)
         return sg_cli_fail(&spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
-    if (sg_pool_config_parse(pools, &rc.pools, &err) < 0)
-        return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (strcmp(fork_mode, "completions") && strcmp(fork_mode, "continue"))
-        return sg_cli_fail(&spec, 2, "--fork-mode: '%s' is not completions or continue", fork_mode);
-    if (rc.llm_urls && !model)
-        return sg_cli_fail(&spec, 2, "--llm needs --model (the name the server serves)");
-    sg_dev_lang lang = SG_DEV_OPENCL;
-    if (device && sg_dev_lang_parse(device, &lang, &err) < 0)
-        return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
     cc.suite = pos[0];
     cc.concurrency = (int)concurrency;
     cc.resume = resume;
-    if (model) rc.model = model;
-    rc.fork_mode = strcmp(fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
-    rc.device = device ? (int)lang : SG_RUN_DEVICE_AUTO;
-    rc.iterations = (int)iterations;
-    rc.slots_per_device = (int)slots;
-    rc.devices = (int)devices;
     rc.max_per_endpoint = (int)max_streams;
-    rc.early_stop = !no_early_stop;
 
     sg_campaign_result res;
     int ran = sg_campaign_run(&cc, &rc, &res, &err);

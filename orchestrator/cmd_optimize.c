@@ -43,14 +43,12 @@ static const char details[] =
 int sg_cmd_optimize(int argc, char **argv) {
     sg_run_config rc;
     sg_run_config_default(&rc);
-    const char *model = NULL, *device = NULL, *policy_s = "specgen", *fork_mode = "completions";
-    int64_t iterations = rc.iterations, slots = rc.slots_per_device, devices = rc.devices;
-    const char *pools = "elastic";
-    int no_fork = 0, no_early_stop = 0;
+    sg_run_opts ro;
+    sg_run_opts_default(&ro, &rc);
     const sg_opt opts[] = {
         {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
          "the embedded replay", NULL},
-        {"model", SG_OPT_STR, &model, "NAME", "model name the server knows", "replay", NULL},
+        {"model", SG_OPT_STR, &ro.model, "NAME", "model name the server knows", "replay", NULL},
         {"template", SG_OPT_STR, &rc.template_name, "NAME",
          "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL},
         {"target", SG_OPT_DOUBLE, &rc.target, "X", "target speedup over the baseline", "the task's",
@@ -58,25 +56,25 @@ int sg_cmd_optimize(int argc, char **argv) {
         {"budget-time", SG_OPT_DURATION, &rc.budget_ns, "T", "wall-time budget", "30m", NULL},
         {"budget-tokens", SG_OPT_COUNT, &rc.budget_tokens, "N", "token budget (reasoning + forks)",
          "500k", NULL},
-        {"iterations", SG_OPT_INT, &iterations, "N", "most iterations", "5", NULL},
+        {"iterations", SG_OPT_INT, &ro.iterations, "N", "most iterations", "5", NULL},
         {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N", "cap on each reasoning stream's tokens",
          "the server's", NULL},
-        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend",
+        {"device", SG_OPT_STR, &ro.device, "cuda|opencl", "device backend",
          "cuda with a GPU, else opencl", NULL},
-        {"slots-per-device", SG_OPT_INT, &slots, "N",
+        {"slots-per-device", SG_OPT_INT, &ro.slots, "N",
          "worker slots on each device (validate and profile roles)", "1", NULL},
-        {"slots", SG_OPT_INT, &slots, "N", "the same as --slots-per-device (older name)", NULL,
+        {"slots", SG_OPT_INT, &ro.slots, "N", "the same as --slots-per-device (older name)", NULL,
          NULL},
-        {"devices", SG_OPT_INT, &devices, "N", "devices to use (CUDA GPUs / OpenCL devices 0..N-1)",
-         "all", NULL},
-        {"pools", SG_OPT_STR, &pools, "MODE",
+        {"devices", SG_OPT_INT, &ro.devices, "N",
+         "devices to use (CUDA GPUs / OpenCL devices 0..N-1)", "all", NULL},
+        {"pools", SG_OPT_STR, &ro.pools, "MODE",
          "elastic (roles follow the load) or static:V/P (V validate, P profile slots)", "elastic",
          NULL},
-        {"policy", SG_OPT_STR, &policy_s, "P", "specgen|sequential|parallel:N", "specgen", NULL},
-        {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "ablation: never fork", NULL, NULL},
-        {"no-early-stop", SG_OPT_FLAG, &no_early_stop, NULL,
+        {"policy", SG_OPT_STR, &ro.policy, "P", "specgen|sequential|parallel:N", "specgen", NULL},
+        {"no-fork", SG_OPT_FLAG, &ro.no_fork, NULL, "ablation: never fork", NULL, NULL},
+        {"no-early-stop", SG_OPT_FLAG, &ro.no_early_stop, NULL,
          "ablation: never cut an iteration short", NULL, NULL},
-        {"fork-mode", SG_OPT_STR, &fork_mode, "M",
+        {"fork-mode", SG_OPT_STR, &ro.fork_mode, "M",
          "completions (raw prompt) or continue (chat, continue_final_message)", "completions",
          NULL},
         {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE", "trigger rules (JSON)",
@@ -107,37 +105,8 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (rcode == SG_CLI_HELP) return 0;
     if (rcode) return 2;
     sg_err err;
-    if (sg_policy_parse(policy_s, &rc.policy, &err) < 0)
-        return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
-    if (no_fork) rc.policy.fork = 0;
-    if (iterations < 1 || iterations > 1000)
-        return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
-    if (slots < 1 || slots > 64)
-        return sg_cli_fail(&spec, 2, "--slots-per-device: '%lld' must be 1..64", (long long)slots);
-    if (devices < 0 || devices > 64)
-        return sg_cli_fail(&spec, 2, "--devices: '%lld' must be 1..64 (0: all)",
-                           (long long)devices);
-    if (sg_pool_config_parse(pools, &rc.pools, &err) < 0)
-        return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (strcmp(fork_mode, "completions") && strcmp(fork_mode, "continue"))
-        return sg_cli_fail(&spec, 2, "--fork-mode: '%s' is not completions or continue", fork_mode);
-    if (rc.max_tokens < 0)
-        return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be 0 or more",
-                           (long long)rc.max_tokens);
-    if (!(rc.speed > 0)) return sg_cli_fail(&spec, 2, "--speed: must be above 0");
-    if (rc.llm_urls && !model)
-        return sg_cli_fail(&spec, 2, "--llm needs --model (the name the server serves)");
-    sg_dev_lang lang = SG_DEV_OPENCL;
-    if (device && sg_dev_lang_parse(device, &lang, &err) < 0)
-        return sg_cli_fail(&spec, 2, "--device: %s", err.msg);
+    if (sg_run_opts_apply(&ro, &rc, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
     rc.task = pos[0];
-    if (model) rc.model = model;
-    rc.fork_mode = strcmp(fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
-    rc.device = device ? (int)lang : SG_RUN_DEVICE_AUTO;
-    rc.iterations = (int)iterations;
-    rc.slots_per_device = (int)slots;
-    rc.devices = (int)devices;
-    rc.early_stop = !no_early_stop;
 
     sg_task_stats final;
     if (sg_run_one(&rc, &final, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);

@@ -62,6 +62,16 @@ typedef struct sg_run_config {
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
+/* The options optimize and campaign share, as given on the command line (run_opts.c). */
+typedef struct sg_run_opts {
+    const char *model, *device, *policy, *pools, *fork_mode; /* NULL model/device: default */
+    int64_t iterations, slots, devices;
+    int no_fork, no_early_stop;
+} sg_run_opts;
+void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c);
+/* Check them (and c's own fields set by options: max_tokens, speed, llm_urls) and fill c.
+ * -1 with a message naming the option and the bad value: a usage error. */
+int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err);
 /* 1 when CUDA can run here (the driver initialises and sees a GPU; asked in a child). */
 int sg_run_cuda_usable(void);
 /* The options as a JSON object (the campaign row's config; a new reference). */
