@@ -102,8 +102,7 @@ static void cancelled(job *j, const sg_pool_result *r) {
     memset(&j->out, 0, sizeof j->out);
     j->out.cancelled = 1;
     snprintf(j->out.verdict, sizeof j->out.verdict, "%s", sg_pool_end_name(r->end));
-    snprintf(j->out.message, sizeof j->out.message, "%s: %s (its iteration ended)", j->name,
-             r->message);
+    snprintf(j->out.message, sizeof j->out.message, "%s (its iteration ended)", r->message);
     /* never inside end_iteration; a timer, so that sg_port_dev_free can take it back */
     j->deliver_timer = sg_loop_timer(j->pd->cfg.loop, 0, deliver_later, j);
 }

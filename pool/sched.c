@@ -100,6 +100,7 @@ int sg_pool_config_parse(const char *str, sg_pool_config *c, sg_err *err) {
 static double now_s(const sg_pool *p) { return (double)(sg_loop_now(p->loop) - p->t0) / SG_SEC; }
 
 static void emit(sg_pool *p, const char *ev, json_t *fields) {
+    if (!fields) return; /* json_pack refused a field (text that is not UTF-8) */
     if (!p->on_event) {
         json_decref(fields);
         return;

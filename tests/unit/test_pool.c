@@ -41,8 +41,7 @@ typedef struct harness {
     int role_changed_while_busy;
     int slot_dev[64];
     char start_role[64][16]; /* each slot's role when its running job started */
-    sg_sim_job jobs[4096];
-    int tags[4096];
+    sg_sim_job jobs[4096];   /* a job's tag is its index here */
 } harness;
 
 static void on_event(void *arg, json_t *ev) {
@@ -88,7 +87,7 @@ static void on_done(void *arg, const sg_pool_job *job, const sg_pool_result *r) 
     harness *h = arg;
     rec *x = &h->log[h->nlog++];
     x->id = job->id;
-    x->tag = *(const int *)job->work.name; /* submit() points name at the tag */
+    x->tag = (int)((const sg_sim_job *)job->work.model - h->jobs); /* submit(): jobs[tag] */
     x->end = r->end;
     x->start_ns = job->started_ns;
     x->end_ns = job->ended_ns;
@@ -130,8 +129,7 @@ static uint64_t submit(harness *h, int tag, int task, uint64_t iter, sg_pool_ori
                        sg_pool_role kind, double service_s) {
     int k = tag;
     h->jobs[k] = (sg_sim_job){.service_s = service_s, .pass = 1, .speedup = 2};
-    h->tags[k] = tag;
-    sg_pool_work w = {.kind = kind, .model = &h->jobs[k], .name = (const char *)&h->tags[k]};
+    sg_pool_work w = {.kind = kind, .model = &h->jobs[k], .name = "job"};
     return sg_pool_submit(h->pool, task, iter, o, &w, on_done, h);
 }
 
