@@ -423,6 +423,7 @@ done:
         close(sfd);
     }
     if (c.tty) fprintf(stderr, "\r\033[K");
+    if (c.pool.sched) sg_pool_on_event(c.pool.sched, NULL, NULL); /* the db closes first */
     if (c.db) {
         const char *status = rc < 0         ? "error"
                              : res->stopped ? "stopped"

@@ -238,6 +238,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     }
 done:
     if (sfd >= 0) close(sfd);
+    if (pool.sched) sg_pool_on_event(pool.sched, NULL, NULL); /* e goes first */
     sg_run_exec_free(e);
     if (db && sg_results_close(db, rc == 0 ? err : NULL) < 0) rc = -1;
     sg_port_dev_free(pd);

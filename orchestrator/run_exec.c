@@ -24,7 +24,7 @@ struct sg_run_exec {
     const sg_port_dev *pd;
     sg_results *db;
     int64_t campaign, db_task;
-    uint64_t flush_timer;
+    uint64_t flush_timer, cancel_timer;
     sg_err db_err; /* the first failed write; db_err.msg[0] == 0: none */
     uint64_t tokens;
 };
@@ -33,11 +33,20 @@ uint64_t sg_run_exec_tokens(const sg_run_exec *e) {
     return e->finished ? e->final.tokens_total : e->tokens;
 }
 
+static void cancel_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    sg_run_exec *e = arg;
+    e->cancel_timer = 0;
+    if (e->task && !e->finished) sg_task_cancel(e->task);
+}
+
+/* The first failed write stops the task, from the loop: the failure is seen inside the
+ * record hook, where the task (or the pool) is in the middle of a change. */
 static void db_failed(sg_run_exec *e, const sg_err *err) {
     if (e->db_err.msg[0]) return;
     e->db_err = *err;
     fprintf(stderr, "%s: %s — stopping\n", e->c->log_name, err->msg);
-    if (e->task) sg_task_cancel(e->task);
+    e->cancel_timer = sg_loop_timer(e->loop, 0, cancel_now, e);
 }
 
 static void db_record(sg_run_exec *e, const json_t *ev) {
@@ -245,6 +254,7 @@ void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens) {
 void sg_run_exec_free(sg_run_exec *e) {
     if (!e) return;
     if (e->flush_timer) sg_loop_timer_cancel(e->loop, e->flush_timer);
+    if (e->cancel_timer) sg_loop_timer_cancel(e->loop, e->cancel_timer);
     sg_task_free(e->task);
     if (e->events) fclose(e->events);
     free(e);

@@ -34,8 +34,9 @@
  *    split undoes the one before); a role with work and no slot gets one at once. A slot
  *    changes role only between jobs. Every decision is an event with its reason.
  *  - Events (job_start, job_end, pool_split) go to on_event as JSON objects owned by the
- *    receiver; sg_pool_stats gives per-role utilisation (busy / available slot time),
- *    mean and p95 wait, and jobs done. */
+ *    receiver, when the pool's state is already consistent; on_event must not call the
+ *    pool (defer that to the loop); sg_pool_stats gives per-role utilisation (busy / available slot
+ * time), mean and p95 wait, and jobs done. */
 #ifndef SG_POOL_H
 #define SG_POOL_H
 

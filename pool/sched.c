@@ -56,7 +56,8 @@ struct sg_pool {
     uint64_t jobs[SG_POOL_NROLES], dropped[SG_POOL_NROLES], killed[SG_POOL_NROLES];
     double *wait[SG_POOL_NROLES];
     size_t nwait[SG_POOL_NROLES], capwait[SG_POOL_NROLES];
-    int dispatch_queued;
+    uint64_t dispatch_timer;
+    int freeing;
     int lending; /* dispatch is lending slots to the other kind of job */
     void (*on_event)(void *arg, json_t *ev);
     void *ev_arg;
@@ -180,6 +181,7 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
         snprintf(r->verdict, sizeof r->verdict, "%s", sg_pool_end_name(how));
     if (q->j.slot >= 0) {
         double served = (double)(q->j.ended_ns - q->j.started_ns);
+        p->s[q->j.slot].job = NULL; /* consistent before anyone hears of it */
         p->busy_ns[p->s[q->j.slot].role] += served;
         if (how == SG_POOL_DONE) { /* service-time average: finished jobs only */
             double x = served / SG_SEC;
@@ -193,7 +195,6 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
                        "kind", sg_pool_role_name(kind), "job", (json_int_t)q->j.id, "task",
                        q->j.task, "iteration", (json_int_t)q->j.iteration, "end",
                        sg_pool_end_name(how), "verdict", r->verdict, "service_s", served / SG_SEC));
-        p->s[q->j.slot].job = NULL;
     }
     q->done(q->arg, &q->j, r);
     free(q);
@@ -346,6 +347,18 @@ static void start(sg_pool *p, int si, int qi) {
         p->wait[kind] = sg_xrealloc(p->wait[kind], p->capwait[kind] * sizeof(double));
     }
     p->wait[kind][p->nwait[kind]++] = wait;
+    sg_err err;
+    if (p->ops->start(p->impl, si, &q->j, &err) < 0) {
+        sg_pool_result r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.verdict, sizeof r.verdict, "failed");
+        snprintf(r.message, sizeof r.message, "%s", err.msg);
+        s->job = NULL; /* it never ran: no job_start, no job_end */
+        q->j.slot = -1;
+        finish(p, q, &r, SG_POOL_FAILED);
+        schedule_dispatch(p);
+        return;
+    }
     emit(p, "job_start",
          json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s}", "slot", si, "slot_name",
                    s->d.name, "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind),
@@ -353,15 +366,6 @@ static void start(sg_pool *p, int si, int qi) {
                    (json_int_t)q->j.iteration, "origin",
                    q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent",
                    p->lending, "name", q->j.work.name ? q->j.work.name : ""));
-    sg_err err;
-    if (p->ops->start(p->impl, si, &q->j, &err) < 0) {
-        sg_pool_result r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.verdict, sizeof r.verdict, "failed");
-        snprintf(r.message, sizeof r.message, "%s", err.msg);
-        finish(p, q, &r, SG_POOL_FAILED);
-        schedule_dispatch(p);
-    }
 }
 
 /* Start queued profile jobs on idle slots of `role`: each needs a device to itself. When
@@ -428,20 +432,26 @@ static void dispatch(sg_pool *p) {
 static void dispatch_cb(sg_loop *loop, void *arg) {
     (void)loop;
     sg_pool *p = arg;
-    p->dispatch_queued = 0;
+    p->dispatch_timer = 0;
     dispatch(p);
 }
 
+/* Dispatch from the loop, once for any number of changes; a timer (not a deferred call)
+ * so that sg_pool_free can take it back. */
 static void schedule_dispatch(sg_pool *p) {
-    if (p->dispatch_queued) return;
-    p->dispatch_queued = 1;
-    sg_loop_defer(p->loop, dispatch_cb, p);
+    if (p->dispatch_timer || p->freeing) return;
+    p->dispatch_timer = sg_loop_timer(p->loop, 0, dispatch_cb, p);
 }
 
 /* ---- the public calls ---- */
 int sg_pool_new(sg_loop *loop, const sg_pool_config *cfg, const sg_pool_slot_desc *slots,
                 int nslots, const sg_pool_slot_ops *ops, void *impl, sg_pool **out, sg_err *err) {
     if (nslots < 1) return sg_errf(err, "pool: no slots");
+    if (cfg->mode == SG_POOL_STATIC && (cfg->static_validate < 1 || cfg->static_profile < 1))
+        return sg_errf(err,
+                       "--pools static:%d/%d: each role needs a slot (static splits do not "
+                       "lend slots; elastic ones do)",
+                       cfg->static_validate, cfg->static_profile);
     if (cfg->mode == SG_POOL_STATIC && cfg->static_validate + cfg->static_profile != nslots)
         return sg_errf(err, "--pools static:%d/%d: that is %d slots, but there are %d",
                        cfg->static_validate, cfg->static_profile,
@@ -537,9 +547,14 @@ void sg_pool_cancel(sg_pool *p, uint64_t job) {
 
 void sg_pool_end_iteration(sg_pool *p, uint64_t iteration) {
     find_iter(p, iteration, 1)->ended = 1;
-    if (!p->cfg.keep_ended)
-        for (int i = p->nq - 1; i >= 0; i--)
-            if (p->q[i]->j.iteration == iteration) drop_queued(p, i);
+    /* one at a time, searching again after each: a done callback may change the queue */
+    for (int i = 0; !p->cfg.keep_ended && i < p->nq;)
+        if (p->q[i]->j.iteration == iteration) {
+            drop_queued(p, i);
+            i = 0;
+        } else {
+            i++;
+        }
     for (int i = 0; i < p->n; i++)
         if (p->s[i].job && p->s[i].job->j.iteration == iteration &&
             p->s[i].job->j.work.kind == SG_POOL_VALIDATE)
@@ -549,9 +564,13 @@ void sg_pool_end_iteration(sg_pool *p, uint64_t iteration) {
 
 void sg_pool_free(sg_pool *p) {
     if (!p) return;
-    while (p->nq > 0) drop_queued(p, p->nq - 1);
+    p->freeing = 1;
+    p->on_event = NULL;                          /* whoever listened may be gone already */
+    while (p->nq > 0) drop_queued(p, p->nq - 1); /* jobs submitted meanwhile are ended too */
     for (int i = 0; i < p->n; i++)
         if (p->s[i].job) cancel_running(p, i);
+    while (p->nq > 0) drop_queued(p, p->nq - 1);
+    if (p->dispatch_timer) sg_loop_timer_cancel(p->loop, p->dispatch_timer);
     for (int r = 0; r < SG_POOL_NROLES; r++) free(p->wait[r]);
     free(p->q);
     free(p->it);

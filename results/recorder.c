@@ -82,7 +82,7 @@ static int run(sg_results *r, const char *sql, const char *fmt, const json_t *ev
 
 static int is(const char *name, const char *want) { return !strcmp(name, want); }
 
-/* "Candidate 12" -> 12; "baseline" -> 0. */
+/* "Candidate 12" -> 12; "baseline" -> 0 (stored as NULL). */
 static int64_t candidate_of_name(const char *name) {
     int n = 0;
     return name && sscanf(name, "Candidate %d", &n) == 1 ? n : 0;
@@ -174,8 +174,8 @@ static int pool_event(sg_results *r, int64_t campaign, int64_t task, const char 
     if (is(ev_name, "job_end"))
         return run(r,
                    "UPDATE job SET ended_ms = ?, service_s = ?, end = ?, verdict = ? "
-                   "WHERE campaign = ? AND pool_job = ?",
-                   "djjjij", ev, t, "service_s", "end", "verdict", campaign, "job");
+                   "WHERE campaign = ? AND task IS ? AND pool_job = ?",
+                   "djjjinj", ev, t, "service_s", "end", "verdict", campaign, task, "job");
     if (is(ev_name, "pool_split")) {
         char *detail = json_dumps(ev, JSON_COMPACT);
         int rc = run(r,
@@ -195,10 +195,12 @@ int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_
     if (!name) return 0;
     double t = json_number_value(json_object_get(ev, "t_ms"));
     char *data = json_dumps(ev, JSON_COMPACT);
+    /* the pool numbers iterations (task << 32 | iteration): keep the task's own */
+    int64_t it = json_integer_value(json_object_get(ev, "iteration")) & 0xffffffff;
     int rc = run(r,
                  "INSERT INTO event (campaign, task, t_ms, ev, iteration, data) VALUES "
                  "(?, ?, ?, ?, ?, ?)",
-                 "indsjs", ev, campaign, task, t, name, "iteration", data);
+                 "indsis", ev, campaign, task, t, name, it, data);
     free(data);
     if (rc == 0 && task > 0) rc = task_event(r, task, name, ev, t);
     if (rc == 0) rc = pool_event(r, campaign, task, name, ev, t);

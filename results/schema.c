@@ -82,7 +82,7 @@ static const char *const migrations[] = {
     "  iteration INTEGER, origin TEXT,"
     "  started_ms REAL, ended_ms REAL, wait_s REAL, service_s REAL,"
     "  end TEXT, verdict TEXT,"
-    "  UNIQUE (campaign, pool_job)"
+    "  UNIQUE (campaign, task, pool_job)" /* a resumed campaign's scheduler counts anew */
     ");"
     "CREATE TABLE pool_split ("
     "  id INTEGER PRIMARY KEY,"

@@ -143,9 +143,14 @@ static json_t *job_request(sg_val_pool *p, const sg_val_job *job, sg_val_result 
     }
     char seeds[24];
     snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)r->seed);
-    return json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "validate", "task_dir", job->task_dir,
-                     "candidate", cand, "candidate_name",
-                     job->candidate_name ? job->candidate_name : "candidate", "seed", seeds);
+    json_t *req = json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "validate", "task_dir",
+                            job->task_dir, "candidate", cand, "candidate_name",
+                            job->candidate_name ? job->candidate_name : "candidate", "seed", seeds);
+    if (!req) /* a verdict, never the reset one (which reads as pass) */
+        sg_val_result_set(r, SG_VAL_REJECTED,
+                          "the job cannot be sent to a worker: the task folder or the candidate's "
+                          "name is not valid UTF-8 text");
+    return req;
 }
 
 int sg_val_pool_submit(sg_val_pool *p, int si, const sg_val_job *job, int64_t now_ms,

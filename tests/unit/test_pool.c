@@ -161,12 +161,13 @@ static void submit_queue(sg_loop *loop, void *arg) {
     submit(arg, 6, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1);  /* iteration 1 */
 }
 
-/* One validate slot busy with job 1; then, queued: an older fork, the newest fork and the
+/* One validate slot (beside an idle profile slot: a static split never lends it) busy
+ * with job 1; then, queued: an older fork, the newest fork and the
  * final answer of a live iteration, and a fork of an iteration that already ended (with
  * keep_ended off it is dropped). Order: final, newest fork, older forks newest first. */
 static void test_priority_order(void **state) {
     (void)state;
-    harness *h = harness_new(1, NULL, "static:1/0");
+    harness *h = harness_new(2, (int[]){0, 1}, "static:1/1");
     submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1); /* runs at once */
     sg_loop_timer(h->loop, SG_SEC / 10, submit_queue, h);  /* 2-6 queue behind it */
     midway m = {h, 1}; /* iteration 1 ends at 0.5 s: 6 dropped, 1 killed */
@@ -188,7 +189,7 @@ static void test_priority_order(void **state) {
 /* Two tasks, each with three older forks queued behind a busy slot: they take turns. */
 static void test_tasks_take_turns(void **state) {
     (void)state;
-    harness *h = harness_new(1, NULL, "static:1/0");
+    harness *h = harness_new(2, (int[]){0, 1}, "static:1/1");
     submit(h, 1, 0, 1, SG_POOL_FINAL, SG_POOL_VALIDATE, 1);
     for (int i = 0; i < 3; i++) submit(h, 10 + i, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
     for (int i = 0; i < 3; i++) submit(h, 20 + i, 1, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
