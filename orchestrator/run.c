@@ -183,8 +183,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     while (!sg_run_exec_finished(e, final))
         if (sg_loop_run(loop, err) < 0) goto done;
     if (sfd >= 0) sg_loop_fd_unwatch(loop, sfd);
-    sg_run_exec_write(e, full_tokens);
-    rc = 0;
+    rc = sg_run_exec_write(e, full_tokens, err); /* -1: an output file could not be written */
 done:
     if (sfd >= 0) close(sfd);
     sg_run_exec_free(e);
