@@ -26,8 +26,10 @@ int sg_wfile_atomic(const char *path, const void *data, size_t n, sg_err *err) {
     for (size_t left = n; left > 0 && !e;) {
         ssize_t w = write(fd, p, left);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) e = w < 0 ? errno : ENOSPC;
-        else p += w, left -= (size_t)w;
+        if (w <= 0)
+            e = w < 0 ? errno : ENOSPC;
+        else
+            p += w, left -= (size_t)w;
     }
     if (!e && fsync(fd) != 0) e = errno;
     if (close(fd) != 0 && !e) e = errno;

@@ -15,8 +15,9 @@ static int is_candidate(const char *path, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (path[i] == '/') base = path + i + 1;
     size_t bn = n - (size_t)(base - path);
-    static const char *const names[] = {"candidate.cu", "__nv_name_map", "<source>",
-                                        "<built-in>", "<command line>", "<scratch space>", NULL};
+    static const char *const names[] = {
+        "candidate.cu",   "__nv_name_map",   "<source>", "<built-in>",
+        "<command line>", "<scratch space>", NULL};
     for (int i = 0; names[i]; i++)
         if (bn == strlen(names[i]) && !memcmp(base, names[i], bn)) return 1;
     return bn > 9 && !memcmp(base, "tempfile_", 9) && !memchr(base, ' ', bn);

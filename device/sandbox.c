@@ -32,7 +32,8 @@ typedef struct {
     uint64_t fs, net;
 } ll_attr;
 
-#define R_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define R_READ                                                                                     \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define R_WRITE                                                                                    \
     (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |                               \
      LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |  \
@@ -59,8 +60,7 @@ static void allow(ruleset *r, const char *path, uint64_t access) {
     if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
         access &= LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
                   LANDLOCK_ACCESS_FS_WRITE_FILE | LL_TRUNCATE | LL_IOCTL_DEV;
-    struct landlock_path_beneath_attr pb = {.allowed_access = access & r->handled,
-                                            .parent_fd = fd};
+    struct landlock_path_beneath_attr pb = {.allowed_access = access & r->handled, .parent_fd = fd};
     if (syscall(SYS_landlock_add_rule, r->fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) == 0) r->rules++;
     close(fd);
 }
@@ -95,16 +95,37 @@ static void allow_cache(ruleset *r, const char *env, const char *xdg_sub, const 
     allow(r, path, R_READ | R_WRITE);
 }
 
-static const char *const system_read[] = {
-    "/usr",          "/lib",          "/lib64",          "/lib32",    "/libx32",
-    "/bin",          "/sbin",         "/opt",            "/etc/OpenCL", "/etc/ld.so.cache",
-    "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/sys", "/proc/self",
-    "/proc/thread-self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/driver/nvidia",
-    NULL};
+static const char *const system_read[] = {"/usr",
+                                          "/lib",
+                                          "/lib64",
+                                          "/lib32",
+                                          "/libx32",
+                                          "/bin",
+                                          "/sbin",
+                                          "/opt",
+                                          "/etc/OpenCL",
+                                          "/etc/ld.so.cache",
+                                          "/etc/ld.so.conf",
+                                          "/etc/ld.so.conf.d",
+                                          "/etc/alternatives",
+                                          "/sys",
+                                          "/proc/self",
+                                          "/proc/thread-self",
+                                          "/proc/cpuinfo",
+                                          "/proc/meminfo",
+                                          "/proc/stat",
+                                          "/proc/driver/nvidia",
+                                          NULL};
 
-static const char *const device_rw[] = {"/dev/null",        "/dev/zero",      "/dev/urandom",
-                                        "/dev/random",      "/dev/nvidiactl", "/dev/nvidia-uvm",
-                                        "/dev/nvidia-uvm-tools", "/dev/nvidia-caps", "/dev/shm",
+static const char *const device_rw[] = {"/dev/null",
+                                        "/dev/zero",
+                                        "/dev/urandom",
+                                        "/dev/random",
+                                        "/dev/nvidiactl",
+                                        "/dev/nvidia-uvm",
+                                        "/dev/nvidia-uvm-tools",
+                                        "/dev/nvidia-caps",
+                                        "/dev/shm",
                                         NULL};
 
 int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err) {

@@ -2,6 +2,7 @@
 #include "orchestrator/run.h"
 
 #include "common/paths.h"
+#include "common/json.h"
 #include "common/proc.h"
 
 #include <errno.h>
@@ -128,6 +129,10 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
         return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
     if (sg_buf_read_file(&t->baseline, t->spec.source[t->lang]) < 0)
         return sg_errf(err, "cannot read %s: %s", t->spec.source[t->lang], strerror(errno));
+    long bad = sg_utf8_bad_at(t->baseline.data, t->baseline.len); /* it goes into prompts */
+    if (bad >= 0)
+        return sg_errf(err, "%s: not valid UTF-8 (byte 0x%02x at offset %ld); save it as UTF-8",
+                       t->spec.source[t->lang], (unsigned char)t->baseline.data[bad], bad);
     return 0;
 }
 

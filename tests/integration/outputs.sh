@@ -6,7 +6,9 @@
 #  - killed (SIGKILL) after its first new best, the run going on (an unreachable target):
 #    OUT/best.cl already holds that kernel;
 #  - a second run into the same --out is refused while the first runs, and the first
-#    one's events.jsonl stays whole.
+#    one's events.jsonl stays whole;
+#  - a baseline that is not UTF-8 is refused at load, naming the file (item 3; the request
+#    body's own refusal is unit-tested in test_llm).
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT" || exit 1
 if ! command -v clinfo >/dev/null || ! clinfo -l 2>/dev/null | grep -q Platform; then
@@ -81,4 +83,12 @@ import json, sys
 for line in open(sys.argv[1]): json.loads(line)
 ' "$out/two/events.jsonl"; then ok "the first run ends well and its events.jsonl is whole"; else
     not_ok "the first run ends well (exit $rc) and its events.jsonl is whole"; fi
+
+# ---- a baseline that is not UTF-8 ----
+cp -r $task "$out/latin1"
+printf '// caf\xe9\n' >>"$out/latin1/baseline.cl"
+check_fails "a non-UTF-8 baseline stops optimize" 1 \
+    "$SPECGEN" optimize "$out/latin1" --device opencl --out "$out/latin1-out"
+check_output "the refusal names the file and the byte" 'baseline.cl: not valid UTF-8 \(byte 0xe9' \
+    "$SPECGEN" optimize "$out/latin1" --device opencl --out "$out/latin1-out"
 finish
