@@ -134,3 +134,23 @@ char *sg_json_dump(const json_t *v) {
     char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     return s ? s : sg_xstrdup("null");
 }
+
+long sg_utf8_bad_at(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (!len || i + len > n) return (long)i;
+        unsigned cp = len == 1 ? c : c & (0x7f >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((u[i + k] & 0xc0) != 0x80) return (long)i;
+            cp = cp << 6 | (u[i + k] & 0x3f);
+        }
+        /* overlong forms, surrogates, beyond U+10FFFF: jansson refuses them too */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return (long)i;
+        i += len;
+    }
+    return -1;
+}

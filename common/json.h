@@ -19,6 +19,10 @@ json_t *sg_json_load_file(const char *path, sg_err *err);
 /* Parse text; `where` names it in errors. */
 json_t *sg_json_parse(const char *text, size_t len, const char *where, sg_err *err);
 
+/* Whether s[0..n) is valid UTF-8 (what jansson accepts in strings); -1 if so, else the
+ * offset of the first bad byte. */
+long sg_utf8_bad_at(const char *s, size_t n);
+
 /* Type name of a value as used in messages ("object", "string", ...). */
 const char *sg_json_type_name(const json_t *v);
 

@@ -109,7 +109,8 @@ static int cl_compile(sg_be *be, const char *src, const char *dir, const char *c
         return clfail(err, "clCreateProgramWithSource", rc);
     }
     sg_buf opts = {0};
-    sg_buf_printf(&opts, "-I \"%s\"", dir);
+    /* PoCL keeps quotes as part of the path: quote only a path that needs it. */
+    sg_buf_printf(&opts, strchr(dir, ' ') ? "-I \"%s\"" : "-I %s", dir);
     rc = clBuildProgram(p->prog, 1, &be->dev, opts.data, NULL, NULL);
     sg_buf_free(&opts);
     size_t n = 0;

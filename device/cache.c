@@ -71,6 +71,7 @@ int sg_dev_cache_get(sg_dev_cache *c, const char *src, const char *dir, const ch
     sg_be_prog *p = NULL;
     size_t log_start = log->len;
     int rc = c->ops->compile(c->be, src, dir, kernels, nk, &p, log, err);
+    sg_dev_log_scrub(log, log_start);  /* before it is remembered or sent anywhere */
     if (rc == SG_BE_STICKY) return rc; /* the device, not the source: do not remember */
     int slot = c->n;
     if (c->n == c->cap) { /* evict the least recently used */

@@ -19,6 +19,9 @@
  *    next job after it was killed, died, or announced that its context is lost. It
  *    reports what happened to the process (sg_dev_outcome: a reply, a deadline passed, the
  *    worker died with a wait status); the caller maps that to its own verdicts.
+ *  - Workers are sandboxed before their first job (Landlock): they read only the system's
+ *    toolkits, the job's "task_dir" and opts.read_dirs, and write only the compilers' cache
+ *    folders; without Landlock they refuse jobs (SPECGEN_UNSANDBOXED=1 overrides).
  *  - Candidate code never runs in the caller's process. Times are the caller's clock in
  *    ms; nothing here reads a clock for policy (the synchronous call waits on the
  *    monotonic clock, for command-line use).
@@ -57,6 +60,10 @@ typedef struct sg_dev_opts {
      * pool: NULL means validation alone; profiler.h names validation + profiling). */
     const sg_dev_kind *const *kinds;
     int nkinds;
+    /* Folders the workers may read besides the first job's "task_dir" (NULL-terminated;
+     * NULL: none). Workers are sandboxed (device/sandbox.h): a job naming any other task
+     * folder is refused. */
+    const char *const *read_dirs;
 } sg_dev_opts;
 void sg_dev_opts_default(sg_dev_opts *o);
 
@@ -143,6 +150,11 @@ void sg_dev_cache_free(sg_dev_cache *c);
 int sg_dev_cache_get(sg_dev_cache *c, const char *src, const char *dir, const char *const *kernels,
                      int nk, const char *opts, sg_be_prog **prog, int *hit, char hash[33],
                      sg_buf *log, sg_err *err);
+
+/* Hide the text of compiler diagnostics located in files other than the candidate (their
+ * message and snippet lines would quote an included file) in log from offset `from` on.
+ * The compile cache applies it to every compile log. */
+void sg_dev_log_scrub(sg_buf *log, size_t from);
 
 /* ---- the device side of one worker ---- */
 typedef struct sg_dev {

@@ -2,9 +2,13 @@
  * kinds its pool was given from its socket one at a time, and exits when the socket
  * closes or the context is lost.
  * Limits: no core dumps, an address-space cap, a CPU-time cap over its whole life (the
- * pool replaces it when that runs out), and it dies with its parent. */
+ * pool replaces it when that runs out), and it dies with its parent.
+ * Sandbox: before its first job the worker confines itself (sandbox.c) to the system's
+ * toolkits and that job's task folder (plus opts.read_dirs); a later job naming another
+ * folder is refused, and without the sandbox no job runs at all. */
 #include "device/device.h"
 
+#include "device/sandbox.h"
 #include "device/worker.h"
 
 #include <fcntl.h>
@@ -23,6 +27,9 @@ typedef struct worker {
     json_int_t id;
     sg_dev dev;
     int opened; /* the device was opened (dev.open_rc says whether that worked) */
+    int boxed;  /* 1: sandboxed; -1: the sandbox failed (box_err says why) */
+    sg_err box_err;
+    char box_dir[4096]; /* the task folder the sandbox lets it read (real path) */
 } worker;
 
 static void limits(const sg_dev_opts *o) {
@@ -59,6 +66,41 @@ static void open_device(worker *w, const sg_dev_opts *o) {
     w->dev.phase_arg = w;
 }
 
+static int listed(const sg_dev_opts *o, const char *real) {
+    for (int i = 0; o->read_dirs && o->read_dirs[i]; i++) {
+        char r[4096];
+        if (realpath(o->read_dirs[i], r) && !strcmp(r, real)) return 1;
+    }
+    return 0;
+}
+
+/* The sandbox is applied once, at the first job; it covers that job's task folder. A
+ * NULL reply: the job may run; else the refusal to send back. */
+static json_t *sandbox(worker *w, const sg_dev_opts *o, const json_t *req) {
+    const char *dir = json_string_value(json_object_get(req, "task_dir"));
+    char real[4096] = "";
+    int exists = dir && realpath(dir, real);
+    if (!w->boxed) {
+        const char *dirs[65] = {dir};
+        int n = dir ? 1 : 0;
+        for (int i = 0; o->read_dirs && o->read_dirs[i] && n < 64; i++) dirs[n++] = o->read_dirs[i];
+        dirs[n] = NULL;
+        w->boxed = 1;
+        snprintf(w->box_dir, sizeof w->box_dir, "%s", real);
+        if (sg_dev_sandbox_apply(dirs, &w->box_err) < 0) w->boxed = -1;
+    } else if (w->boxed == 1 && exists && strcmp(real, w->box_dir) && !listed(o, real)) {
+        /* A missing folder runs on and fails to load, with the usual message. */
+        char msg[8192 + 200];
+        snprintf(msg, sizeof msg,
+                 "worker: task folder %s is outside this worker's sandbox (it may read %s; a "
+                 "pool serves one task folder, or those in its read_dirs)",
+                 dir, w->box_dir);
+        return json_pack("{s:s}", "error", msg);
+    }
+    if (w->boxed < 0) return json_pack("{s:s}", "error", w->box_err.msg);
+    return NULL;
+}
+
 static const sg_dev_kind *find_kind(const sg_dev_opts *o, const char *type) {
     for (int i = 0; type && i < o->nkinds; i++)
         if (!strcmp(o->kinds[i]->name, type)) return o->kinds[i];
@@ -93,6 +135,8 @@ int sg_dev_worker_main(int sock, void *arg) {
         const sg_dev_kind *kind = find_kind(o, type);
         if (type && !strcmp(type, "ping")) {
             reply = json_object();
+        } else if (kind && (reply = sandbox(&w, o, req))) {
+            rc = 0;
         } else if (kind) {
             open_device(&w, o);
             rc = kind->run(&w.dev, req, &reply);

@@ -5,11 +5,24 @@
 
 #include <string.h>
 
+/* jansson drops a string that is not UTF-8 (a message would silently vanish): refuse. */
+static int text_ok(const char *what, const char *s, sg_err *err) {
+    long at = s ? sg_utf8_bad_at(s, strlen(s)) : -1;
+    if (at < 0) return 1;
+    sg_errf(err, "LLM request: the %s is not valid UTF-8 (byte 0x%02x at offset %ld)", what,
+            (unsigned char)s[at], at);
+    return 0;
+}
+
 char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
     if (!req->model || !*req->model) {
         sg_errf(err, "LLM request: no model name");
         return NULL;
     }
+    if (!text_ok("model name", req->model, err) || !text_ok("system message", req->system, err) ||
+        !text_ok("user message", req->user, err) ||
+        !text_ok("assistant message", req->assistant, err) || !text_ok("prompt", req->prompt, err))
+        return NULL;
     json_t *b = json_object();
     json_object_set_new(b, "model", json_string(req->model));
     if (req->api == SG_LLM_CHAT) {

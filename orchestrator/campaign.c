@@ -241,8 +241,9 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
 }
 
 static int end_task(campaign *c, ctask *t, sg_err *err) {
+    sg_err werr; /* an output file that cannot be written fails the task, not the campaign */
+    if (sg_run_exec_write(t->exec, 0, &werr) < 0) say(c, "%s: %s", t->name, werr.msg);
     sg_run_exec_finished(t->exec, &t->final);
-    sg_run_exec_write(t->exec, 0);
     const char *dberr = sg_run_exec_db_error(t->exec);
     if (dberr) sg_errf(err, "%s", dberr);
     if (!dberr && c->db &&

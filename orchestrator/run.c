@@ -2,6 +2,7 @@
 #include "orchestrator/run.h"
 
 #include "common/paths.h"
+#include "common/json.h"
 #include "common/proc.h"
 
 #include <errno.h>
@@ -132,6 +133,10 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
         return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
     if (sg_buf_read_file(&t->baseline, t->spec.source[t->lang]) < 0)
         return sg_errf(err, "cannot read %s: %s", t->spec.source[t->lang], strerror(errno));
+    long bad = sg_utf8_bad_at(t->baseline.data, t->baseline.len); /* it goes into prompts */
+    if (bad >= 0)
+        return sg_errf(err, "%s: not valid UTF-8 (byte 0x%02x at offset %ld); save it as UTF-8",
+                       t->spec.source[t->lang], (unsigned char)t->baseline.data[bad], bad);
     return 0;
 }
 
@@ -223,17 +228,18 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     while (!sg_run_exec_finished(e, final))
         if (sg_loop_run(loop, err) < 0) goto done;
     if (sfd >= 0) sg_loop_fd_unwatch(loop, sfd);
-    sg_run_exec_write(e, full_tokens);
-    rc = 0;
+    rc = sg_run_exec_write(e, full_tokens, err); /* -1: an output file could not be written */
     if (db) {
-        const char *status = final->error[0] ? "error" : final->cancelled ? "stopped" : "done";
+        const char *status = final->error[0] || rc < 0 ? "error"
+                             : final->cancelled        ? "stopped"
+                                                       : "done";
         sg_err dbe;
         if (sg_run_exec_db_error(e)) {
             rc = sg_errf(err, "%s", sg_run_exec_db_error(e));
         } else if (sg_results_task_totals(db, db_task, (int64_t) final->reasoning_tokens,
                                           (int64_t) final->tokens_total, &dbe) < 0 ||
                    sg_results_campaign_end(db, campaign, status, &dbe) < 0) {
-            rc = sg_errf(err, "%s", dbe.msg);
+            if (rc == 0) rc = sg_errf(err, "%s", dbe.msg);
         }
     }
 done:

@@ -155,8 +155,9 @@ uint64_t sg_run_exec_tokens(const sg_run_exec *e);
 int sg_run_exec_finished(const sg_run_exec *e, sg_task_stats *final);
 void sg_run_exec_cancel(sg_run_exec *e);
 /* After it finished: OUT/best.EXT, the summary on stderr, OUT/summary.json.
- * full_reasoning_tokens: see sg_run_llm_announce. */
-void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens);
+ * full_reasoning_tokens: see sg_run_llm_announce. -1 when any output file (events.jsonl
+ * included, at any time of the run) could not be written fully: err names it. */
+int sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens, sg_err *err);
 void sg_run_exec_free(sg_run_exec *e);
 
 /* ---- all of it, once ---- */

@@ -1,9 +1,17 @@
 /* run_exec.c — one task running on a loop through the ports it is given, and its outputs:
- * events.jsonl (each event as it comes), best.EXT and summary.json (at the end). */
+ * events.jsonl (each event as it comes), best.EXT (at the start and at every new best,
+ * atomically: a killed run keeps its best kernel) and summary.json (at the end). Every
+ * write is checked: a failed one (a full disk) is reported once, naming the file, and
+ * the run ends with an error instead of reporting success over empty files. */
 #include "orchestrator/optimize_ui.h"
 #include "orchestrator/run.h"
 
+#include "common/wfile.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +23,12 @@ struct sg_run_exec {
     sg_task_config cfg;
     sg_task *task;
     sg_ui ui;
-    FILE *events;
+    sg_wfile events;
+    int warned;     /* the first output failure was reported */
+    sg_err out_err; /* the first output failure */
+    int out_failed;
+    char best_path[4200];
+    int lock_fd; /* OUT, locked for this run: a second run into it is refused */
     char policy[32];
     int finished;
     sg_task_stats final;
@@ -81,14 +94,34 @@ void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev
     e->pd = pd;
 }
 
+/* The first output failure is kept for the end of the run and said at once. */
+static void out_fail(sg_run_exec *e, const sg_err *err) {
+    if (e->out_failed) return;
+    e->out_failed = 1;
+    e->out_err = *err;
+    fprintf(stderr, "%s: error: %s (the run goes on; it will end with an error)\n", e->c->log_name,
+            err->msg);
+}
+
+/* Every event on disk as it comes: a killed run keeps its trace. */
+static void write_event(sg_run_exec *e, const json_t *ev) {
+    char *line = json_dumps(ev, JSON_COMPACT);
+    if (line && sg_wfile_line(&e->events, line) < 0) out_fail(e, &e->events.err);
+    free(line);
+}
+
+static void write_best(sg_run_exec *e) {
+    const char *k = e->task ? sg_task_best_kernel(e->task) : NULL;
+    sg_err err;
+    if (k && sg_wfile_atomic(e->best_path, k, strlen(k), &err) < 0) out_fail(e, &err);
+}
+
 static void on_record(void *arg, json_t *ev) {
     sg_run_exec *e = arg;
     db_record(e, ev);
-    if (e->events) {
-        json_dumpf(ev, e->events, JSON_COMPACT);
-        fputc('\n', e->events);
-        fflush(e->events); /* every event on disk: a killed run keeps its trace */
-    }
+    write_event(e, ev);
+    const char *kind = json_string_value(json_object_get(ev, "ev"));
+    if (kind && !strcmp(kind, "new_best")) write_best(e);
     if (!e->c->quiet) sg_ui_event(&e->ui, ev);
 }
 
@@ -97,11 +130,7 @@ void sg_run_exec_pool_event(void *arg, json_t *ev) {
     json_object_del(ev, "t_s"); /* the pool's own clock: the task's is the one in the file */
     json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(e->loop) - e->t0) / 1e6));
     db_record(e, ev);
-    if (e->events) {
-        json_dumpf(ev, e->events, JSON_COMPACT);
-        fputc('\n', e->events);
-        fflush(e->events);
-    }
+    write_event(e, ev);
     if (!e->c->quiet) sg_ui_event(&e->ui, ev);
     json_decref(ev);
 }
@@ -142,6 +171,7 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
         sg_errf(err, "out of memory");
         return NULL;
     }
+    e->lock_fd = -1;
     e->loop = loop;
     e->t0 = sg_loop_now(loop);
     e->c = c;
@@ -149,12 +179,22 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     task_config(c, p, t, &e->cfg);
     sg_policy_name(&c->policy, e->policy, sizeof e->policy);
     char path[4200];
-    snprintf(path, sizeof path, "%s/events.jsonl", t->out_dir);
-    e->events = fopen(path, "w");
-    if (!e->events) {
-        sg_errf(err, "cannot write %s: %s", path, strerror(errno));
+    e->lock_fd = open(t->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (e->lock_fd < 0) {
+        sg_errf(err, "cannot open the output folder %s: %s", t->out_dir, strerror(errno));
         goto fail;
     }
+    if (flock(e->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        sg_errf(err,
+                "the output folder %s is in use by another specgen run (it would mix both "
+                "runs' events); wait for it or choose another --out",
+                t->out_dir);
+        goto fail;
+    }
+    snprintf(path, sizeof path, "%s/events.jsonl", t->out_dir);
+    if (sg_wfile_open(&e->events, path, err) < 0) goto fail;
+    snprintf(e->best_path, sizeof e->best_path, "%s/best.%s", t->out_dir,
+             t->lang == SG_DEV_CUDA ? "cu" : "cl");
     sg_ui_init(&e->ui, stderr);
     const char *lang = sg_dev_lang_name(t->lang);
     sg_task_spec ts = {t->spec.name, lang, t->spec.description ? t->spec.description : "",
@@ -162,6 +202,7 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     sg_task_hooks hooks = {on_record, on_progress, on_finished, e};
     e->task = sg_task_new(loop, &e->cfg, &ts, llm, dev, &hooks, err);
     if (!e->task) goto fail;
+    write_best(e); /* the baseline, until something beats it */
     if (!c->quiet)
         fprintf(stderr, "%s: task %s (%s), policy %s, target %.2fx, model %s, template %s\n",
                 c->log_name, t->spec.name, lang, e->policy, e->cfg.crit.target_speedup, c->model,
@@ -210,7 +251,7 @@ static json_t *pool_json(const sg_run_exec *e) {
                      ds.latency_p95_s);
 }
 
-static void write_summary(const sg_run_exec *e, const char *best_path) {
+static void write_summary(sg_run_exec *e, const char *best_path) {
     const sg_task_stats *f = &e->final;
     char path[4200];
     snprintf(path, sizeof path, "%s/summary.json", e->t->out_dir);
@@ -227,19 +268,21 @@ static void write_summary(const sg_run_exec *e, const char *best_path) {
         "tokens_total", (json_int_t)f->tokens_total, "elapsed_s", f->ended_ns / 1e9,
         "first_candidate_s", f->first_candidate_ns / 1e9, "best_kernel", best_path);
     if (e->pool) json_object_set_new(sum, "pools", pool_json(e));
-    json_dump_file(sum, path, JSON_INDENT(2));
+    char *text = json_dumps(sum, JSON_INDENT(2));
     json_decref(sum);
+    sg_err err;
+    if (!text) sg_errf(&err, "cannot write %s: out of memory", path);
+    if (!text || sg_wfile_atomic(path, text, strlen(text), &err) < 0) out_fail(e, &err);
+    free(text);
 }
 
-void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/best.%s", e->t->out_dir,
-             e->t->lang == SG_DEV_CUDA ? "cu" : "cl");
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(sg_task_best_kernel(e->task), f);
-        fclose(f);
-    }
+int sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens, sg_err *err) {
+    const char *path = e->best_path;
+    write_best(e);
+    sg_err cerr;
+    if (sg_wfile_close(&e->events, &cerr) < 0) out_fail(e, &cerr);
+    if (e->out_failed) /* before the summary, which would otherwise claim the files */
+        snprintf(e->final.error, sizeof e->final.error, "%s", e->out_err.msg);
     if (!e->c->quiet) sg_ui_summary(&e->ui, &e->final, path, e->policy, full_reasoning_tokens);
     if (e->pool && !e->c->quiet) {
         sg_pool_stats st;
@@ -249,6 +292,8 @@ void sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens) {
         sg_ui_pools(&e->ui, &st, &ds);
     }
     write_summary(e, path);
+    if (e->out_failed) return sg_errf(err, "%s", e->out_err.msg);
+    return 0;
 }
 
 void sg_run_exec_free(sg_run_exec *e) {
@@ -256,6 +301,7 @@ void sg_run_exec_free(sg_run_exec *e) {
     if (e->flush_timer) sg_loop_timer_cancel(e->loop, e->flush_timer);
     if (e->cancel_timer) sg_loop_timer_cancel(e->loop, e->cancel_timer);
     sg_task_free(e->task);
-    if (e->events) fclose(e->events);
+    sg_wfile_close(&e->events, NULL);
+    if (e->lock_fd >= 0) close(e->lock_fd); /* releases the lock */
     free(e);
 }

@@ -11,13 +11,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Copy src into out with comments removed (//@ lines kept), backslash-newlines joined and
- * `%:` read as `#`. Newlines are kept so line numbers stay close. */
+/* Copy src into out with comments removed (//@ lines kept), backslash-newlines joined,
+ * `%:` and the trigraph `??=` read as `#`, `??/` as a backslash, and a lone carriage
+ * return read as a newline (compilers take all of these). Newlines are kept so line
+ * numbers stay close. */
 void sg_val_strip_comments(const char *s, size_t n, sg_buf *out) {
     for (size_t i = 0; i < n;) {
         char c = s[i];
-        if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
-            i += 2;
+        size_t bs = c == '\\'                                                       ? 1
+                    : (c == '?' && i + 2 < n && s[i + 1] == '?' && s[i + 2] == '/') ? 3
+                                                                                    : 0;
+        if (bs && i + bs < n && s[i + bs] == '\r' && i + bs + 1 < n && s[i + bs + 1] == '\n') bs++;
+        if (bs && i + bs < n && (s[i + bs] == '\n' || s[i + bs] == '\r')) {
+            i += bs + 1;
+        } else if (c == '\r') {
+            if (!(i + 1 < n && s[i + 1] == '\n')) sg_buf_append(out, "\n", 1);
+            i++;
+        } else if (c == '?' && i + 2 < n && s[i + 1] == '?' && s[i + 2] == '=') {
+            sg_buf_append(out, "#", 1);
+            i += 3;
         } else if (c == '/' && i + 1 < n && s[i + 1] == '/' && !(i + 2 < n && s[i + 2] == '@')) {
             while (i < n && s[i] != '\n') i++;
         } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
@@ -118,11 +130,11 @@ int sg_val_check_source(const char *src, size_t len, sg_dev_lang lang, const cha
         }
         if (p != s.data && p[-1] != '\n') continue; /* only at line starts */
         const char *q = p;
-        while (*q == ' ' || *q == '\t') q++;
+        while (*q == ' ' || *q == '\t' || *q == '\f' || *q == '\v') q++;
         if (*q && *q != '\n') blank = 0;
         if (*q != '#') continue;
         q++;
-        while (*q == ' ' || *q == '\t') q++;
+        while (*q == ' ' || *q == '\t' || *q == '\f' || *q == '\v') q++;
         if (!strncmp(q, "include_next", 12) || !strncmp(q, "import", 6) || !strncmp(q, "embed", 5))
             rc = sg_errf(err, "line %d: this kind of #include is not allowed", line);
         else if (!strncmp(q, "include", 7))

@@ -303,11 +303,32 @@ static void test_continue_final_message_body(void **state) {
     free(body);
 }
 
+/* A message that is not UTF-8 is refused with a reason (jansson would have dropped the
+ * message and sent the request without it: issue 17, item 3). */
+static void test_body_refuses_non_utf8(void **state) {
+    (void)state;
+    sg_err err;
+    sg_llm_request req = {
+        .api = SG_LLM_CHAT, .model = "m", .system = "S", .user = "k\xff", .temperature = -1};
+    assert_null(sg_llm_body(&req, &err));
+    assert_non_null(strstr(err.msg, "user message is not valid UTF-8 (byte 0xff at offset 1)"));
+    req.user = "caf\xc3\xa9 \xe2\x82\xac";
+    char *body = sg_llm_body(&req, &err);
+    assert_non_null(body);
+    free(body);
+    req.user = "\xc0\xaf"; /* an overlong '/' */
+    assert_null(sg_llm_body(&req, &err));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routing_cap),     cmocka_unit_test(test_abort_and_fork_from_callback),
-        cmocka_unit_test(test_raw_think_split), cmocka_unit_test(test_connect_retries),
-        cmocka_unit_test(test_failover),        cmocka_unit_test(test_continue_final_message_body),
+        cmocka_unit_test(test_body_refuses_non_utf8),
+        cmocka_unit_test(test_routing_cap),
+        cmocka_unit_test(test_abort_and_fork_from_callback),
+        cmocka_unit_test(test_raw_think_split),
+        cmocka_unit_test(test_connect_retries),
+        cmocka_unit_test(test_failover),
+        cmocka_unit_test(test_continue_final_message_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
