@@ -5,9 +5,9 @@
 int sg_cmd_report(int argc, char **argv) {
     static const char *s;
     static const sg_opt opts[] = {
-        {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL},
-        {"out", SG_OPT_STR, &s, "FILE", "HTML file to write", NULL, NULL},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+        {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL, 0},
+        {"out", SG_OPT_STR, &s, "FILE", "HTML file to write", NULL, NULL, 0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     static const sg_cmd_spec spec = {
         "report", "", "Write an HTML report of a campaign.", NULL, opts, 0, -1};

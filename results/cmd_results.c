@@ -5,8 +5,8 @@
 int sg_cmd_results(int argc, char **argv) {
     static const char *s;
     static const sg_opt opts[] = {
-        {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+        {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL, 0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     static const sg_cmd_spec spec = {"results", "QUERY", "Query the results database.", NULL, opts,
                                      0,         -1};
