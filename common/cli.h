@@ -4,12 +4,12 @@
  * options, positional bounds, longer help). sg_cli_parse accepts `--name value`,
  * `--name=value`, flags, `--` and `-h/--help`; an option with a short name (its `short_name`
  * field, e.g. 'o' for --out) is also `-o value`, `-oVALUE` or `-o=VALUE` (flags: `-v`), and
- * --help shows it as `-o, --out FILE`. Short flags do not combine (`-vq` is an error), writes parsed values into the option
- * slots, and moves positional arguments to the front of argv (so *pos points into
- * argv). It prints to stdout for --help (returns SG_CLI_HELP) and one message to
- * stderr naming the option and the bad value for any usage error (returns
- * SG_CLI_USAGE; the command exits 2). Slots of options not given keep their values,
- * which are the defaults shown in --help when `def` is set. */
+ * --help shows it as `-o, --out FILE`. Short flags do not combine (`-vq` is an error), writes
+ * parsed values into the option slots, and moves positional arguments to the front of argv (so *pos
+ * points into argv). It prints to stdout for --help (returns SG_CLI_HELP) and one message to stderr
+ * naming the option and the bad value for any usage error (returns SG_CLI_USAGE; the command exits
+ * 2). Slots of options not given keep their values, which are the defaults shown in --help when
+ * `def` is set. */
 #ifndef SG_CLI_H
 #define SG_CLI_H
 

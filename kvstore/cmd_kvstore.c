@@ -118,7 +118,8 @@ int sg_cmd_kvstore(int argc, char **argv) {
          "file holding the password clients must AUTH with", NULL, NULL, 0},
         {"io-threads", SG_OPT_INT, &threads, "N", "I/O threads (epoll loops)",
          "a quarter of the CPUs, 1 to 4", NULL, 0},
-        {"maxclients", SG_OPT_INT, &maxclients, "N", "connections served at once", "10000", NULL, 0},
+        {"maxclients", SG_OPT_INT, &maxclients, "N", "connections served at once", "10000", NULL,
+         0},
         {"reply-limit", SG_OPT_SIZE, &reply_limit, "SIZE",
          "unsent reply bytes of one client above which its further requests wait (pipelined "
          "GETs of big values cannot pile up in memory)",

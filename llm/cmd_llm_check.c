@@ -156,7 +156,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
         {"max-tokens", SG_OPT_INT, &max_tokens, "N", "tokens for the full stream", "64", NULL, 0},
         {"abort-after", SG_OPT_INT, &abort_after, "N",
          "tokens before the abort test closes its stream (0: skip)", "5", NULL, 0},
-        {"timeout", SG_OPT_DURATION, &timeout_ns, "D", "first-token and idle timeout", "60s", NULL, 0},
+        {"timeout", SG_OPT_DURATION, &timeout_ns, "D", "first-token and idle timeout", "60s", NULL,
+         0},
         {"json", SG_OPT_FLAG, &as_json, NULL, "print one JSON object (for scripts)", NULL, NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };

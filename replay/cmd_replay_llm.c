@@ -28,7 +28,8 @@ int sg_cmd_replay_llm(int argc, char **argv) {
          "time scale: 2 streams twice as fast as the trace", "1", NULL, 0},
         {"dialect", SG_OPT_FN, &cfg.dialect, "D",
          "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate", "vllm", parse_dialect, 0},
-        {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault, 0},
+        {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault,
+         0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {

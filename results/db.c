@@ -189,8 +189,8 @@ int sg_results_campaign_end(sg_results *r, int64_t campaign, const char *status,
     sg_results_now(now);
     sqlite3_stmt *st;
     int ok = 0;
-    if (sqlite3_prepare_v2(r->db, "UPDATE campaign SET ended = ?, status = ? WHERE id = ?", -1,
-                           &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(r->db, "UPDATE campaign SET ended = ?, status = ? WHERE id = ?", -1, &st,
+                           NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, now, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, campaign);
@@ -201,8 +201,8 @@ int sg_results_campaign_end(sg_results *r, int64_t campaign, const char *status,
     return sg_results_flush(r, err);
 }
 
-int sg_results_campaign_get(sg_results *r, int64_t campaign, char *suite, size_t n,
-                            json_t **config, sg_err *err) {
+int sg_results_campaign_get(sg_results *r, int64_t campaign, char *suite, size_t n, json_t **config,
+                            sg_err *err) {
     sqlite3_stmt *st;
     int found = 0;
     *config = NULL;
@@ -217,8 +217,9 @@ int sg_results_campaign_get(sg_results *r, int64_t campaign, char *suite, size_t
     }
     sqlite3_finalize(st);
     if (!found)
-        return sg_errf(err, "results database %s has no campaign %lld (specgen results campaigns "
-                            "lists them)",
+        return sg_errf(err,
+                       "results database %s has no campaign %lld (specgen results campaigns "
+                       "lists them)",
                        r->path, (long long)campaign);
     return 0;
 }
@@ -249,8 +250,8 @@ int64_t sg_results_task_find(sg_results *r, int64_t campaign, const char *name, 
                              size_t n, sg_err *err) {
     sqlite3_stmt *st;
     int64_t id = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT id, status FROM task WHERE campaign = ? AND name = ?",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(r->db, "SELECT id, status FROM task WHERE campaign = ? AND name = ?", -1,
+                           &st, NULL) != SQLITE_OK)
         return sg_results_fail(r, "cannot read tasks", err);
     sqlite3_bind_int64(st, 1, campaign);
     sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
@@ -282,7 +283,8 @@ int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens
                            sg_err *err) {
     if (sg_results_begin_write(r, err) < 0) return -1;
     char sql[160];
-    snprintf(sql, sizeof sql, "UPDATE task SET reasoning_tokens = %lld, tokens = %lld WHERE id = %lld",
+    snprintf(sql, sizeof sql,
+             "UPDATE task SET reasoning_tokens = %lld, tokens = %lld WHERE id = %lld",
              (long long)reasoning_tokens, (long long)tokens, (long long)task);
     return sg_results_exec(r, sql, err);
 }

@@ -117,7 +117,8 @@ static int task_event(sg_results *r, int64_t task, const char *ev_name, const js
                    "UPDATE generation SET ended_ms = ?, finish = ?, reasoning_tokens = ?, "
                    "content_tokens = ?, prompt_tokens = ?, cached_tokens = ?, estimated = ?, "
                    "error = ? WHERE task = ? AND kind = ? AND n = ? AND iteration = ?",
-                   "dsjjjjjjisii", ev, t, aborted ? "aborted" : json_string_value(json_object_get(ev, "finish")),
+                   "dsjjjjjjisii", ev, t,
+                   aborted ? "aborted" : json_string_value(json_object_get(ev, "finish")),
                    "reasoning_tokens", "content_tokens", "prompt_tokens", "cached_tokens",
                    "estimated", "error", task, kind ? kind : "?", n, it);
     }
@@ -126,8 +127,8 @@ static int task_event(sg_results *r, int64_t task, const char *ev_name, const js
                    "INSERT OR REPLACE INTO candidate (task, n, iteration, origin, fork, rule, "
                    "at_tokens, status, hash, source, reason, created_ms) VALUES "
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   "ijijjjjjjjjd", ev, task, "candidate", it, "origin", "fork", "rule",
-                   "at_tokens", "status", "hash", "source", "reason", t);
+                   "ijijjjjjjjjd", ev, task, "candidate", it, "origin", "fork", "rule", "at_tokens",
+                   "status", "hash", "source", "reason", t);
     if (is(ev_name, "job_done"))
         return run(r,
                    "UPDATE candidate SET verdict = ?, correct = ?, speedup = ?, noise = ?, "
@@ -162,7 +163,10 @@ static int pool_event(sg_results *r, int64_t campaign, int64_t task, const char 
                    "INSERT OR REPLACE INTO job (campaign, task, pool_job, candidate, kind, slot, "
                    "slot_name, role, lent, iteration, origin, started_ms, wait_s) VALUES "
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   "inji" "jjjjj" "ijdj", ev, campaign, task, "job",
+                   "inji"
+                   "jjjjj"
+                   "ijdj",
+                   ev, campaign, task, "job",
                    candidate_of_name(json_string_value(json_object_get(ev, "name"))), "kind",
                    "slot", "slot_name", "role", "lent",
                    (int64_t)(json_integer_value(json_object_get(ev, "iteration")) & 0xffffffff),
@@ -191,10 +195,10 @@ int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_
     if (!name) return 0;
     double t = json_number_value(json_object_get(ev, "t_ms"));
     char *data = json_dumps(ev, JSON_COMPACT);
-    int rc = run(r, "INSERT INTO event (campaign, task, t_ms, ev, iteration, data) VALUES "
-                    "(?, ?, ?, ?, ?, ?)",
-                 "indsjs", ev, campaign, task, t, name, "iteration",
-                 data);
+    int rc = run(r,
+                 "INSERT INTO event (campaign, task, t_ms, ev, iteration, data) VALUES "
+                 "(?, ?, ?, ?, ?, ?)",
+                 "indsjs", ev, campaign, task, t, name, "iteration", data);
     free(data);
     if (rc == 0 && task > 0) rc = task_event(r, task, name, ev, t);
     if (rc == 0) rc = pool_event(r, campaign, task, name, ev, t);

@@ -7,12 +7,12 @@ static const char *const migrations[] = {
     /* 1: the first schema */
     "CREATE TABLE campaign ("
     "  id INTEGER PRIMARY KEY,"
-    "  kind TEXT NOT NULL,"          /* optimize | campaign */
-    "  suite TEXT NOT NULL,"         /* the suite folder, or the task for optimize */
-    "  config TEXT NOT NULL,"        /* the options, as JSON */
-    "  started TEXT NOT NULL,"       /* UTC, ISO 8601 */
+    "  kind TEXT NOT NULL,"    /* optimize | campaign */
+    "  suite TEXT NOT NULL,"   /* the suite folder, or the task for optimize */
+    "  config TEXT NOT NULL,"  /* the options, as JSON */
+    "  started TEXT NOT NULL," /* UTC, ISO 8601 */
     "  ended TEXT,"
-    "  status TEXT NOT NULL"         /* running | done | budget | stopped | error */
+    "  status TEXT NOT NULL" /* running | done | budget | stopped | error */
     ");"
     "CREATE TABLE task ("
     "  id INTEGER PRIMARY KEY,"
@@ -24,9 +24,9 @@ static const char *const migrations[] = {
     "  target REAL,"
     "  started TEXT NOT NULL,"
     "  ended TEXT,"
-    "  status TEXT NOT NULL,"        /* running | target | budget_* | error | cancelled */
+    "  status TEXT NOT NULL," /* running | target | budget_* | error | cancelled */
     "  best_speedup REAL,"
-    "  best_candidate INTEGER,"      /* candidate.n; 0: the baseline */
+    "  best_candidate INTEGER," /* candidate.n; 0: the baseline */
     "  baseline_ns REAL,"
     "  iterations INTEGER,"
     "  reasoning_tokens INTEGER,"
@@ -39,19 +39,19 @@ static const char *const migrations[] = {
     "  task INTEGER NOT NULL REFERENCES task(id),"
     "  n INTEGER NOT NULL,"
     "  started_ms REAL,"
-    "  early_stop_ms REAL,"          /* when a candidate cut it, else NULL */
-    "  early_stop_tokens INTEGER,"   /* reasoning tokens when cut */
+    "  early_stop_ms REAL,"        /* when a candidate cut it, else NULL */
+    "  early_stop_tokens INTEGER," /* reasoning tokens when cut */
     "  PRIMARY KEY (task, n)"
     ");"
     "CREATE TABLE generation ("
     "  id INTEGER PRIMARY KEY,"
     "  task INTEGER NOT NULL REFERENCES task(id),"
     "  iteration INTEGER NOT NULL,"
-    "  kind TEXT NOT NULL,"          /* reasoning | fork */
-    "  n INTEGER NOT NULL,"          /* the task's fork number (reasoning: its iteration) */
+    "  kind TEXT NOT NULL," /* reasoning | fork */
+    "  n INTEGER NOT NULL," /* the task's fork number (reasoning: its iteration) */
     "  rule TEXT, cue TEXT, at_tokens INTEGER, at_bytes INTEGER,"
     "  started_ms REAL, ended_ms REAL,"
-    "  finish TEXT,"                 /* stop | length | aborted | error ... */
+    "  finish TEXT," /* stop | length | aborted | error ... */
     "  reasoning_tokens INTEGER, content_tokens INTEGER,"
     "  prompt_tokens INTEGER, cached_tokens INTEGER,"
     "  estimated INTEGER, error TEXT,"
@@ -60,12 +60,12 @@ static const char *const migrations[] = {
     "CREATE TABLE candidate ("
     "  id INTEGER PRIMARY KEY,"
     "  task INTEGER NOT NULL REFERENCES task(id),"
-    "  n INTEGER NOT NULL,"          /* the task's candidate number */
+    "  n INTEGER NOT NULL," /* the task's candidate number */
     "  iteration INTEGER NOT NULL,"
-    "  origin TEXT NOT NULL,"        /* fork | final */
-    "  fork INTEGER,"                /* generation.n of its fork: the lineage */
+    "  origin TEXT NOT NULL," /* fork | final */
+    "  fork INTEGER,"         /* generation.n of its fork: the lineage */
     "  rule TEXT, at_tokens INTEGER,"
-    "  status TEXT NOT NULL,"        /* submitted | duplicate | no_kernel */
+    "  status TEXT NOT NULL," /* submitted | duplicate | no_kernel */
     "  hash TEXT, source TEXT, reason TEXT,"
     "  verdict TEXT, correct INTEGER, speedup REAL, noise REAL, compile_ms REAL,"
     "  message TEXT, feedback TEXT,"
@@ -76,8 +76,8 @@ static const char *const migrations[] = {
     "  id INTEGER PRIMARY KEY,"
     "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
     "  task INTEGER REFERENCES task(id),"
-    "  pool_job INTEGER NOT NULL,"   /* the scheduler's id */
-    "  candidate INTEGER,"           /* candidate.n (NULL: the baseline) */
+    "  pool_job INTEGER NOT NULL," /* the scheduler's id */
+    "  candidate INTEGER,"         /* candidate.n (NULL: the baseline) */
     "  kind TEXT NOT NULL, slot INTEGER, slot_name TEXT, role TEXT, lent INTEGER,"
     "  iteration INTEGER, origin TEXT,"
     "  started_ms REAL, ended_ms REAL, wait_s REAL, service_s REAL,"
@@ -89,7 +89,7 @@ static const char *const migrations[] = {
     "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
     "  t_ms REAL, validate INTEGER, profile INTEGER, reason TEXT, detail TEXT"
     ");"
-    "CREATE TABLE event ("           /* every event as it came: the complete record */
+    "CREATE TABLE event (" /* every event as it came: the complete record */
     "  id INTEGER PRIMARY KEY,"
     "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
     "  task INTEGER REFERENCES task(id),"

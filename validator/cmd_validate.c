@@ -48,7 +48,8 @@ int sg_cmd_validate(int argc, char **argv) {
     const sg_opt opts[] = {
         {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend", "see below", NULL, 0},
         {"compile-only", SG_OPT_FLAG, &compile_only, NULL, "compile, do not run", NULL, NULL, 0},
-        {"arch", SG_OPT_STR, &arch, "sm_XX", "CUDA architecture to compile for", "the GPU's", NULL, 0},
+        {"arch", SG_OPT_STR, &arch, "sm_XX", "CUDA architecture to compile for", "the GPU's", NULL,
+         0},
         {"json", SG_OPT_FLAG, &json, NULL, "print the result as one JSON object", NULL, NULL, 0},
         {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL, 0},
         {"timeout", SG_OPT_DURATION, &timeout, "T", "run deadline (the worker is killed)", "20s",
