@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const tables[] = {"campaign", "task",    "iteration", "generation",
-                                     "candidate", "job",    "pool_split", "event"};
+static const char *const tables[] = {"campaign",  "task", "iteration",  "generation",
+                                     "candidate", "job",  "pool_split", "event"};
 #define NTABLES (sizeof tables / sizeof *tables)
 
 static int table_known(const char *t) {

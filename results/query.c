@@ -156,8 +156,7 @@ int sg_results_query(sg_results *r, const char *sql, const char *const *params, 
     if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
         return sg_results_fail(r, "cannot query", err);
     for (int i = 0; i < nparams; i++)
-        if (params[i])
-            sqlite3_bind_text(st, i + 1, params[i], -1, SQLITE_STATIC);
+        if (params[i]) sqlite3_bind_text(st, i + 1, params[i], -1, SQLITE_STATIC);
     int rows = sg_results_print_rows(r, st, fmt, max_cell, out, err);
     sqlite3_finalize(st);
     return rows;
@@ -173,8 +172,7 @@ int sg_results_query_user(sg_results *r, const char *sql, sg_results_fmt fmt, FI
     while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';')) tail++;
     if (tail && *tail) {
         sqlite3_finalize(st);
-        return sg_errf(err, "query: one statement at a time (this one goes on with '%.40s')",
-                       tail);
+        return sg_errf(err, "query: one statement at a time (this one goes on with '%.40s')", tail);
     }
     if (!sqlite3_stmt_readonly(st)) {
         sqlite3_finalize(st);

@@ -22,7 +22,8 @@ static int one(sg_results *r, const char *sql, int64_t a, const char *b, int64_t
     int na = sqlite3_bind_parameter_index(st, ":a"), nb = sqlite3_bind_parameter_index(st, ":b");
     if (na) sqlite3_bind_int64(st, na, a);
     if (nb) sqlite3_bind_text(st, nb, b, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st), found = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int rc = sqlite3_step(st),
+        found = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
     if (found) *out = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sg_results_fail(r, "cannot query", err);
@@ -44,11 +45,10 @@ int sg_results_resolve_campaign(sg_results *r, int64_t want, int64_t *campaign, 
 int sg_results_resolve_task(sg_results *r, const char *ref, int64_t campaign, int64_t *task,
                             sg_err *err) {
     int64_t id = as_id(ref);
-    int f = id ? one(r, "SELECT id FROM task WHERE id = :a", id, NULL, task, err)
-        : campaign > 0
-            ? one(r, "SELECT max(id) FROM task WHERE campaign = :a AND name = :b", campaign, ref,
-                  task, err)
-            : one(r, "SELECT max(id) FROM task WHERE name = :b", 0, ref, task, err);
+    int f = id             ? one(r, "SELECT id FROM task WHERE id = :a", id, NULL, task, err)
+            : campaign > 0 ? one(r, "SELECT max(id) FROM task WHERE campaign = :a AND name = :b",
+                                 campaign, ref, task, err)
+                           : one(r, "SELECT max(id) FROM task WHERE name = :b", 0, ref, task, err);
     if (f < 0) return -1;
     if (f) return 0;
     if (campaign > 0 && !id)
@@ -132,8 +132,9 @@ int sg_results_resolve_iteration(sg_results *r, const char *ref, int64_t *task, 
     }
     int64_t id = as_id(ref);
     if (!id)
-        return sg_errf(err, "iteration '%s': expected TASK:N (e.g. vector_scale:1) or an iteration "
-                            "id (specgen results iterations --task T lists them)",
+        return sg_errf(err,
+                       "iteration '%s': expected TASK:N (e.g. vector_scale:1) or an iteration "
+                       "id (specgen results iterations --task T lists them)",
                        ref);
     int f = one(r, "SELECT task FROM iteration WHERE rowid = :a", id, NULL, task, err);
     if (f < 0) return -1;
