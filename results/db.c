@@ -78,8 +78,10 @@ static int migrate(sg_results *r, sg_err *err) {
     int version = 0;
     if (sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
         return sg_results_fail(r, "cannot read its version", err);
-    if (sqlite3_step(st) == SQLITE_ROW) version = sqlite3_column_int(st, 0);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return sg_results_fail(r, "cannot read its version", err);
     int want = sg_results_schema_version();
     if (version > want)
         return sg_errf(err,
@@ -87,6 +89,11 @@ static int migrate(sg_results *r, sg_err *err) {
                        "(a newer specgen wrote it)",
                        r->path, version, want);
     if (version == want) return 0;
+    if (r->readonly && version == 0)
+        return sg_errf(err,
+                       "%s is not a specgen results database (it has no schema: empty, or "
+                       "written by something else)",
+                       r->path);
     if (r->readonly)
         return sg_errf(err,
                        "results database %s has schema version %d, older than %d: open it once "
