@@ -65,8 +65,9 @@ static void fill(sg_results *r, long candidates) {
         for (long c = 1; c <= per_task; c++) {
             long it = (c - 1) / PER_ITERATION + 1;
             if ((c - 1) % PER_ITERATION == 0)
-                record(r, campaign, task, json_pack("{s:s,s:f,s:i}", "ev", "iteration_start",
-                                                    "t_ms", t, "iteration", it));
+                record(r, campaign, task,
+                       json_pack("{s:s,s:f,s:i}", "ev", "iteration_start", "t_ms", t, "iteration",
+                                 it));
             int fork = (int)((c - 1) % PER_ITERATION) + 1, correct = c % 3 != 0;
             double speedup = correct ? 0.5 + (double)((c * 7919 + ti) % 1000) / 250 : 0;
             source(src, sizeof src, c * TASKS + ti);
@@ -80,8 +81,8 @@ static void fill(sg_results *r, long candidates) {
                              "stop", "reasoning_tokens", 0, "content_tokens", 250));
             record(r, campaign, task,
                    json_pack("{s:s,s:f,s:i,s:i,s:s,s:s,s:s,s:s,s:i,s:i,s:s}", "ev", "candidate",
-                             "t_ms", t += 1, "iteration", it, "candidate", (int)c, "origin",
-                             "fork", "status", "submitted", "hash", "0123456789abcdef", "rule",
+                             "t_ms", t += 1, "iteration", it, "candidate", (int)c, "origin", "fork",
+                             "status", "submitted", "hash", "0123456789abcdef", "rule",
                              "code_block", "at_tokens", fork * 100, "fork", fork, "source", src));
             char cname[32];
             snprintf(cname, sizeof cname, "Candidate %ld", c);
@@ -94,17 +95,17 @@ static void fill(sg_results *r, long candidates) {
                                  kind, "job", (json_int_t)++job, "origin", "fork", "wait_s", 0.01,
                                  "lent", 0, "name", cname));
                 record(r, campaign, task,
-                       json_pack("{s:s,s:f,s:i,s:I,s:s,s:s,s:f}", "ev", "job_end", "t_ms",
-                                 t += 150, "iteration", it, "job", (json_int_t)job, "end", "done",
-                                 "verdict", correct ? "pass" : "rejected", "service_s", 0.15));
+                       json_pack("{s:s,s:f,s:i,s:I,s:s,s:s,s:f}", "ev", "job_end", "t_ms", t += 150,
+                                 "iteration", it, "job", (json_int_t)job, "end", "done", "verdict",
+                                 correct ? "pass" : "rejected", "service_s", 0.15));
             }
             record(r, campaign, task,
                    json_pack("{s:s,s:f,s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s}", "ev", "job_done",
                              "t_ms", t += 1, "iteration", it, "candidate", (int)c, "correct",
                              correct, "verdict", correct ? "pass" : "rejected", "speedup", speedup,
                              "noise", 0.02, "compile_ms", 35.0, "message",
-                             correct ? "all 3 checks passed" : "wrong output at y[17]",
-                             "feedback", "Candidate is correct; memory bound."));
+                             correct ? "all 3 checks passed" : "wrong output at y[17]", "feedback",
+                             "Candidate is correct; memory bound."));
             if (correct && speedup > best) {
                 best = speedup;
                 record(r, campaign, task,
