@@ -12,6 +12,12 @@ static const sg_opt *find_opt(const sg_opt *opts, const char *name, size_t len) 
     return NULL;
 }
 
+static const sg_opt *find_short(const sg_opt *opts, char c) {
+    for (const sg_opt *o = opts; o && o->name; o++)
+        if (o->short_name && o->short_name == c) return o;
+    return NULL;
+}
+
 static int store(const sg_opt *o, const char *value, sg_err *err) {
     switch (o->kind) {
     case SG_OPT_FLAG: *(int *)o->out = 1; return 0;
@@ -53,13 +59,25 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
             sg_cli_print_help(spec);
             return SG_CLI_HELP;
         }
-        if (a[1] != '-')
-            return sg_cli_fail(spec, SG_CLI_USAGE,
-                               "unknown option '%s' (options are spelled --name)", a);
-        const char *name = a + 2, *eq = strchr(name, '=');
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const sg_opt *o = find_opt(spec->opts, name, len);
-        if (!o) return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
+        const sg_opt *o;
+        const char *eq;
+        if (a[1] != '-') { /* -o VALUE, -oVALUE, -o=VALUE */
+            o = find_short(spec->opts, a[1]);
+            if (!o)
+                return sg_cli_fail(spec, SG_CLI_USAGE,
+                                   "unknown option '%s' (long options are spelled --name)", a);
+            eq = a[2] == '\0' ? NULL : a[2] == '=' ? a + 2 : a + 1;
+            if (eq && o->kind == SG_OPT_FLAG)
+                return sg_cli_fail(spec, SG_CLI_USAGE, "option '-%c' takes no value (got '%s')",
+                                   a[1], a);
+        } else {
+            const char *name = a + 2;
+            eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            o = find_opt(spec->opts, name, len);
+            if (!o)
+                return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
+        }
         const char *value = NULL;
         if (o->kind == SG_OPT_FLAG) {
             if (eq)
@@ -93,11 +111,13 @@ void sg_cli_print_help(const sg_cmd_spec *spec) {
     if (spec->opts && spec->opts->name) {
         printf("\nOptions:\n");
         for (const sg_opt *o = spec->opts; o->name; o++) {
-            char left[64];
+            char left[64], shrt[8] = "";
+            if (o->short_name) snprintf(shrt, sizeof shrt, "-%c, ", o->short_name);
             if (o->kind == SG_OPT_FLAG)
-                snprintf(left, sizeof left, "--%s", o->name);
+                snprintf(left, sizeof left, "%s--%s", shrt, o->name);
             else
-                snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+                snprintf(left, sizeof left, "%s--%s %s", shrt, o->name,
+                         o->metavar ? o->metavar : "VALUE");
             printf("  %-26s %s", left, o->help);
             if (o->def) printf(" (default: %s)", o->def);
             printf("\n");

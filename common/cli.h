@@ -2,12 +2,14 @@
  *
  * Contract: a command describes itself with an sg_cmd_spec (usage line, summary,
  * options, positional bounds, longer help). sg_cli_parse accepts `--name value`,
- * `--name=value`, flags, `--` and `-h/--help`, writes parsed values into the option
- * slots, and moves positional arguments to the front of argv (so *pos points into
- * argv). It prints to stdout for --help (returns SG_CLI_HELP) and one message to
- * stderr naming the option and the bad value for any usage error (returns
- * SG_CLI_USAGE; the command exits 2). Slots of options not given keep their values,
- * which are the defaults shown in --help when `def` is set. */
+ * `--name=value`, flags, `--` and `-h/--help`; an option with a short name (its `short_name`
+ * field, e.g. 'o' for --out) is also `-o value`, `-oVALUE` or `-o=VALUE` (flags: `-v`), and
+ * --help shows it as `-o, --out FILE`. Short flags do not combine (`-vq` is an error), writes
+ * parsed values into the option slots, and moves positional arguments to the front of argv (so *pos
+ * points into argv). It prints to stdout for --help (returns SG_CLI_HELP) and one message to stderr
+ * naming the option and the bad value for any usage error (returns SG_CLI_USAGE; the command exits
+ * 2). Slots of options not given keep their values, which are the defaults shown in --help when
+ * `def` is set. */
 #ifndef SG_CLI_H
 #define SG_CLI_H
 
@@ -41,6 +43,7 @@ typedef struct sg_opt {
     const char *help;
     const char *def; /* default shown in help, or NULL */
     int (*fn)(const char *value, void *out, sg_err *err);
+    char short_name; /* 'o' for -o, or 0: none ('h' is taken by --help) */
 } sg_opt;
 
 typedef struct sg_cmd_spec {

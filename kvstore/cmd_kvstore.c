@@ -107,29 +107,30 @@ int sg_cmd_kvstore(int argc, char **argv) {
     const sg_opt opts[] = {
         {"listen", SG_OPT_STR, &listen, "HOST:PORT",
          "address to serve on; anything but loopback needs --requirepass-file", "127.0.0.1:6380",
-         NULL},
+         NULL, 0},
         {"memory", SG_OPT_FN, &memory, "SIZE|auto",
          "the value region: 4G, 512M, ...; auto = half the available host memory, or a GPU's "
          "free memory less 10% (required)",
-         NULL, parse_memory_opt},
+         NULL, parse_memory_opt, 0},
         {"backend", SG_OPT_STR, &backend, "host|cuda:N",
-         "where values live: host memory (mmap) or GPU N's memory (driver API)", "host", NULL},
+         "where values live: host memory (mmap) or GPU N's memory (driver API)", "host", NULL, 0},
         {"requirepass-file", SG_OPT_STR, &passfile, "F",
-         "file holding the password clients must AUTH with", NULL, NULL},
+         "file holding the password clients must AUTH with", NULL, NULL, 0},
         {"io-threads", SG_OPT_INT, &threads, "N", "I/O threads (epoll loops)",
-         "a quarter of the CPUs, 1 to 4", NULL},
-        {"maxclients", SG_OPT_INT, &maxclients, "N", "connections served at once", "10000", NULL},
+         "a quarter of the CPUs, 1 to 4", NULL, 0},
+        {"maxclients", SG_OPT_INT, &maxclients, "N", "connections served at once", "10000", NULL,
+         0},
         {"reply-limit", SG_OPT_SIZE, &reply_limit, "SIZE",
          "unsent reply bytes of one client above which its further requests wait (pipelined "
          "GETs of big values cannot pile up in memory)",
-         "64M", NULL},
+         "64M", NULL, 0},
         {"timeout", SG_OPT_DURATION, &idle_ns, "DURATION",
-         "close connections idle this long (0: never)", "0", NULL},
+         "close connections idle this long (0: never)", "0", NULL, 0},
         {"self-test", SG_OPT_SIZE, &test_bytes, "SIZE",
          "instead of serving: write SIZE bytes through the backend, read them back, compare and "
          "print the copy rates",
-         NULL, NULL},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+         NULL, NULL, 0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     static const char details[] =
         "Serves a Redis-protocol (RESP2) key-value store meant for KV-cache chunks of LLM\n"

@@ -5,8 +5,8 @@
 int sg_cmd_pool(int argc, char **argv) {
     static const char *s;
     static const sg_opt opts[] = {
-        {"listen", SG_OPT_STR, &s, "HOST:PORT", "address to serve on", NULL, NULL},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+        {"listen", SG_OPT_STR, &s, "HOST:PORT", "address to serve on", NULL, NULL, 0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     static const sg_cmd_spec spec = {
         "pool", "", "Run a pool agent serving validation and profiling jobs over HTTP.", NULL, opts,

@@ -21,15 +21,16 @@ int sg_cmd_replay_llm(int argc, char **argv) {
     sg_replay_config cfg = {.speed = 1, .dialect = SG_REPLAY_VLLM};
     const sg_opt opts[] = {
         {"trace", SG_OPT_STR, &trace, "FILE|DIR", "replay trace, or a folder of *.jsonl traces",
-         NULL, NULL},
+         NULL, NULL, 0},
         {"listen", SG_OPT_STR, &listen, "HOST:PORT", "address to serve on (port 0: any free port)",
-         "127.0.0.1:8000", NULL},
+         "127.0.0.1:8000", NULL, 0},
         {"speed", SG_OPT_DOUBLE, &cfg.speed, "X",
-         "time scale: 2 streams twice as fast as the trace", "1", NULL},
+         "time scale: 2 streams twice as fast as the trace", "1", NULL, 0},
         {"dialect", SG_OPT_FN, &cfg.dialect, "D",
-         "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate", "vllm", parse_dialect},
-        {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+         "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate", "vllm", parse_dialect, 0},
+        {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault,
+         0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {
         "replay-llm",

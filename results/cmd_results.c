@@ -1,14 +1,258 @@
+/* `specgen results`: the subcommands over a read-only connection to the database. */
 #include "common/cli.h"
-#include "results/results.h"
+#include "results/internal.h"
 
-/* Not built yet: the options below are the documented interface; see a later issue. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct args {
+    const char *db, *task, *iteration, *format, *table, *out;
+    int64_t campaign;
+    int json, csv;
+    sg_results_fmt fmt;
+    sg_results *r;
+    const sg_cmd_spec *spec;
+} args;
+
+static const char *const campaigns_sql =
+    "SELECT c.id, c.kind, c.suite, c.status, c.started, c.ended, "
+    "(SELECT count(*) FROM task WHERE campaign = c.id) AS tasks, "
+    "(SELECT max(best_speedup) FROM task WHERE campaign = c.id) AS best_speedup "
+    "FROM campaign c ORDER BY c.id";
+
+/* candidates: the task's highest candidate number (an index seek, not a count). */
+static const char *const tasks_sql =
+    "SELECT t.id, t.campaign, t.name, t.status, t.best_speedup, t.best_candidate, t.target, "
+    "t.iterations, (SELECT max(n) FROM candidate WHERE task = t.id) AS candidates, "
+    "t.reasoning_tokens, t.tokens, t.elapsed_s, t.baseline_ns, t.error "
+    "FROM task t WHERE (?1 IS NULL OR t.campaign = ?1) ORDER BY t.id";
+
+/* The best correct candidate of each task name over the campaigns chosen (index
+ * candidate_speed: one seek per task row). */
+static const char *const best_sql =
+    "SELECT task, speedup, candidate, task_id, campaign, n, iteration, origin, rule, at_tokens, "
+    "time_ns FROM (SELECT t.name AS task, c.speedup, c.id AS candidate, t.id AS task_id, "
+    "t.campaign, c.n, c.iteration, c.origin, c.rule, c.at_tokens, "
+    "t.baseline_ns / c.speedup AS time_ns, "
+    "row_number() OVER (PARTITION BY t.name ORDER BY c.speedup DESC, c.id) AS rk "
+    "FROM task t JOIN candidate c ON c.id = (SELECT id FROM candidate WHERE task = t.id AND "
+    "correct = 1 ORDER BY speedup DESC LIMIT 1) "
+    "WHERE (?1 IS NULL OR t.campaign = ?1) AND (?2 IS NULL OR t.name = ?2 OR t.id = ?2)) "
+    "WHERE rk = 1 ORDER BY task";
+
+static const char *const candidates_sql =
+    "SELECT id, n, iteration, origin, fork, rule, at_tokens, status, verdict, speedup, noise, "
+    "created_ms, coalesce(message, reason) AS message FROM candidate WHERE task = ? ORDER BY n";
+
+static const char *const iterations_sql =
+    "SELECT i.rowid AS id, i.n AS iteration, i.started_ms, i.early_stop_ms, "
+    "i.early_stop_tokens, (SELECT count(*) FROM generation g WHERE g.task = i.task AND "
+    "g.iteration = i.n AND g.kind = 'fork') AS forks, (SELECT count(*) FROM candidate c WHERE "
+    "c.task = i.task AND c.iteration = i.n) AS candidates, (SELECT max(speedup) FROM candidate "
+    "c WHERE c.task = i.task AND c.iteration = i.n AND c.correct = 1) AS best_speedup "
+    "FROM iteration i WHERE i.task = ? ORDER BY i.n";
+
+/* The iteration's events in time order; `data` columns print as JSON objects with --json. */
+static const char *const timeline_sql =
+    "SELECT t_ms, ev, json_remove(data, '$.ev', '$.t_ms', '$.iteration', '$.source') AS data "
+    "FROM event WHERE task = ? AND iteration = ? ORDER BY t_ms, id";
+
+static const char *const details =
+    "Subcommands:\n"
+    "  campaigns                      every campaign (an optimize run is one with one task)\n"
+    "  tasks [--campaign ID]          tasks: status, best speedup, iterations, tokens\n"
+    "  best [--task T] [--campaign ID]  the best correct kernel of each task name\n"
+    "  candidates --task T            a task's candidates: verdict, speedup, origin\n"
+    "  show CANDIDATE                 one candidate: source, verdict, timing, message,\n"
+    "                                 feedback, lineage to its fork point, its jobs\n"
+    "  iterations --task T            a task's iterations: forks, early stop, best\n"
+    "  timeline --iteration I         the events of one iteration, in time order\n"
+    "  export --format csv|json       tables (--table T; -o FILE, or -o DIR: one CSV each)\n"
+    "  query \"SQL\"                    one read-only SQL statement (docs/results.md: tables)\n"
+    "\n"
+    "A task T is a task id or name (the latest task of that name); a CANDIDATE is its id or\n"
+    "TASK:N (candidate N of the task); an iteration I is TASK:N or its id. Tables on a\n"
+    "terminal, --json or --csv for scripts. The database is opened read-only.\n"
+    "\n"
+    "Examples:\n"
+    "  specgen results campaigns\n"
+    "  specgen results best --json\n"
+    "  specgen results candidates --task vector_scale\n"
+    "  specgen results show vector_scale:2\n"
+    "  specgen results timeline --iteration vector_scale:1\n"
+    "  specgen results export --format csv --table candidate > candidates.csv\n"
+    "  specgen results query \"SELECT name, best_speedup FROM task ORDER BY 2 DESC\"";
+
+static int usage(args *a, const char *fmt, const char *what) {
+    return sg_cli_fail(a->spec, SG_CLI_USAGE, fmt, what);
+}
+
+static int need_task(args *a, const char *sub, int64_t *task, sg_err *err) {
+    if (!a->task)
+        return sg_errf(
+            err, "%s needs --task T (a task id or name; `specgen results tasks` lists them)", sub);
+    return sg_results_resolve_task(a->r, a->task, a->campaign, task, err);
+}
+
+static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
+    sg_results *r = a->r;
+    char id[32], id2[32], camp[32];
+    snprintf(camp, sizeof camp, "%lld", (long long)a->campaign);
+    const char *campaign = a->campaign > 0 ? camp : NULL;
+    if (a->campaign > 0 && sg_results_resolve_campaign(r, a->campaign, &(int64_t){0}, err) < 0)
+        return -1;
+    int64_t task, n;
+    if (!strcmp(sub, "campaigns"))
+        return sg_results_query(r, campaigns_sql, NULL, 0, a->fmt, 60, stdout, err);
+    if (!strcmp(sub, "tasks"))
+        return sg_results_query(r, tasks_sql, &campaign, 1, a->fmt, 60, stdout, err);
+    if (!strcmp(sub, "best")) {
+        if (a->task && sg_results_resolve_task(r, a->task, a->campaign, &task, err) < 0) return -1;
+        const char *p[] = {campaign, a->task};
+        return sg_results_query(r, best_sql, p, 2, a->fmt, 60, stdout, err);
+    }
+    if (!strcmp(sub, "candidates") || !strcmp(sub, "iterations")) {
+        if (need_task(a, sub, &task, err) < 0) return -1;
+        snprintf(id, sizeof id, "%lld", (long long)task);
+        const char *p[] = {id};
+        return sg_results_query(r, sub[0] == 'c' ? candidates_sql : iterations_sql, p, 1, a->fmt,
+                                60, stdout, err);
+    }
+    if (!strcmp(sub, "show")) {
+        if (!arg)
+            return sg_errf(err,
+                           "show needs a CANDIDATE (its id, or TASK:N such as vector_scale:2)");
+        if (sg_results_resolve_candidate(r, arg, &n, err) < 0) return -1;
+        return sg_results_show_candidate(r, n, a->fmt, stdout, err);
+    }
+    if (!strcmp(sub, "timeline")) {
+        const char *ref = a->iteration ? a->iteration : arg;
+        if (!ref)
+            return sg_errf(
+                err,
+                "timeline needs --iteration I (TASK:N such as vector_scale:1, or an iteration id)");
+        if (sg_results_resolve_iteration(r, ref, &task, &n, err) < 0) return -1;
+        snprintf(id, sizeof id, "%lld", (long long)task);
+        snprintf(id2, sizeof id2, "%lld", (long long)n);
+        const char *p[] = {id, id2};
+        return sg_results_query(r, timeline_sql, p, 2, a->fmt, 120, stdout, err);
+    }
+    if (!strcmp(sub, "export")) {
+        if (!a->format) return sg_errf(err, "export needs --format csv|json");
+        sg_results_fmt f = !strcmp(a->format, "csv") ? SG_RESULTS_CSV : SG_RESULTS_JSON;
+        struct stat sb;
+        int to_dir = a->out && f == SG_RESULTS_CSV && !a->table;
+        if (a->out && !to_dir && stat(a->out, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return sg_errf(err, "-o %s is a folder; give a file name", a->out);
+        FILE *out = a->out && !to_dir ? fopen(a->out, "w") : stdout;
+        if (!out) return sg_errf(err, "cannot write %s: %s", a->out, strerror(errno));
+        int rc = sg_results_export(r, f, a->table, to_dir ? a->out : NULL, out, err);
+        if (out != stdout && fclose(out) != 0 && rc == 0)
+            return sg_errf(err, "cannot write %s: %s", a->out, strerror(errno));
+        return rc;
+    }
+    if (!strcmp(sub, "query")) {
+        if (!arg) return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
+        return sg_results_query_user(r, arg, a->fmt, stdout, err);
+    }
+    return sg_errf(err,
+                   "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, iterations, "
+                   "timeline, export, query)",
+                   sub);
+}
+
+/* What can be told wrong before the database is opened (exit 2). */
+static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
+    static const char *const subs[] = {"campaigns",  "tasks",    "best",   "candidates", "show",
+                                       "iterations", "timeline", "export", "query"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) known |= !strcmp(sub, subs[i]);
+    if (!known)
+        return sg_errf(err,
+                       "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, "
+                       "iterations, timeline, export, query)",
+                       sub);
+    if ((!strcmp(sub, "candidates") || !strcmp(sub, "iterations")) && !a->task)
+        return sg_errf(err,
+                       "%s needs --task T (a task id or name; `specgen results tasks` lists "
+                       "them)",
+                       sub);
+    if (!strcmp(sub, "show") && !arg)
+        return sg_errf(err, "show needs a CANDIDATE (its id, or TASK:N such as vector_scale:2)");
+    if (!strcmp(sub, "timeline") && !arg && !a->iteration)
+        return sg_errf(err, "timeline needs --iteration I (TASK:N such as vector_scale:1, or an "
+                            "iteration id)");
+    if (!strcmp(sub, "export") && !a->format) return sg_errf(err, "export needs --format csv|json");
+    if (!strcmp(sub, "query") && !arg)
+        return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
+    return 0;
+}
+
+static int open_db(args *a, sg_err *err) {
+    struct stat sb;
+    if (stat(a->db, &sb) < 0) {
+        if (errno == ENOENT)
+            return sg_errf(err,
+                           "no results database at %s: `specgen optimize TASK --db %s` records "
+                           "one (the default of both is %s), or name one with --db FILE",
+                           a->db, a->db, SG_RESULTS_DEFAULT_DB);
+        return sg_errf(err, "results database %s: %s", a->db, strerror(errno));
+    }
+    if (S_ISDIR(sb.st_mode))
+        return sg_errf(err,
+                       "results database %s is a folder; --db names the file (e.g. %s/results.db)",
+                       a->db, a->db);
+    if (sg_results_open(a->db, 1, &a->r, err) < 0) return -1;
+    /* a second lock on top of the read-only open: no statement may write */
+    if (sqlite3_exec(sg_results_db(a->r), "PRAGMA query_only = ON", NULL, NULL, NULL) != SQLITE_OK)
+        return sg_results_fail(a->r, "cannot make the connection read-only", err);
+    return 0;
+}
+
 int sg_cmd_results(int argc, char **argv) {
-    static const char *s;
-    static const sg_opt opts[] = {
-        {"db", SG_OPT_STR, &s, "FILE", "results database", NULL, NULL},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    args a = {.db = SG_RESULTS_DEFAULT_DB};
+    const sg_opt opts[] = {
+        {"db", SG_OPT_STR, &a.db, "FILE", "results database", SG_RESULTS_DEFAULT_DB, NULL, 0},
+        {"json", SG_OPT_FLAG, &a.json, NULL, "print JSON", NULL, NULL, 0},
+        {"csv", SG_OPT_FLAG, &a.csv, NULL, "print CSV with a header line", NULL, NULL, 0},
+        {"campaign", SG_OPT_INT, &a.campaign, "ID", "only this campaign (tasks, best, ...)", NULL,
+         NULL, 0},
+        {"task", SG_OPT_STR, &a.task, "T", "task id or name", NULL, NULL, 0},
+        {"iteration", SG_OPT_STR, &a.iteration, "I", "TASK:N or iteration id (timeline)", NULL,
+         NULL, 0},
+        {"format", SG_OPT_STR, &a.format, "csv|json", "export format", NULL, NULL, 0},
+        {"table", SG_OPT_STR, &a.table, "NAME", "export one table", NULL, NULL, 0},
+        {"out", SG_OPT_STR, &a.out, "FILE|DIR", "export to a file (CSV of every table: a folder)",
+         NULL, NULL, 'o'},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
-    static const sg_cmd_spec spec = {"results", "QUERY", "Query the results database.", NULL, opts,
-                                     0,         -1};
-    return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
+    const sg_cmd_spec spec = {
+        "results", "SUBCOMMAND [ARG]", "Query the results database.", details, opts, 1, 2};
+    a.spec = &spec;
+    char **pos;
+    int npos;
+    int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    if (rc == SG_CLI_HELP) return 0;
+    if (rc != SG_CLI_OK) return rc;
+    if (a.json && a.csv) return usage(&a, "%s: choose one of --json and --csv", "--json --csv");
+    a.fmt = a.json ? SG_RESULTS_JSON : a.csv ? SG_RESULTS_CSV : SG_RESULTS_TEXT;
+    if (a.format && strcmp(a.format, "csv") && strcmp(a.format, "json"))
+        return usage(&a, "--format '%s': expected csv or json", a.format);
+    if (a.campaign < 0) return usage(&a, "--campaign %s: expected a campaign id (> 0)", "");
+    const char *sub = pos[0], *arg = npos > 1 ? pos[1] : NULL;
+    static const char *const with_arg[] = {"show", "query", "timeline"};
+    int takes = 0;
+    for (size_t i = 0; i < 3; i++) takes |= !strcmp(sub, with_arg[i]);
+    if (arg && !takes) return usage(&a, "unexpected argument '%s'", arg);
+    sg_err err = {{0}};
+    if (check_usage(&a, sub, arg, &err) < 0) return sg_cli_fail(&spec, SG_CLI_USAGE, "%s", err.msg);
+    if (open_db(&a, &err) < 0 || run_sub(&a, sub, arg, &err) < 0) {
+        sg_cli_fail(&spec, 1, "%s", err.msg);
+        sg_results_close(a.r, NULL);
+        return 1;
+    }
+    sg_results_close(a.r, NULL);
+    return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BATCH_MS 1000
 
@@ -33,6 +34,7 @@ int sg_results_fail(sg_results *r, const char *what, sg_err *err) {
     if ((code & 0xff) == SQLITE_FULL) hint = " (the disk is full)";
     if ((code & 0xff) == SQLITE_READONLY) hint = " (the file or its folder is read-only)";
     if ((code & 0xff) == SQLITE_BUSY) hint = " (another process holds it locked)";
+    if ((code & 0xff) == SQLITE_IOERR) hint = " (a write failed: the disk may be full)";
     if (!r->readonly) r->failed = 1;
     return sg_errf(err, "results database %s: %s: %s%s", r->path, what, sqlite3_errmsg(r->db),
                    hint);
@@ -76,8 +78,10 @@ static int migrate(sg_results *r, sg_err *err) {
     int version = 0;
     if (sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
         return sg_results_fail(r, "cannot read its version", err);
-    if (sqlite3_step(st) == SQLITE_ROW) version = sqlite3_column_int(st, 0);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return sg_results_fail(r, "cannot read its version", err);
     int want = sg_results_schema_version();
     if (version > want)
         return sg_errf(err,
@@ -85,6 +89,11 @@ static int migrate(sg_results *r, sg_err *err) {
                        "(a newer specgen wrote it)",
                        r->path, version, want);
     if (version == want) return 0;
+    if (r->readonly && version == 0)
+        return sg_errf(err,
+                       "%s is not a specgen results database (it has no schema: empty, or "
+                       "written by something else)",
+                       r->path);
     if (r->readonly)
         return sg_errf(err,
                        "results database %s has schema version %d, older than %d: open it once "
@@ -125,8 +134,13 @@ int sg_results_open(const char *path, int readonly, sg_results **out, sg_err *er
     }
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) {
-        sg_errf(err, "results database %s: cannot open: %s", path,
-                r->db ? sqlite3_errmsg(r->db) : "out of memory");
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        const char *d = dirname(dir);
+        sg_errf(err, "results database %s: cannot open: %s%s%s%s", path,
+                r->db ? sqlite3_errmsg(r->db) : "out of memory",
+                access(d, W_OK) < 0 ? " (its folder " : "", access(d, W_OK) < 0 ? d : "",
+                access(d, W_OK) < 0 ? " is not writable)" : "");
         sqlite3_close(r->db);
         free(r);
         return -1;

@@ -36,6 +36,12 @@ int sg_results_begin_write(sg_results *r, sg_err *err);
 int sg_results_fail(sg_results *r, const char *what, sg_err *err);
 /* Run sql with one int64 parameter or none (when p < 0 is not meant: use exec). */
 int sg_results_exec(sg_results *r, const char *sql, sg_err *err);
+/* Step st to its end, printing its rows (query.c). Returns the row count, or -1. */
+int sg_results_print_rows(sg_results *r, sqlite3_stmt *st, sg_results_fmt fmt, int max_cell,
+                          FILE *out, sg_err *err);
+/* Write s HTML-escaped (& < > " '), n bytes or up to its NUL when n < 0 (html.c). */
+void sg_html_escape(FILE *out, const char *s, long n);
+
 /* UTC now as "2026-12-01T04:30:00Z". */
 void sg_results_now(char out[32]);
 

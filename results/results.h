@@ -19,7 +19,14 @@
  *    iterations, generations, candidates, jobs and splits. Event names are the contract:
  *    new_best, early_stop, job_start, job_end, pool_split, ... keep their names.
  *  - A campaign (one optimize run, or one `specgen campaign`) has tasks; a resumed campaign
- *    finds its tasks by name (sg_results_task_find) so that finished ones are not redone. */
+ *    finds its tasks by name (sg_results_task_find) so that finished ones are not redone.
+ *  - Queries (query.c, resolve.c, show.c, export.c) read a database opened read-only; they
+ *    print rows as an aligned table (text), JSON or CSV, and every reference a user types
+ *    (a task, a candidate, an iteration) that matches nothing is an error that names it and
+ *    says which command lists the valid ones. sg_results_query_user runs a user's SQL only
+ *    when SQLite says the statement cannot write (and the connection is query_only).
+ *  - The report (report*.c) is one self-contained HTML file (inline SVG and CSS, no script,
+ *    nothing fetched); every text that came from a model or a database is HTML-escaped. */
 #ifndef SG_RESULTS_H
 #define SG_RESULTS_H
 
@@ -27,6 +34,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct sg_results sg_results;
 
@@ -69,6 +77,45 @@ int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens
 
 /* One event (borrowed) of a task (task 0: the campaign's own, e.g. pool events). */
 int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_t *ev, sg_err *err);
+
+/* ---- queries (read-only handles) ---- */
+
+typedef enum { SG_RESULTS_TEXT, SG_RESULTS_JSON, SG_RESULTS_CSV } sg_results_fmt;
+
+/* Run sql with its text parameters (params[i] binds ?i+1; NULL binds NULL; SQLite's column
+ * affinity turns "3" into 3 where a column is numeric) and print every row to out: an aligned
+ * table (cells cut at max_cell bytes, newlines shown as a space; 0: no cut), a JSON array of
+ * objects (numbers stay numbers) or CSV with a header. Returns the number of rows, or -1. */
+int sg_results_query(sg_results *r, const char *sql, const char *const *params, int nparams,
+                     sg_results_fmt fmt, int max_cell, FILE *out, sg_err *err);
+/* A user's one statement, refused (with a message naming it) unless it only reads. */
+int sg_results_query_user(sg_results *r, const char *sql, sg_results_fmt fmt, FILE *out,
+                          sg_err *err);
+
+/* References as users type them. A task: its id, or its name (the latest task of that name,
+ * within `campaign` when > 0). A candidate: its id, or TASK:N (the task's candidate N). An
+ * iteration: TASK:N (iteration N of the task) or the iteration row's id. 0 when it resolves,
+ * else -1 and a message naming the reference and the listing command. */
+int sg_results_resolve_task(sg_results *r, const char *ref, int64_t campaign, int64_t *task,
+                            sg_err *err);
+int sg_results_resolve_candidate(sg_results *r, const char *ref, int64_t *candidate, sg_err *err);
+int sg_results_resolve_iteration(sg_results *r, const char *ref, int64_t *task, int64_t *n,
+                                 sg_err *err);
+/* The campaign given (must exist), or the latest when want <= 0; -1 when there is none. */
+int sg_results_resolve_campaign(sg_results *r, int64_t want, int64_t *campaign, sg_err *err);
+
+/* One candidate in full: source, verdict, timing, message, feedback, and its lineage (the
+ * generation it came from: rule, cue, token offset, iteration, how that generation ended). */
+int sg_results_show_candidate(sg_results *r, int64_t candidate, sg_results_fmt fmt, FILE *out,
+                              sg_err *err);
+
+/* Every table: JSON (one object, a key per table) to out; CSV: one table (`table`) to out,
+ * or, when table is NULL, one TABLE.csv per table in the folder dir. */
+int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, const char *dir,
+                      FILE *out, sg_err *err);
+
+/* The HTML report of one campaign (docs/results.md says what it draws). */
+int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 
 /* `specgen results` and `specgen report` (cmd_results.c, cmd_report.c). */
 int sg_cmd_results(int argc, char **argv);

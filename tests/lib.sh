@@ -3,6 +3,7 @@
 #   check DESC CMD...          passes when CMD exits 0 (its output goes to the log)
 #   check_fails DESC CODE CMD...  passes when CMD exits with CODE
 #   check_output DESC PATTERN CMD...  passes when CMD's output matches the regex
+#   check_multi DESC PATTERN CMD...   the same, with a pattern that may span lines
 # Every script: source this, run checks, end with `finish` (exit 1 if any failed).
 # Servers a script starts must be cleaned up with `on_exit "kill $pid"`.
 set -u
@@ -37,13 +38,16 @@ check_fails() {
     if [ "$rc" -eq "$want" ]; then ok "$desc"; else
         not_ok "$desc"; printf '#   %s\n' "command: $* (exit $rc, wanted $want)" "${out//$'\n'/$'\n'#   }"; fi
 }
-check_output() {
-    local desc=$1 pattern=$2; shift 2
+_check_grep() { # grep flags, desc, pattern, command...
+    local flags=$1 desc=$2 pattern=$3; shift 3
     local out
     out=$("$@" 2>&1)
-    if printf '%s' "$out" | grep -qE -- "$pattern"; then ok "$desc"; else
+    if printf '%s' "$out" | grep $flags -- "$pattern"; then ok "$desc"; else
         not_ok "$desc"; printf '#   %s\n' "command: $* (output does not match /$pattern/)" "${out//$'\n'/$'\n'#   }"; fi
 }
+check_output() { _check_grep -qE "$@"; }
+# check_multi DESC PATTERN CMD...: as check_output, but the pattern may span lines
+check_multi() { _check_grep -zqE "$@"; }
 # A free loopback port (the kernel picks it; it is released right away).
 pick_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 # Wait until something listens on 127.0.0.1:PORT (up to $2 seconds, default 10).

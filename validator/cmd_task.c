@@ -38,10 +38,10 @@ int sg_cmd_task(int argc, char **argv) {
     const char *out = NULL;
     sg_val_sizes sizes = {0};
     const sg_opt opts[] = {
-        {"out", SG_OPT_STR, &out, "DIR", "output folder", "./KERNEL_NAME", NULL},
+        {"out", SG_OPT_STR, &out, "DIR", "output folder", "./KERNEL_NAME", NULL, 0},
         {"size", SG_OPT_FN, &sizes, "NAME=VALUE", "value of a size parameter (repeatable)", NULL,
-         add_size},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+         add_size, 0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {"task",
                               "init KERNEL.cu|KERNEL.cl",

@@ -46,15 +46,16 @@ int sg_cmd_validate(int argc, char **argv) {
     int compile_only = 0, json = 0;
     int64_t seed = 0, timeout = 20000000000LL, ctimeout = 30000000000LL;
     const sg_opt opts[] = {
-        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend", "see below", NULL},
-        {"compile-only", SG_OPT_FLAG, &compile_only, NULL, "compile, do not run", NULL, NULL},
-        {"arch", SG_OPT_STR, &arch, "sm_XX", "CUDA architecture to compile for", "the GPU's", NULL},
-        {"json", SG_OPT_FLAG, &json, NULL, "print the result as one JSON object", NULL, NULL},
-        {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL},
+        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend", "see below", NULL, 0},
+        {"compile-only", SG_OPT_FLAG, &compile_only, NULL, "compile, do not run", NULL, NULL, 0},
+        {"arch", SG_OPT_STR, &arch, "sm_XX", "CUDA architecture to compile for", "the GPU's", NULL,
+         0},
+        {"json", SG_OPT_FLAG, &json, NULL, "print the result as one JSON object", NULL, NULL, 0},
+        {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL, 0},
         {"timeout", SG_OPT_DURATION, &timeout, "T", "run deadline (the worker is killed)", "20s",
-         NULL},
-        {"compile-timeout", SG_OPT_DURATION, &ctimeout, "T", "compile deadline", "30s", NULL},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+         NULL, 0},
+        {"compile-timeout", SG_OPT_DURATION, &ctimeout, "T", "compile deadline", "30s", NULL, 0},
+        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {"validate",
                               "TASK_DIR [CANDIDATE...]",

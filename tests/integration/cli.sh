@@ -20,5 +20,15 @@ check_output "a bad duration names option and value" "--budget-time: '5 parsecs'
     "$SPECGEN" optimize x --budget-time '5 parsecs'
 check_output "a missing value is reported" "option '--target' needs a value" "$SPECGEN" optimize x --target
 check_output "--log-level rejects bad levels" "--log-level: 'loud'" "$SPECGEN" --log-level loud optimize
+# short options (sg_opt.short_name): -o VALUE, -oVALUE, -o=VALUE; unknown ones are named
+check_output "a short option shows in --help" '^  -o, --out FILE' "$SPECGEN" report --help
+for form in "-o $TMPDIR_TEST/a.html" "-o$TMPDIR_TEST/a.html" "-o=$TMPDIR_TEST/a.html"; do
+    # shellcheck disable=SC2086 # the form is split on purpose
+    check_output "short option form '${form%%$TMPDIR_TEST*}...' is parsed" "no results database at $TMPDIR_TEST/none.db" \
+        "$SPECGEN" report --db "$TMPDIR_TEST/none.db" $form
+done
+check_fails "an unknown short option exits 2" 2 "$SPECGEN" report -x
+check_output "an unknown short option is named" "unknown option '-x'" "$SPECGEN" report -x
+check_output "a short option needs its value" "option '--out' needs a value" "$SPECGEN" report -o
 check_output "help CMD shows the command's help" "^Usage: specgen kvstore" "$SPECGEN" help kvstore
 finish
