@@ -230,10 +230,9 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, &t->port, err);
     if (!t->pd) return -1;
     t->exec =
-        sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port, err);
+        sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
+                          &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd}, err);
     if (!t->exec) return sg_err_prefix(err, "task %s", t->name);
-    sg_run_exec_set_pool(t->exec, c->pool.sched, t->pd);
-    if (c->db) sg_run_exec_set_results(t->exec, c->db, c->id, t->db_task);
     t->state = 1;
     c->running++;
     say(c, "%s: started (%s)", t->name, sg_dev_lang_name(t->t.lang));

@@ -217,11 +217,10 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_dev_port dport;
     if (sg_run_pool_new(loop, c, t.lang, &pool, err) < 0 ||
         !(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
-        !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport, err)))
+        !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport,
+                                &(sg_run_links){db, campaign, db_task, pool.sched, pd}, err)))
         goto done;
     sg_pool_on_event(pool.sched, sg_run_exec_pool_event, e);
-    sg_run_exec_set_pool(e, pool.sched, pd);
-    sg_run_exec_set_results(e, db, campaign, db_task);
     stopper stop = {c, e};
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(loop, sfd, SG_EV_READ, on_signal, &stop, NULL);

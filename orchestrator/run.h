@@ -135,20 +135,25 @@ sg_port_dev *sg_run_dev_port_new(sg_loop *loop, sg_run_pool *pool, int task_inde
 /* ---- one task running ---- */
 typedef struct sg_run_exec sg_run_exec;
 
+/* What a running task is linked to, from its first event on (all optional: NULL leaves
+ * it out). db: every event of the task (and the pool's events handed to it) is recorded
+ * under campaign/task, committed at least once a second; a failed write stops the task
+ * and sg_run_exec_db_error says why. pool, pd: what the summary says of the pools. */
+typedef struct sg_run_links {
+    sg_results *db;
+    int64_t campaign, task;
+    const sg_pool *pool;
+    const sg_port_dev *pd;
+} sg_run_links;
+
 /* Opens OUT/events.jsonl, makes and starts the task. When it finishes, the loop is stopped
- * (sg_loop_stop) so that whoever runs the loop can look. */
+ * (sg_loop_stop) so that whoever runs the loop can look. links may be NULL. */
 sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                                const sg_run_task *t, const sg_llm_port *llm, const sg_dev_port *dev,
-                               sg_err *err);
+                               const sg_run_links *links, sg_err *err);
 /* The pool's events into this task's events.jsonl (one task per pool: optimize). */
 void sg_run_exec_pool_event(void *exec, json_t *ev);
-/* Record every event of this task (and of the pool) into db under campaign/task, with a
- * commit at least once a second. A failed write stops the task; sg_run_exec_db_error
- * then says why. */
-void sg_run_exec_set_results(sg_run_exec *e, sg_results *db, int64_t campaign, int64_t task);
 const char *sg_run_exec_db_error(const sg_run_exec *e);
-/* What the summary says of the pool (both optional: NULL leaves it out). */
-void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd);
 /* Tokens used so far (live, or final). */
 uint64_t sg_run_exec_tokens(const sg_run_exec *e);
 /* 1 once the task has finished (then *final, when given, holds its last stats). */

@@ -78,7 +78,7 @@ static void on_flush(sg_loop *loop, void *arg) {
     e->flush_timer = sg_loop_timer(loop, SG_SEC, on_flush, e);
 }
 
-void sg_run_exec_set_results(sg_run_exec *e, sg_results *db, int64_t campaign, int64_t task) {
+static void set_results(sg_run_exec *e, sg_results *db, int64_t campaign, int64_t task) {
     e->db = db;
     e->campaign = campaign;
     e->db_task = task;
@@ -89,7 +89,7 @@ const char *sg_run_exec_db_error(const sg_run_exec *e) {
     return e->db_err.msg[0] ? e->db_err.msg : NULL;
 }
 
-void sg_run_exec_set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd) {
+static void set_pool(sg_run_exec *e, const sg_pool *pool, const sg_port_dev *pd) {
     e->pool = pool;
     e->pd = pd;
 }
@@ -165,12 +165,8 @@ static void task_config(const sg_run_config *c, const sg_run_prompts *p, const s
 
 sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                                const sg_run_task *t, const sg_llm_port *llm, const sg_dev_port *dev,
-                               sg_err *err) {
-    sg_run_exec *e = calloc(1, sizeof *e);
-    if (!e) {
-        sg_errf(err, "out of memory");
-        return NULL;
-    }
+                               const sg_run_links *links, sg_err *err) {
+    sg_run_exec *e = sg_xcalloc(1, sizeof *e);
     e->lock_fd = -1;
     e->loop = loop;
     e->t0 = sg_loop_now(loop);
@@ -202,6 +198,10 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     sg_task_hooks hooks = {on_record, on_progress, on_finished, e};
     e->task = sg_task_new(loop, &e->cfg, &ts, llm, dev, &hooks, err);
     if (!e->task) goto fail;
+    if (links) { /* before the task starts: its first event is recorded too */
+        set_pool(e, links->pool, links->pd);
+        if (links->db) set_results(e, links->db, links->campaign, links->task);
+    }
     write_best(e); /* the baseline, until something beats it */
     if (!c->quiet)
         fprintf(stderr, "%s: task %s (%s), policy %s, target %.2fx, model %s, template %s\n",
