@@ -97,6 +97,35 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
     sg_buf_free(&text);
 }
 
+/* Simulated slots report only the common fields: the same outcome as the real slots'
+ * validation and timing results, so the task sees no difference. */
+static int as_val(const sg_pool_result *r, sg_val_result *v) {
+    memset(v, 0, sizeof *v);
+    v->first_bad = -1;
+    if (sg_val_verdict_parse(r->verdict, &v->verdict) < 0) return -1;
+    snprintf(v->message, sizeof v->message, "%s", r->message);
+    if (v->verdict == SG_VAL_COMPILE_ERROR) snprintf(v->detail, sizeof v->detail, "%s", r->message);
+    v->compile_ms = r->compile_ms;
+    v->run_ms = r->run_ms;
+    return 0;
+}
+
+static void as_prof(const sg_pool_result *r, sg_prof_result *p) {
+    memset(p, 0, sizeof *p);
+    p->baseline.median_ns = r->base_ns;
+    p->baseline.runs = r->runs;
+    if (r->cand_ns > 0) {
+        p->candidate.median_ns = r->cand_ns;
+        p->candidate.runs = r->runs;
+        p->speedup.speedup = r->speedup;
+        p->speedup.band = r->noise;
+        p->speedup.verdict = r->speedup > 1 + r->noise   ? SG_CMP_FASTER
+                             : r->speedup < 1 - r->noise ? SG_CMP_SLOWER
+                                                         : SG_CMP_SAME;
+    }
+    p->verdict = SG_VAL_PASS;
+}
+
 static void cancelled(job *j, const sg_pool_result *r) {
     if (j->pd->closing) return;
     memset(&j->out, 0, sizeof j->out);
@@ -114,6 +143,14 @@ static void on_profiled(void *arg, const sg_pool_job *pj, const sg_pool_result *
     if (r->end == SG_POOL_DROPPED || r->end == SG_POOL_KILLED) {
         cancelled(j, r);
         return;
+    }
+    sg_prof_result modelled;
+    sg_pool_result copy;
+    if (!r->prof && r->end == SG_POOL_DONE && r->pass) {
+        as_prof(r, &modelled);
+        copy = *r;
+        copy.prof = &modelled;
+        r = &copy;
     }
     if (!r->prof) { /* correct, but no timing: no speedup to act on */
         fill_outcome(pd->cfg.fb, j->name, &j->vr, NULL, &j->out);
@@ -148,6 +185,13 @@ static void on_validated(void *arg, const sg_pool_job *pj, const sg_pool_result 
     if (r->end == SG_POOL_DROPPED || r->end == SG_POOL_KILLED) {
         cancelled(j, r);
         return;
+    }
+    sg_val_result modelled;
+    sg_pool_result copy;
+    if (!r->val && r->end == SG_POOL_DONE && as_val(r, &modelled) == 0) {
+        copy = *r;
+        copy.val = &modelled;
+        r = &copy;
     }
     if (!r->val) { /* the slot could not run it */
         memset(&j->out, 0, sizeof j->out);

@@ -1,5 +1,5 @@
-/* sim.h — the models that stand behind the seams in virtual time: simulated pool slots
- * now; the LLM model and workload files come with the simulator.
+/* sim.h — the models that stand behind the seams in virtual time: simulated pool slots,
+ * an LLM serving model, and the workload files that set their parameters.
  *
  * Contract
  *  - Simulated slots (sg_sim_slots) implement pool.h's slot seam on an sg_loop (meant for
@@ -21,6 +21,12 @@ typedef struct sg_sim_slot_model {
     double pass_rate;                 /* validate jobs: chance of a correct candidate */
     double speedup_mean;              /* profile jobs: mean speedup (lognormal, cv 0.3) */
     uint64_t seed;
+    /* Candidates written by the LLM model carry "sim q=Q id=N" in their source: then the
+     * outcome follows the quality Q (0..1) — compile error with p_compile_error * (1 - Q),
+     * wrong with p_wrong * (1 - Q), else correct at speedup max_speedup^Q times lognormal
+     * noise (cv speedup_cv) — drawn from a generator seeded by (seed, N), so a candidate's
+     * validation and timing agree and do not depend on the order jobs run in. */
+    double p_compile_error, p_wrong, max_speedup, speedup_cv;
 } sg_sim_slot_model;
 
 /* A job's own outcome (sg_pool_work.model): used instead of drawing one. */
@@ -36,5 +42,76 @@ sg_sim_slots *sg_sim_slots_new(sg_loop *loop, const sg_sim_slot_model *m, int ns
 void sg_sim_slots_bind(sg_sim_slots *s, sg_pool *p);
 void sg_sim_slots_free(sg_sim_slots *s);
 extern const sg_pool_slot_ops sg_sim_slot_ops;
+
+/* ---- the workload (sim/workloads/NAME.json, docs/eval.md) ---- */
+typedef struct sg_sim_workload {
+    char name[64];
+    /* LLM serving */
+    int instances;                       /* serving instances */
+    int rate_points;                     /* decode rate per stream by batch size: */
+    double rate_batch[8], rate_tok_s[8]; /* (batch, tokens/s) points, interpolated */
+    double prefill_tok_s;                /* prompt and uncached prefix tokens per second */
+    double first_token_s;                /* fixed latency before a stream's first token */
+    double prompt_tokens;                /* an iteration's prompt (task + best kernel + feedback) */
+    double cache_tokens; /* prefix cache per instance, tokens (kvstore adds to it) */
+    double reasoning_tokens, reasoning_cv; /* reasoning length per iteration (lognormal) */
+    double code_every_tokens;              /* mean distance between code blocks in the reasoning */
+    double cue_every_tokens;               /* mean distance between transition cues */
+    double fork_tokens, final_tokens;      /* answer lengths: a fork's, the final answer's */
+    /* what the reasoning is worth: a fork at fraction f of the reasoning writes a kernel
+     * of quality q0 + (q1 - q0) * f^q_gamma + normal(0, q_sd); the final answer q_final;
+     * every iteration adds q_iter (feedback helps) */
+    double q0, q1, q_gamma, q_sd, q_final, q_iter;
+    /* devices */
+    sg_sim_slot_model slots;
+    /* tasks */
+    double target_speedup;
+} sg_sim_workload;
+
+/* Defaults: the reference workload (sim/workloads/reference.json says where each value
+ * comes from). */
+void sg_sim_workload_default(sg_sim_workload *w);
+/* Overlay a workload file on w; unknown fields are errors naming the file and field. */
+int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err);
+/* The decode rate of one stream on an instance running `batch` streams. */
+double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
+
+/* ---- the LLM model ----
+ * Serving instances with a per-stream decode rate that falls as the batch grows, a
+ * prefill rate, and a prefix cache per instance (LRU over the reasoning streams' prefixes,
+ * in tokens): a fork whose reasoning prefix is cached prefills only its answer prefix,
+ * else the whole prefix. A reasoning stream emits text in chunks: filler words, code blocks
+ * (```c ... ```) and transition cues ("Wait,") where a real model would write them, so
+ * the real trigger policy runs on it; forks and final answers emit a fenced ```opencl
+ * kernel whose source carries "sim q=Q id=N" (its quality and a unique id). Abort stops a
+ * generation at once (no callback after it); a generation is freed after its done
+ * callback returns, or by abort. Everything is drawn from generators seeded
+ * by (seed, task, iteration, fork), so a run is reproducible. */
+typedef struct sg_sim_llm sg_sim_llm;
+typedef struct sg_sim_gen sg_sim_gen;
+
+typedef struct sg_sim_gen_cb {
+    /* reasoning text and the stream's reasoning tokens so far */
+    void (*reasoning)(void *arg, const char *text, size_t len, uint64_t tokens);
+    void (*content)(void *arg, const char *text, size_t len);
+    /* the end: tokens generated, prompt tokens, and how many of them came from the cache */
+    void (*done)(void *arg, uint64_t reasoning, uint64_t content, uint64_t prompt, uint64_t cached);
+    void *arg;
+} sg_sim_gen_cb;
+
+sg_sim_llm *sg_sim_llm_new(sg_loop *loop, const sg_sim_workload *w, uint64_t seed);
+void sg_sim_llm_free(sg_sim_llm *m);
+/* Iteration `iteration` of task `task` (both small integers the caller keeps). */
+sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream,
+                              const sg_sim_gen_cb *cb);
+/* A fork from reasoning stream `stream` of that iteration, after `prefix_tokens` of its
+ * reasoning (the stream may have ended; its prefix may since have left the cache). */
+sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
+                            uint64_t prefix_tokens, const sg_sim_gen_cb *cb);
+/* Stop it now; *reasoning / *content: what it had generated. The generation is freed. */
+void sg_sim_llm_abort(sg_sim_llm *m, sg_sim_gen *g, uint64_t *reasoning, uint64_t *content);
+/* Tokens decoded so far, and prefill tokens saved by the cache (for the report). */
+void sg_sim_llm_counts(const sg_sim_llm *m, uint64_t *decoded, uint64_t *prefilled,
+                       uint64_t *cached);
 
 #endif

@@ -71,6 +71,32 @@ static void job_end(sg_loop *loop, void *arg) {
     sg_pool_slot_done(ss->owner->pool, ss->index, &r);
 }
 
+/* A candidate from the LLM model ("sim q=Q id=N" in its source): its outcome follows its
+ * quality, drawn from (seed, N) so validation and timing agree. 0 when not such a source. */
+static int quality_outcome(sg_sim_slots *s, const sg_pool_job *job, sg_pool_result *r) {
+    const char *src = job->work.candidate;
+    const char *at = src ? strstr(src, "sim q=") : NULL;
+    double q;
+    unsigned long long id;
+    if (!at || sscanf(at, "sim q=%lf id=%llu", &q, &id) != 2) return 0;
+    uint64_t rng = s->m.seed * 0x9e3779b97f4a7c15ULL ^ id * 0xbf58476d1ce4e5b9ULL;
+    double u1 = uniform(&rng), u2 = uniform(&rng);
+    const sg_sim_slot_model *m = &s->m;
+    if (u1 < m->p_compile_error * (1 - q)) {
+        snprintf(r->verdict, sizeof r->verdict, "compile_error");
+        snprintf(r->message, sizeof r->message, "error: the simulated compiler refused it");
+    } else if (u2 < m->p_wrong * (1 - q)) {
+        snprintf(r->verdict, sizeof r->verdict, "mismatch");
+        snprintf(r->message, sizeof r->message, "output y differs from the reference");
+    } else {
+        r->pass = 1;
+        snprintf(r->verdict, sizeof r->verdict, "pass");
+        r->speedup =
+            pow(m->max_speedup > 1 ? m->max_speedup : 1, q) * lognormal(&rng, 1, m->speedup_cv);
+    }
+    return 1;
+}
+
 static int sim_start(void *impl, int slot, const sg_pool_job *job, sg_err *err) {
     sg_sim_slots *s = impl;
     if (slot < 0 || slot >= s->n) return sg_errf(err, "sim: no slot %d", slot);
@@ -81,20 +107,32 @@ static int sim_start(void *impl, int slot, const sg_pool_job *job, sg_err *err) 
                          ? given->service_s
                          : lognormal(&s->rng, s->m.service_s[kind], s->m.cv);
     memset(&ss->r, 0, sizeof ss->r);
+    sg_pool_result q;
+    memset(&q, 0, sizeof q);
+    int modelled = !given && quality_outcome(s, job, &q);
     if (kind == SG_POOL_VALIDATE) {
-        ss->r.pass = given ? given->pass : uniform(&s->rng) < s->m.pass_rate;
+        if (modelled)
+            ss->r = q;
+        else if (!given && !job->work.candidate) /* the baseline is right */
+            ss->r.pass = 1;
+        else
+            ss->r.pass = given ? given->pass : uniform(&s->rng) < s->m.pass_rate;
         ss->r.run_ms = service * 1000;
     } else {
         ss->r.pass = 1;
         ss->r.speedup =
-            given && given->speedup > 0
+            modelled ? q.speedup
+            : given && given->speedup > 0
                 ? given->speedup
                 : lognormal(&s->rng, s->m.speedup_mean > 0 ? s->m.speedup_mean : 1, 0.3);
+        if (!given && !job->work.candidate) ss->r.speedup = 0; /* the baseline alone */
         ss->r.base_ns = 1e6;
-        ss->r.cand_ns = ss->r.base_ns / ss->r.speedup;
+        ss->r.cand_ns = ss->r.speedup > 0 ? ss->r.base_ns / ss->r.speedup : 0;
+        ss->r.noise = 0.02;
         ss->r.runs = 20;
     }
-    snprintf(ss->r.verdict, sizeof ss->r.verdict, "%s", ss->r.pass ? "pass" : "mismatch");
+    if (!ss->r.verdict[0])
+        snprintf(ss->r.verdict, sizeof ss->r.verdict, "%s", ss->r.pass ? "pass" : "mismatch");
     ss->timer = sg_loop_timer(s->loop, (int64_t)(service * SG_SEC), job_end, ss);
     return 0;
 }

@@ -24,3 +24,12 @@ int sg_val_type_parse(const char *s, sg_val_type *out) {
 const char *sg_val_verdict_name(sg_val_verdict v) {
     return v < SG_VAL_NVERDICT ? verdicts[v] : "?";
 }
+
+int sg_val_verdict_parse(const char *s, sg_val_verdict *out) {
+    for (int i = 0; s && i < SG_VAL_NVERDICT; i++)
+        if (!strcmp(s, verdicts[i])) {
+            *out = (sg_val_verdict)i;
+            return 0;
+        }
+    return -1;
+}

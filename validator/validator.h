@@ -139,7 +139,8 @@ typedef enum {
     SG_VAL_NO_DEVICE, /* the backend cannot run here (e.g. CUDA without a GPU) */
     SG_VAL_NVERDICT
 } sg_val_verdict;
-const char *sg_val_verdict_name(sg_val_verdict v); /* "pass", "mismatch", ... */
+const char *sg_val_verdict_name(sg_val_verdict v);            /* "pass", "mismatch", ... */
+int sg_val_verdict_parse(const char *s, sg_val_verdict *out); /* 0, or -1: not a verdict */
 
 typedef struct sg_val_result {
     sg_val_verdict verdict;
