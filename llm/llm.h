@@ -71,6 +71,8 @@ typedef struct sg_llm_request {
     int64_t max_tokens;        /* 0: server default */
     double temperature;        /* < 0: server default */
     const char *extra_json;    /* JSON object merged into the body, or NULL */
+    const char *const *stop;   /* stop strings sent as "stop" (nstop of them; 0: none) */
+    size_t nstop;
     sg_llm_think_mode think;
     int priority;       /* when queued at the cap: higher starts first (forks) */
     int64_t trigger_ns; /* > 0: sent as X-Specgen-Trigger-Ns (CLOCK_MONOTONIC) and t_sent_ns

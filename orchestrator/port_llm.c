@@ -87,6 +87,8 @@ static sg_gen *start_fork(void *impl, const sg_fork_request *f, const sg_gen_eve
     sg_llm_request req = {.model = pl->model,
                           .max_tokens = f->max_tokens,
                           .temperature = f->temperature,
+                          .stop = f->stop,
+                          .nstop = f->nstop,
                           .think = SG_LLM_THINK_OFF,
                           .priority = 1};
     if (pl->fork_mode == SG_FORK_CONTINUE) {

@@ -49,6 +49,8 @@ typedef struct sg_fork_request {
     const char *prompt;        /* raw prompt */
     const char *system, *user; /* the iteration's messages */
     const char *assistant;     /* think_open + reasoning + think_close + answer prefix */
+    const char *const *stop;   /* the chat template's stop strings (nstop), sent with it */
+    size_t nstop;
     int64_t max_tokens;
     double temperature;
 } sg_fork_request;

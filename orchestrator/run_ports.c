@@ -63,9 +63,8 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
     sg_llm_config lc = {.urls = l->urls, .n_urls = nurls};
     l->llm = sg_llm_new(l->cl, &lc, err);
     if (!l->llm) goto fail;
-    /* c->fork_mode is not handed on: it never was (forks are always raw completions), and
-     * wiring it is a behaviour change of its own. */
     l->pl = (sg_port_llm){.llm = l->llm,
+                          .fork_mode = c->fork_mode,
                           .model = c->model,
                           .reasoning_max_tokens = c->max_tokens,
                           .reasoning_temperature = -1};

@@ -455,12 +455,14 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
     g->fire = *fire;
     sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
-    sg_fork_request req = {prompt.data,
-                           t->system,
-                           t->user,
-                           assistant.data,
-                           t->cfg.prompts->fork_max_tokens,
-                           t->cfg.prompts->fork_temperature};
+    sg_fork_request req = {.prompt = prompt.data,
+                           .system = t->system,
+                           .user = t->user,
+                           .assistant = assistant.data,
+                           .stop = (const char *const *)t->cfg.tmpl->stop,
+                           .nstop = t->cfg.tmpl->nstop,
+                           .max_tokens = t->cfg.prompts->fork_max_tokens,
+                           .temperature = t->cfg.prompts->fork_temperature};
     g->gen = t->llm.start_fork(t->llm.impl, &req, &ev, &err);
     sg_buf_free(&prompt);
     sg_buf_free(&assistant);

@@ -29,6 +29,8 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         {"dialect", SG_OPT_FN, &cfg.dialect, "D",
          "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate", "vllm", parse_dialect},
         {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault},
+        {"log-requests", SG_OPT_STR, &cfg.log_requests, "FILE",
+         "append each completion request to FILE as a JSON line (what clients sent)", NULL, NULL},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL},
     };
     const sg_cmd_spec spec = {

@@ -15,7 +15,10 @@
  * - The server (libmicrohttpd, one thread per connection) streams each token at the
  *   trace's time divided by speed, notices a client that closed its connection within a
  *   millisecond (poll for RDHUP while waiting) and stops; /metrics and /v1/replay/stats
- *   show what it did. sg_replay_start returns once it listens. */
+ *   show what it did. sg_replay_start returns once it listens.
+ * - With log_requests set, every completion request is appended to that file as one JSON
+ *   line {"path": ..., "request": BODY} before it is answered (tests look at what a
+ *   client sent); the file is opened by sg_replay_start, which fails when it cannot. */
 #ifndef SG_REPLAY_H
 #define SG_REPLAY_H
 
@@ -104,6 +107,7 @@ typedef struct sg_replay_config {
     double speed;
     sg_replay_dialect dialect;
     sg_replay_fault fault;
+    const char *log_requests; /* append each completion request here (JSON lines); NULL: no */
 } sg_replay_config;
 
 typedef struct sg_replay_server sg_replay_server;

@@ -28,10 +28,43 @@ echo "# elapsed: specgen ${ts}s, sequential ${tq}s"
 check "specgen reaches the target at least 1.25x sooner than sequential" \
     python3 -c "import sys; s,q=float(sys.argv[1]),float(sys.argv[2]); print('ratio', q/s); sys.exit(0 if q/s >= 1.25 else 1)" "$ts" "$tq"
 
+# --fork-mode continue, seen at the server: replay-llm logs every request it gets. Forks
+# are chat requests continuing the final assistant message, with the template's stops.
+port=$(pick_port)
+"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" \
+    --log-requests "$TMPDIR_TEST/requests.jsonl" >"$out/replay.log" 2>&1 &
+on_exit "kill $!"
+wait_port "$port"
 check "forks as chat requests continuing the final message (--fork-mode continue)" \
-    "$SPECGEN" optimize $task --device opencl --fork-mode continue --out "$out/cont"
+    "$SPECGEN" optimize $task --device opencl --fork-mode continue --llm "http://127.0.0.1:$port" \
+    --model replay --out "$out/cont"
 check_output "  ... also meet the target with forks" '^target$' field "$out/cont/summary.json" end
 check_output "  ... and fork" '^[1-9]' field "$out/cont/summary.json" forks
+# MODE: how many fork requests of that shape the server got, with stops (check_output
+# has a local $out: use $TMPDIR_TEST here)
+forks_seen() {
+    python3 - "$TMPDIR_TEST/requests.jsonl" "$1" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    q = r["request"]
+    if sys.argv[2] == "continue":
+        ok = (r["path"] == "/v1/chat/completions" and q.get("continue_final_message") is True
+              and q.get("add_generation_prompt") is False
+              and q["messages"][-1]["role"] == "assistant")
+    else:
+        ok = r["path"] == "/v1/completions" and "</think>" in q["prompt"]
+    n += ok and q.get("stop") == ["<|im_end|>", "<|endoftext|>"]
+print(n)
+PY
+}
+check_output "  ... the server got chat forks with continue_final_message and the stops" '^[1-9]' forks_seen continue
+check_output "  ... and no raw completions" '^0$' forks_seen completions
+: >"$TMPDIR_TEST/requests.jsonl"
+check "the default fork mode against the same server" \
+    "$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model replay --out "$out/compl"
+check_output "  ... forks are raw completions with the template's stops" '^[1-9]' forks_seen completions
 
 # SIGTERM (or Ctrl-C) stops gracefully: summary and best kernel written, exit 130, no
 # worker process left behind.
