@@ -198,9 +198,9 @@ static void abort_gens(sg_task *t, int only_iteration) {
             t->llm.abort(t->llm.impl, g->gen, &s);
             g->gen = NULL;
             t->tokens_done += s.reasoning_tokens + s.content_tokens;
-            if (g->kind == GEN_FORK) {
+            if (g->kind == GEN_FORK) { /* cut short: says nothing about its rule */
                 t->st.fork_tokens += s.content_tokens;
-                sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+                sg_trigger_fork_aborted(t->trigger);
             }
             record(t, "generation_aborted",
                    json_pack("{s:s,s:i,s:I,s:I}", "kind",
@@ -378,6 +378,18 @@ static void on_content(void *arg, const char *text, size_t len) {
     g->content_chunks++;
 }
 
+/* A fork ended: a code-block cue kept pending while no slot was free may fork now, from
+ * the current iteration's reasoning as it stands. */
+static void fork_slot_freed(sg_task *t) {
+    if (t->phase != PHASE_RUNNING) return;
+    for (gen_ctx *r = t->gens; r; r = r->next) {
+        if (r->kind != GEN_REASONING || r->iteration != t->st.iteration || !r->gen) continue;
+        sg_trigger_fire fire;
+        if (sg_trigger_poll(t->trigger, r->reasoning_tokens, &fire)) start_fork(t, r, &fire);
+        return;
+    }
+}
+
 static void on_gen_done(void *arg, const sg_gen_summary *s) {
     gen_ctx *g = arg;
     sg_task *t = g->task;
@@ -398,7 +410,7 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
         t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
     if (s->error[0]) {
         if (g->kind == GEN_FORK)
-            sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+            sg_trigger_fork_aborted(t->trigger); /* a failure is no duplicate either */
         else if (t->reasoning_failures >= 2 && t->phase == PHASE_RUNNING) {
             char msg[700];
             snprintf(msg, sizeof msg, "the reasoning stream failed twice in a row: %s", s->error);
@@ -418,6 +430,7 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
             submit_candidate(t, g->content.data ? g->content.data : "", g->content.len, "final", g);
         }
     }
+    if (g->kind == GEN_FORK) fork_slot_freed(t);
     gen_free(g);
     progress(t);
     maybe_advance(t);
@@ -474,9 +487,10 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     }
     sg_trigger_fork_started(t->trigger, fire);
     record(t, "fork",
-           json_pack("{s:i,s:s,s:s,s:I,s:I}", "fork", g->index, "rule", sg_rule_name(fire->rule),
-                     "cue", fire->cue, "at_tokens", (json_int_t)fire->tokens, "at_bytes",
-                     (json_int_t)fire->offset));
+           json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:I}", "fork", g->index, "rule",
+                     sg_rule_name(fire->rule), "cue", fire->cue, "at_tokens",
+                     (json_int_t)fire->tokens, "at_bytes", (json_int_t)fire->offset, "deferred",
+                     fire->deferred, "cue_tokens", (json_int_t)fire->cue_tokens));
 }
 
 /* ---- iterations ---- */
