@@ -164,10 +164,9 @@ void sg_feedback_compile(const sg_feedback_templates *t, const sg_fb_compile *c,
 }
 
 void sg_feedback_mismatch(const sg_feedback_templates *t, const sg_fb_mismatch *m, sg_buf *out) {
-    char idx[32], got[32], exp[32], mabs[32], mrel[32], reason[256] = "";
+    char idx[32], mabs[32], mrel[32], reason[256] = "";
+    const char *got = m->got ? m->got : "?", *exp = m->expected ? m->expected : "?";
     snprintf(idx, sizeof idx, "%lld", m->index);
-    snprintf(got, sizeof got, "%.6g", m->got);
-    snprintf(exp, sizeof exp, "%.6g", m->expected);
     snprintf(mabs, sizeof mabs, "%.3g", m->max_abs);
     snprintf(mrel, sizeof mrel, "%.3g", m->max_rel);
     if (m->reason && *m->reason) snprintf(reason, sizeof reason, " Also: %s.", m->reason);
