@@ -1,4 +1,5 @@
 #include "orchestrator/port_llm.h"
+#include "common/buf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,7 @@ static void on_error(void *arg, const char *msg, const sg_llm_result *r) {
 
 static sg_gen *start(sg_port_llm *pl, const sg_llm_request *req, const sg_gen_events *ev,
                      sg_err *err) {
-    sg_gen *g = calloc(1, sizeof *g);
+    sg_gen *g = sg_xcalloc(1, sizeof *g);
     g->ev = *ev;
     sg_llm_callbacks cb = {on_reasoning, on_content, NULL, on_finish, on_error, g};
     g->stream = sg_llm_start(pl->llm, req, &cb, err);

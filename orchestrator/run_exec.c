@@ -1,6 +1,7 @@
 /* run_exec.c — one task running on a loop through the ports it is given, and its outputs:
  * events.jsonl (each event as it comes), best.EXT and summary.json (at the end). */
 #include "orchestrator/optimize_ui.h"
+#include "common/buf.h"
 #include "orchestrator/run.h"
 
 #include <errno.h>
@@ -82,11 +83,7 @@ static void task_config(const sg_run_config *c, const sg_run_prompts *p, const s
 sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                                const sg_run_task *t, const sg_llm_port *llm, const sg_dev_port *dev,
                                sg_err *err) {
-    sg_run_exec *e = calloc(1, sizeof *e);
-    if (!e) {
-        sg_errf(err, "out of memory");
-        return NULL;
-    }
+    sg_run_exec *e = sg_xcalloc(1, sizeof *e);
     e->loop = loop;
     e->t0 = sg_loop_now(loop);
     e->c = c;

@@ -1,6 +1,7 @@
 /* task.c — one optimization task: baseline, iterations, reasoning streams, forks,
  * candidates, jobs, early stop, budgets. See task.h for the contract. */
 #include "orchestrator/task.h"
+#include "common/buf.h"
 
 #include "common/json.h"
 #include "common/srcnorm.h"
@@ -99,9 +100,9 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
     if (!rc) rc = sg_json_get_str(o, "user", 1, &user, path, err);
     if (!rc) rc = sg_json_get_str(o, "feedback_header", 0, &fh, path, err);
     if (!rc) {
-        p->system = strdup(sys);
-        p->user = strdup(user);
-        p->feedback_header = strdup(fh);
+        p->system = sg_xstrdup(sys);
+        p->user = sg_xstrdup(user);
+        p->feedback_header = sg_xstrdup(fh);
     }
     json_decref(o);
     if (rc) return rc;
@@ -118,7 +119,7 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
         rc = sg_errf(err, "%s: field \"max_tokens\": must be 16..65536, got %lld", path,
                      (long long)mt);
     if (!rc) {
-        p->answer_prefix = strdup(prefix);
+        p->answer_prefix = sg_xstrdup(prefix);
         p->fork_max_tokens = mt;
         p->fork_temperature = temp;
     }
@@ -165,7 +166,7 @@ static void add_feedback(sg_task *t, const char *text) {
         memmove(t->feedback, t->feedback + 1, (size_t)(max - 1) * sizeof *t->feedback);
         t->nfeedback--;
     }
-    t->feedback[t->nfeedback++] = strdup(text);
+    t->feedback[t->nfeedback++] = sg_xstrdup(text);
 }
 
 static void stop_task(sg_task *t, sg_crit reason, const char *error);
@@ -221,7 +222,7 @@ static int seen_before(sg_task *t, uint64_t h) {
         if (t->hashes[i] == h) return 1;
     if (t->nhashes == t->caphashes) {
         t->caphashes = t->caphashes ? 2 * t->caphashes : 32;
-        t->hashes = realloc(t->hashes, t->caphashes * sizeof *t->hashes);
+        t->hashes = sg_xrealloc(t->hashes, t->caphashes * sizeof *t->hashes);
     }
     t->hashes[t->nhashes++] = h;
     return 0;
@@ -334,7 +335,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
         sg_buf_free(&src);
         return;
     }
-    job_ctx *j = calloc(1, sizeof *j);
+    job_ctx *j = sg_xcalloc(1, sizeof *j);
     j->task = t;
     j->candidate = id;
     j->iteration = t->st.iteration;
@@ -437,7 +438,7 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
 }
 
 static gen_ctx *gen_new(sg_task *t, int kind, int index) {
-    gen_ctx *g = calloc(1, sizeof *g);
+    gen_ctx *g = sg_xcalloc(1, sizeof *g);
     g->task = t;
     g->kind = kind;
     g->iteration = t->st.iteration;
@@ -654,7 +655,7 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
         sg_errf(err, "task language '%s' is not cuda or opencl", spec->lang ? spec->lang : "");
         return NULL;
     }
-    sg_task *t = calloc(1, sizeof *t);
+    sg_task *t = sg_xcalloc(1, sizeof *t);
     t->loop = loop;
     t->cfg = *cfg;
     t->spec = *spec;
@@ -663,8 +664,8 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
     if (hooks) t->hooks = *hooks;
     t->trigger = sg_trigger_new(&cfg->trigger);
     int max = cfg->feedback_last > 0 ? cfg->feedback_last : 4;
-    t->feedback = calloc((size_t)max, sizeof *t->feedback);
-    t->best_kernel = strdup(spec->baseline ? spec->baseline : "");
+    t->feedback = sg_xcalloc((size_t)max, sizeof *t->feedback);
+    t->best_kernel = sg_xstrdup(spec->baseline ? spec->baseline : "");
     t->st.best_speedup = 1.0;
     sg_buf prefix = {0};
     const char *k = "lang";

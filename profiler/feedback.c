@@ -1,4 +1,5 @@
 #include "profiler/feedback.h"
+#include "common/buf.h"
 
 #include "common/json.h"
 #include "common/units.h"
@@ -25,7 +26,7 @@ int sg_feedback_load(const char *prompts_dir, sg_feedback_templates *t, sg_err *
     for (size_t i = 0; i < 4 && rc == 0; i++) {
         const char *v;
         rc = sg_json_get_str(j, f[i].key, 1, &v, path, err);
-        if (rc == 0) *f[i].out = strdup(v);
+        if (rc == 0) *f[i].out = sg_xstrdup(v);
     }
     json_decref(j);
     if (rc < 0) sg_feedback_free(t);

@@ -136,8 +136,7 @@ struct sg_trigger {
 };
 
 sg_trigger *sg_trigger_new(const sg_trigger_config *cfg) {
-    sg_trigger *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
+    sg_trigger *t = sg_xcalloc(1, sizeof *t);
     t->cfg = *cfg;
     return t;
 }
