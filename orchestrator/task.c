@@ -20,6 +20,7 @@ typedef struct gen_ctx {
     sg_gen *gen; /* NULL once done or aborted */
     sg_buf reasoning, content;
     uint64_t reasoning_tokens, content_chunks;
+    int tokens_estimated; /* reasoning_tokens is the client's estimate, not the server's */
     sg_trigger_fire fire; /* forks: what started it */
     struct gen_ctx *prev, *next;
 } gen_ctx;
@@ -152,6 +153,9 @@ static void record(sg_task *t, const char *ev, json_t *fields) {
     json_decref(fields);
 }
 
+/* Where a live reasoning token count came from (events name it). */
+static const char *tokens_source(int estimated) { return estimated ? "estimate" : "server"; }
+
 static void progress(sg_task *t) {
     t->st.tokens_total = t->tokens_done;
     for (gen_ctx *g = t->gens; g; g = g->next)
@@ -280,15 +284,17 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         } else if (c == SG_CRIT_END_ITERATION && j->iteration == t->st.iteration &&
                    t->iter_gens > 0) {
             uint64_t tokens = 0;
+            int est = 0;
             for (gen_ctx *g = t->gens; g; g = g->next)
                 if (g->kind == GEN_REASONING && g->iteration == t->st.iteration)
-                    tokens += g->reasoning_tokens;
+                    tokens += g->reasoning_tokens, est |= g->tokens_estimated;
             t->st.early_stops++;
             t->iter_cut = 1;
             t->st.tokens_at_early_stop += tokens;
             record(t, "early_stop",
-                   json_pack("{s:i,s:I,s:f}", "candidate", j->candidate, "reasoning_tokens",
-                             (json_int_t)tokens, "speedup", o->speedup));
+                   json_pack("{s:i,s:I,s:f,s:s}", "candidate", j->candidate, "reasoning_tokens",
+                             (json_int_t)tokens, "speedup", o->speedup, "tokens",
+                             tokens_source(est)));
             abort_gens(t, t->st.iteration);
             end_jobs(t, t->st.iteration);
         }
@@ -357,8 +363,9 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
 
 static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire);
 
-static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens) {
+static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens, int estimated) {
     gen_ctx *g = arg;
+    g->tokens_estimated = estimated;
     sg_task *t = g->task;
     sg_buf_append(&g->reasoning, text, len);
     t->st.reasoning_tokens += tokens > g->reasoning_tokens ? tokens - g->reasoning_tokens : 0;
@@ -488,10 +495,11 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     }
     sg_trigger_fork_started(t->trigger, fire);
     record(t, "fork",
-           json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:I}", "fork", g->index, "rule",
+           json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:I,s:s}", "fork", g->index, "rule",
                      sg_rule_name(fire->rule), "cue", fire->cue, "at_tokens",
                      (json_int_t)fire->tokens, "at_bytes", (json_int_t)fire->offset, "deferred",
-                     fire->deferred, "cue_tokens", (json_int_t)fire->cue_tokens));
+                     fire->deferred, "cue_tokens", (json_int_t)fire->cue_tokens, "tokens",
+                     tokens_source(parent->tokens_estimated)));
 }
 
 /* ---- iterations ---- */
@@ -600,15 +608,17 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
     if (reason == SG_CRIT_TARGET) {
         /* Meeting the target cuts the reasoning still running: an early stop too. */
         uint64_t tokens = 0;
-        int live = 0;
+        int live = 0, est = 0;
         for (gen_ctx *g = t->gens; g; g = g->next)
-            if (g->kind == GEN_REASONING) tokens += g->reasoning_tokens, live++;
+            if (g->kind == GEN_REASONING)
+                tokens += g->reasoning_tokens, live++, est |= g->tokens_estimated;
         if (live) {
             t->st.early_stops++;
             t->st.tokens_at_early_stop += tokens;
             record(t, "early_stop",
-                   json_pack("{s:s,s:I,s:f}", "why", "target", "reasoning_tokens",
-                             (json_int_t)tokens, "speedup", t->st.best_speedup));
+                   json_pack("{s:s,s:I,s:f,s:s}", "why", "target", "reasoning_tokens",
+                             (json_int_t)tokens, "speedup", t->st.best_speedup, "tokens",
+                             tokens_source(est)));
         }
     }
     abort_gens(t, 0);

@@ -63,6 +63,7 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         "  stall:after=N:ms=M      pause M ms after N tokens\n"
         "  malformed:after=N       send a broken JSON chunk after N tokens\n"
         "  abort:after=N           end with finish_reason \"abort\" after N tokens\n"
+        "  ignore_max_tokens       stream everything, ignoring the request's max_tokens\n"
         "\n"
         "Trace format: docs/replay-trace.md. Example:\n"
         "  specgen replay-llm --trace prompts/traces --listen 127.0.0.1:8000 --dialect sglang "

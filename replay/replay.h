@@ -86,7 +86,8 @@ typedef enum {
     SG_FAULT_503,
     SG_FAULT_STALL,
     SG_FAULT_MALFORMED,
-    SG_FAULT_ABORT
+    SG_FAULT_ABORT,
+    SG_FAULT_IGNORE_MAX_TOKENS
 } sg_replay_fault_kind;
 
 typedef struct sg_replay_fault {
@@ -98,7 +99,8 @@ typedef struct sg_replay_fault {
 } sg_replay_fault;
 
 /* "drop:after=N", "429:retry_after=S", "503", "stall:after=N:ms=M", "malformed:after=N",
- * "abort:after=N"; each takes ":times=K". */
+ * "abort:after=N", "ignore_max_tokens" (stream everything, as a server that ignores the
+ * request's max_tokens); each takes ":times=K". */
 int sg_replay_fault_parse(const char *spec, sg_replay_fault *out, sg_err *err);
 
 typedef struct sg_replay_config {

@@ -18,6 +18,8 @@ typedef struct sg_replay_fmt {
     sg_replay_dialect d;
     int chat;
     int include_usage;
+    int continuous_usage;   /* vLLM's continuous_usage_stats: usage in every chunk */
+    int64_t running_tokens; /* tokens streamed with this chunk included */
     char id[64];
     long long created;
     const char *model;

@@ -190,6 +190,11 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
     r->fmt.d = s->cfg.dialect;
     r->fmt.chat = chat;
     r->fmt.include_usage = json_is_true(json_object_get(so, "include_usage"));
+    /* vLLM's running usage in every chunk (the hosted and other dialects have none). */
+    r->fmt.continuous_usage = r->fmt.include_usage &&
+                              json_is_true(json_object_get(so, "continuous_usage_stats")) &&
+                              (s->cfg.dialect == SG_REPLAY_VLLM || s->cfg.dialect == SG_REPLAY_RAW);
+    if (r->fault_on && f->kind == SG_FAULT_IGNORE_MAX_TOKENS) max_tokens = 0;
     snprintf(r->fmt.id, sizeof r->fmt.id, "%s-replay%llu", chat ? "chatcmpl" : "cmpl",
              (unsigned long long)id);
     r->fmt.created = (long long)time(NULL);

@@ -1,5 +1,6 @@
 /* Fuzz the validator's text parsers: launch-plan lines, size expressions, the include
  * scanner and the normalized hash, on arbitrary source text. */
+#include "common/srcnorm.h"
 #include "validator/validator.h"
 
 #include <stdint.h>

@@ -19,6 +19,10 @@ check_output "forks fired" '^[1-9]' field "$out/spec/summary.json" forks
 check_output "the reasoning was cut early" '^[1-9]' field "$out/spec/summary.json" early_stops
 check "the best kernel validates on its own" "$SPECGEN" validate $task "$out/spec/best.cl" --device opencl
 check_output "events name fork rules" '"ev":"fork".*"rule":"(code_block|transition|interval)"' cat "$out/spec/events.jsonl"
+# The embedded replay streams vLLM's running usage: live counts are the server's, and
+# the events say so.
+check_output "fork events say the token counts are the server's" '"ev":"fork".*"tokens":"server"' cat "$out/spec/events.jsonl"
+check_output "  ... and so does the early stop" '"ev":"early_stop".*"tokens":"server"' cat "$out/spec/events.jsonl"
 
 check "sequential policy runs the same trace" "$SPECGEN" optimize $task --device opencl --policy sequential --out "$out/seq"
 check_output "sequential forks nothing" '^0$' field "$out/seq/summary.json" forks

@@ -63,7 +63,7 @@ static void gen_step(sg_loop *loop, void *arg) {
         const char *p = g->pos;
         g->pos = end;
         g->timer = sg_loop_timer(loop, g->sc->word_ns, gen_step, g);
-        g->ev.reasoning(g->ev.arg, p, n, g->tokens);
+        g->ev.reasoning(g->ev.arg, p, n, g->tokens, 0);
         return;
     }
     /* The answer, then done. */
