@@ -292,17 +292,24 @@ static void on_r_live(void *arg, const char *t, size_t n) {
     if (live != want) r->live_bad++;
 }
 
-static void live_counts(sg_replay_dialect d, int want_estimated) {
-    env e;
-    env_up(&e, d, 0);
-    run r = {0};
-    r.e = &e;
+/* One chat stream of the demo trace, capped at max_tokens, on a fresh env. */
+static void one_chat(env *e, run *r, sg_replay_dialect d, int64_t max_tokens,
+                     void (*reasoning)(void *, const char *, size_t)) {
+    env_up(e, d, 0);
+    memset(r, 0, sizeof *r);
+    r->e = e;
     sg_llm_request req = {.api = SG_LLM_CHAT,
                           .model = "replay",
                           .user = "vector_scale",
-                          .max_tokens = 80,
+                          .max_tokens = max_tokens,
                           .temperature = -1};
-    run_single(&e, &r, &req, on_r_live);
+    run_single(e, r, &req, reasoning);
+}
+
+static void live_counts(sg_replay_dialect d, int want_estimated) {
+    env e;
+    run r;
+    one_chat(&e, &r, d, 80, on_r_live);
     assert_int_equal(r.finished, 1);
     assert_int_equal(r.n_reasoning, 80);
     assert_int_equal(r.live_bad, 0);
@@ -325,15 +332,8 @@ static void test_live_tokens_estimated_without_it(void **state) {
 static void cut_at_max_tokens(sg_replay_dialect d, int most) {
     env_fault = (sg_replay_fault){.kind = SG_FAULT_IGNORE_MAX_TOKENS};
     env e;
-    env_up(&e, d, 0);
-    run r = {0};
-    r.e = &e;
-    sg_llm_request req = {.api = SG_LLM_CHAT,
-                          .model = "replay",
-                          .user = "vector_scale",
-                          .max_tokens = 30,
-                          .temperature = -1};
-    run_single(&e, &r, &req, on_r);
+    run r;
+    one_chat(&e, &r, d, 30, on_r);
     print_message("# %s: %d reasoning deltas before the cut\n", sg_replay_dialect_name(d),
                   r.n_reasoning);
     assert_int_equal(r.finished, 1);
