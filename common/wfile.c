@@ -1,6 +1,8 @@
 /* Checked writes: every write, flush, fsync and close; a temporary name and rename. */
 #include "common/wfile.h"
 
+#include "common/buf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -11,8 +13,7 @@
 
 int sg_wfile_atomic(const char *path, const void *data, size_t n, sg_err *err) {
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) return sg_errf(err, "cannot write %s: out of memory", path);
+    char *tmp = sg_xmalloc(plen + 16);
     snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
@@ -40,8 +41,8 @@ int sg_wfile_atomic(const char *path, const void *data, size_t n, sg_err *err) {
         return sg_errf(err, "cannot write %s: %s", path, strerror(e));
     }
     /* the rename itself reaches the disk with the folder */
-    char *dir = strdup(path);
-    int dfd = dir ? open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    char *dir = sg_xstrdup(path);
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);

@@ -9,6 +9,8 @@
  * Without Landlock the worker refuses jobs (fail closed) unless SPECGEN_UNSANDBOXED=1. */
 #include "device/sandbox.h"
 
+#include "common/buf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -67,7 +69,7 @@ static void allow(ruleset *r, const char *path, uint64_t access) {
 
 static void allow_list(ruleset *r, const char *colon_list, uint64_t access) {
     if (!colon_list) return;
-    char *copy = strdup(colon_list), *save = NULL;
+    char *copy = sg_xstrdup(colon_list), *save = NULL;
     for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
         allow(r, p, access);
     free(copy);

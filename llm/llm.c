@@ -46,12 +46,18 @@ static void fill_result(sg_llm_stream *s, sg_llm_result *r) {
     *r = s->res;
     r->t_end_ns = sg_loop_now(s->llm->loop);
     r->dialect = sg_llm_dialect_name(s->features);
-    if (!s->saw_usage) { /* one delta chunk ≈ one token; prompt ≈ 4 bytes a token */
+    if (!s->saw_usage) { /* estimated from the text: see sg_llm_estimate_tokens */
         r->usage.prompt_tokens = (int64_t)(s->prompt_bytes / 4);
-        r->usage.completion_tokens = s->res.reasoning_chunks + s->res.content_chunks;
-        r->usage.reasoning_tokens = s->res.reasoning_chunks;
+        r->usage.reasoning_tokens =
+            sg_llm_estimate_tokens(s->res.reasoning_bytes, s->res.reasoning_chunks);
+        r->usage.completion_tokens =
+            r->usage.reasoning_tokens +
+            sg_llm_estimate_tokens(s->res.content_bytes, s->res.content_chunks);
         r->usage.estimated = 1;
+    } else if (s->live_usage && !r->usage.reasoning_tokens) {
+        r->usage.reasoning_tokens = s->live_reasoning; /* vLLM's running usage has none */
     }
+    if (s->cut) snprintf(r->finish_reason, sizeof r->finish_reason, "length");
 }
 
 /* Ends a stream that is not inside a curl callback: one final callback, then free. */
@@ -93,6 +99,10 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
     if (s->dead) return; /* aborted inside a callback: reap() frees it */
     sg_loop_timer_cancel(llm->loop, s->timer);
     s->timer = 0;
+    if (s->cut) { /* cut at max_tokens by the client: a normal end, as "length" */
+        end_stream(s, NULL);
+        return;
+    }
     if (rc == CURLE_OK && s->status == 200 && !s->fail_msg[0]) {
         llm->in_curl++; /* a callback that aborts this stream must not free it under us */
         sg_llm_think_flush(&s->think, sg_llm_emit, s);
@@ -325,6 +335,7 @@ sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm
     s->url_path = req->api == SG_LLM_CHAT ? "/chat/completions" : "/completions";
     s->cb = *cb;
     s->priority = req->priority;
+    s->max_tokens = req->max_tokens;
     s->trigger_ns = req->trigger_ns;
     s->prompt_bytes = strlen(req->api == SG_LLM_CHAT ? req->user : req->prompt) +
                       (req->api == SG_LLM_CHAT && req->system ? strlen(req->system) : 0);
@@ -361,6 +372,18 @@ sg_llm_stream *sg_llm_fork(sg_llm *llm, const char *model, const char *prompt, i
                           .think = SG_LLM_THINK_OFF,
                           .priority = 1};
     return sg_llm_start(llm, &req, cb, err);
+}
+
+int64_t sg_llm_estimate_tokens(int64_t bytes, int64_t chunks) {
+    int64_t by_text = (bytes + 3) / 4;
+    return by_text > chunks ? by_text : chunks;
+}
+
+int64_t sg_llm_live_tokens(const sg_llm_stream *s, int reasoning, int *estimated) {
+    if (estimated) *estimated = !s->live_usage;
+    if (s->live_usage) return reasoning ? s->live_reasoning : s->res.usage.completion_tokens;
+    int64_t r = sg_llm_estimate_tokens(s->res.reasoning_bytes, s->res.reasoning_chunks);
+    return reasoning ? r : r + sg_llm_estimate_tokens(s->res.content_bytes, s->res.content_chunks);
 }
 
 void sg_llm_abort(sg_llm_stream *s, sg_llm_result *out) {

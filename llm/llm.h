@@ -15,8 +15,13 @@
  *   vLLM and SGLang then abort the request — fills *out with what was received, frees
  *   the handle, and no callback of that stream runs afterwards.
  * - Usage comes from the server's usage chunk; when there is none (aborted, or a server
- *   that does not send it), counts are estimated from the delta chunks (one chunk = one
- *   token) and marked estimated.
+ *   that does not send it), counts are estimated from the text (sg_llm_estimate_tokens)
+ *   and marked estimated. The request asks for vLLM's continuous_usage_stats, so a server
+ *   that streams the running usage in every chunk gives exact live counts
+ *   (sg_llm_live_tokens); without it the live counts are the same estimate.
+ * - max_tokens is enforced here too, for servers that ignore it: a stream whose completion
+ *   tokens pass it (the server's running count; with the estimate, past 5/4 of it + 16, the
+ *   estimate's margin) is cut and ends with finish "length" (the finish callback).
  * - Retries with exponential backoff and jitter on connect errors, 429 (Retry-After
  *   honoured) and 5xx, only before the first token; after it, a broken stream is an error
  *   naming how many tokens had arrived. Timeouts: connect, first token, idle.
@@ -71,6 +76,8 @@ typedef struct sg_llm_request {
     int64_t max_tokens;        /* 0: server default */
     double temperature;        /* < 0: server default */
     const char *extra_json;    /* JSON object merged into the body, or NULL */
+    const char *const *stop;   /* stop strings sent as "stop" (nstop of them; 0: none) */
+    size_t nstop;
     sg_llm_think_mode think;
     int priority;       /* when queued at the cap: higher starts first (forks) */
     int64_t trigger_ns; /* > 0: sent as X-Specgen-Trigger-Ns (CLOCK_MONOTONIC) and t_sent_ns
@@ -115,6 +122,15 @@ sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm
 sg_llm_stream *sg_llm_fork(sg_llm *llm, const char *model, const char *prompt, int64_t max_tokens,
                            const sg_llm_callbacks *cb, sg_err *err);
 void sg_llm_abort(sg_llm_stream *s, sg_llm_result *out);
+
+/* The documented estimate where a server gives no count: about 4 bytes of text a token
+ * (the usual rule for English and code), and never fewer than the delta chunks (a chunk
+ * carries at least one token): max(chunks, ceil(bytes / 4)). */
+int64_t sg_llm_estimate_tokens(int64_t bytes, int64_t chunks);
+/* Live counts of a running stream, for its callbacks: the server's running usage when it
+ * streams one (reasoning: its reasoning_tokens, else its completion tokens while no
+ * content arrived yet), else the estimate; *estimated says which. */
+int64_t sg_llm_live_tokens(const sg_llm_stream *s, int reasoning, int *estimated);
 
 /* Streams alive (running, queued or waiting to retry) over all endpoints. */
 size_t sg_llm_active(const sg_llm *llm);

@@ -54,9 +54,18 @@ char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
         json_object_set_new(b, "prompt", json_string(req->prompt));
     }
     json_object_set_new(b, "stream", json_true());
-    json_object_set_new(b, "stream_options", json_pack("{s:b}", "include_usage", 1));
+    /* continuous_usage_stats: vLLM (and SGLang) then put the running usage in every chunk;
+     * other servers ignore the field. */
+    json_object_set_new(b, "stream_options",
+                        json_pack("{s:b,s:b}", "include_usage", 1, "continuous_usage_stats", 1));
     if (req->max_tokens > 0) json_object_set_new(b, "max_tokens", json_integer(req->max_tokens));
     if (req->temperature >= 0) json_object_set_new(b, "temperature", json_real(req->temperature));
+    if (req->nstop) {
+        json_t *stop = json_array();
+        for (size_t i = 0; i < req->nstop; i++)
+            json_array_append_new(stop, json_string(req->stop[i]));
+        json_object_set_new(b, "stop", stop);
+    }
     if (req->extra_json) {
         json_t *x =
             sg_json_parse(req->extra_json, strlen(req->extra_json), "LLM request extra JSON", err);

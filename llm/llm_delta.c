@@ -20,7 +20,7 @@ void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail) {
 
 void sg_llm_emit(void *arg, int is_reasoning, const char *t, size_t n) {
     sg_llm_stream *s = arg;
-    if (s->dead || n == 0) return;
+    if (s->dead || s->cut || n == 0) return;
     if (!s->res.t_first_ns) s->res.t_first_ns = sg_loop_now(s->llm->loop);
     if (is_reasoning) {
         s->res.reasoning_chunks += !s->chunk_r; /* counted now: a callback may abort */
@@ -33,6 +33,18 @@ void sg_llm_emit(void *arg, int is_reasoning, const char *t, size_t n) {
         s->res.content_bytes += (int64_t)n;
         if (s->cb.content) s->cb.content(s->cb.arg, t, n);
     }
+}
+
+/* The request's max_tokens, enforced by the client for servers that ignore it: past it by
+ * the server's running count, or past 5/4 of it + 16 by the estimate (its margin). Then
+ * the stream is cut (no more deltas) and ends with finish "length". */
+static int past_max_tokens(sg_llm_stream *s) {
+    if (s->max_tokens <= 0 || s->res.finish_reason[0]) return 0;
+    int est;
+    int64_t n = sg_llm_live_tokens(s, 0, &est);
+    if (n <= (est ? s->max_tokens + s->max_tokens / 4 + 16 : s->max_tokens)) return 0;
+    s->cut = 1;
+    return 1;
 }
 
 int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
@@ -59,19 +71,33 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
     s->features |= c.features;
     if (len > 8 && !memcmp(data, "{\"id\": \"", 8)) s->features |= SG_LLM_F_PYJSON;
     s->chunk_r = s->chunk_c = 0;
-    if (c.reasoning) sg_llm_emit(s, 1, c.reasoning, c.reasoning_len);
+    /* Usage first: a running count (vLLM's continuous usage) then covers this chunk's
+     * deltas when their callbacks ask for it. */
+    if (c.has_usage && !s->dead) {
+        s->saw_usage = 1;
+        s->res.usage = c.usage;
+        if (c.reasoning || c.content) {
+            s->live_usage = 1;
+            if (c.usage.reasoning_tokens > 0)
+                s->live_reasoning = c.usage.reasoning_tokens;
+            else if (!s->res.content_chunks && !c.content)
+                s->live_reasoning = c.usage.completion_tokens; /* all reasoning so far */
+        }
+        if (s->cb.usage) s->cb.usage(s->cb.arg, &c.usage);
+    }
+    if (!s->dead && past_max_tokens(s)) { /* the server's count: nothing past it is shown */
+        json_decref(root);
+        return 1;
+    }
+    if (c.reasoning && !s->dead) sg_llm_emit(s, 1, c.reasoning, c.reasoning_len);
     if (c.content && !s->dead) {
         sg_llm_think_feed(&s->think, c.content, c.content_len, sg_llm_emit, s);
         if (s->think.saw_tag) s->features |= SG_LLM_F_THINK_TAGS;
     }
     if (c.finish_reason)
         snprintf(s->res.finish_reason, sizeof s->res.finish_reason, "%s", c.finish_reason);
-    if (c.has_usage && !s->dead) {
-        s->saw_usage = 1;
-        s->res.usage = c.usage;
-        if (s->cb.usage) s->cb.usage(s->cb.arg, &c.usage);
-    }
     json_decref(root);
+    if (!s->dead && past_max_tokens(s)) return 1;
     return s->dead ? 1 : 0;
 }
 
@@ -86,7 +112,7 @@ int sg_llm_on_comment(void *arg, const char *text, size_t len) {
 size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg) {
     sg_llm_stream *s = arg;
     size_t n = sz * nm;
-    if (s->dead || s->fail_msg[0]) return 0;
+    if (s->dead || s->cut || s->fail_msg[0]) return 0;
     s->last_byte_ns = sg_loop_now(s->llm->loop);
     if (s->status != 200) {
         if (s->errbody.len < 4096) sg_buf_append(&s->errbody, p, n);
@@ -98,7 +124,7 @@ size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg) {
     if (s->sse.crlf_lines > s->sse.lf_lines) s->features |= SG_LLM_F_CRLF;
     if (rc == SG_SSE_TOO_LARGE)
         sg_llm_fail_later(s, "%s after %lld tokens", "stream event larger than 16 MiB");
-    return rc && rc != 1 ? 0 : (s->dead ? 0 : n);
+    return rc && rc != 1 ? 0 : (s->dead || s->cut ? 0 : n);
 }
 
 size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg) {

@@ -44,6 +44,10 @@ struct sg_llm_stream {
     sg_llm_think think;
     unsigned features;
     int saw_done, saw_usage;
+    int live_usage;         /* a usage object arrived with a delta: running counts */
+    int64_t live_reasoning; /* reasoning tokens by the running usage */
+    int64_t max_tokens;     /* the request's, enforced here too (0: none) */
+    int cut;                /* past max_tokens: ended as "length" by the client */
     sg_llm_result res;
 };
 

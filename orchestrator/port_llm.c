@@ -1,4 +1,5 @@
 #include "orchestrator/port_llm.h"
+#include "common/buf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,37 +8,36 @@
 struct sg_gen {
     sg_llm_stream *stream;
     sg_gen_events ev;
-    uint64_t reasoning_chunks, content_chunks;
 };
 
-static void summarize(const sg_gen *g, const sg_llm_result *r, sg_gen_summary *s) {
+/* The client's usage: the server's when it sent one, else its estimate from the text. */
+static void summarize(const sg_llm_result *r, sg_gen_summary *s) {
     memset(s, 0, sizeof *s);
     s->prompt_tokens = (uint64_t)r->usage.prompt_tokens;
-    s->reasoning_tokens =
-        r->usage.estimated ? g->reasoning_chunks : (uint64_t)r->usage.reasoning_tokens;
-    s->content_tokens = r->usage.estimated
-                            ? g->content_chunks
-                            : (uint64_t)(r->usage.completion_tokens - r->usage.reasoning_tokens);
+    s->reasoning_tokens = (uint64_t)r->usage.reasoning_tokens;
+    s->content_tokens = r->usage.completion_tokens > r->usage.reasoning_tokens
+                            ? (uint64_t)(r->usage.completion_tokens - r->usage.reasoning_tokens)
+                            : 0;
     s->estimated = r->usage.estimated;
     snprintf(s->finish, sizeof s->finish, "%s", r->finish_reason[0] ? r->finish_reason : "stop");
 }
 
 static void on_reasoning(void *arg, const char *text, size_t len) {
     sg_gen *g = arg;
-    g->reasoning_chunks++;
-    if (g->ev.reasoning) g->ev.reasoning(g->ev.arg, text, len, g->reasoning_chunks);
+    int est = 1;
+    uint64_t n = (uint64_t)sg_llm_live_tokens(g->stream, 1, &est);
+    if (g->ev.reasoning) g->ev.reasoning(g->ev.arg, text, len, n, est);
 }
 
 static void on_content(void *arg, const char *text, size_t len) {
     sg_gen *g = arg;
-    g->content_chunks++;
     if (g->ev.content) g->ev.content(g->ev.arg, text, len);
 }
 
 static void on_finish(void *arg, const sg_llm_result *r) {
     sg_gen *g = arg;
     sg_gen_summary s;
-    summarize(g, r, &s);
+    summarize(r, &s);
     sg_gen_events ev = g->ev;
     free(g); /* the stream is freed by llm.c when this returns */
     ev.done(ev.arg, &s);
@@ -46,7 +46,7 @@ static void on_finish(void *arg, const sg_llm_result *r) {
 static void on_error(void *arg, const char *msg, const sg_llm_result *r) {
     sg_gen *g = arg;
     sg_gen_summary s;
-    summarize(g, r, &s);
+    summarize(r, &s);
     snprintf(s.finish, sizeof s.finish, "error");
     snprintf(s.error, sizeof s.error, "%s", msg);
     sg_gen_events ev = g->ev;
@@ -56,7 +56,7 @@ static void on_error(void *arg, const char *msg, const sg_llm_result *r) {
 
 static sg_gen *start(sg_port_llm *pl, const sg_llm_request *req, const sg_gen_events *ev,
                      sg_err *err) {
-    sg_gen *g = calloc(1, sizeof *g);
+    sg_gen *g = sg_xcalloc(1, sizeof *g);
     g->ev = *ev;
     sg_llm_callbacks cb = {on_reasoning, on_content, NULL, on_finish, on_error, g};
     g->stream = sg_llm_start(pl->llm, req, &cb, err);
@@ -87,6 +87,8 @@ static sg_gen *start_fork(void *impl, const sg_fork_request *f, const sg_gen_eve
     sg_llm_request req = {.model = pl->model,
                           .max_tokens = f->max_tokens,
                           .temperature = f->temperature,
+                          .stop = f->stop,
+                          .nstop = f->nstop,
                           .think = SG_LLM_THINK_OFF,
                           .priority = 1};
     if (pl->fork_mode == SG_FORK_CONTINUE) {
@@ -105,7 +107,7 @@ static void abort_gen(void *impl, sg_gen *g, sg_gen_summary *out) {
     sg_llm_result r;
     memset(&r, 0, sizeof r);
     sg_llm_abort(g->stream, &r);
-    summarize(g, &r, out);
+    summarize(&r, out);
     snprintf(out->finish, sizeof out->finish, "client-abort");
     free(g);
 }

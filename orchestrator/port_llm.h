@@ -4,9 +4,11 @@
  * <think> tags split from content); forks are raw /v1/completions requests on the fork
  * prompt, with thinking off, or (SG_FORK_CONTINUE) chat requests whose final assistant
  * message holds the reasoning so far and the answer prefix, which the server continues. The
- * reasoning token count passed to the task is the number of reasoning chunks received (servers
- * stream about one token per chunk) until the server's usage says otherwise; summaries carry the
- * server's usage when it sent one and mark estimates. The port borrows the sg_llm, which must
+ * reasoning token count passed to the task is the server's running count where it streams
+ * one (vLLM's continuous usage), else the client's estimate from the text (llm.h,
+ * sg_llm_estimate_tokens), and says which; summaries carry the server's usage when it sent
+ * one and mark estimates. Reasoning streams are cut by the client too past their
+ * max_tokens (a server that ignores it). The port borrows the sg_llm, which must
  * outlive it. */
 #ifndef SG_PORT_LLM_H
 #define SG_PORT_LLM_H

@@ -9,8 +9,8 @@
  * the fork prompt (raw completions, or a chat request continuing the final message). Events run on
  * the loop thread. Exactly one `done` ends a generation that was not aborted; after abort (which
  * fills *out) no event of it runs again. Texts passed to events are borrowed for the call only.
- * reasoning events carry the reasoning token count so far (from the server, or estimated one chunk
- * = one token).
+ * reasoning events carry the reasoning token count so far: the server's running count, or
+ * (estimated = 1) an estimate from the text.
  *
  * Device port: submit runs a job (validate the baseline and time it, or validate a
  * candidate and, when correct, time it against the baseline in the same worker) and calls
@@ -36,7 +36,8 @@ typedef struct sg_gen_summary {
 } sg_gen_summary;
 
 typedef struct sg_gen_events {
-    void (*reasoning)(void *arg, const char *text, size_t len, uint64_t reasoning_tokens);
+    void (*reasoning)(void *arg, const char *text, size_t len, uint64_t reasoning_tokens,
+                      int estimated);
     void (*content)(void *arg, const char *text, size_t len);
     void (*done)(void *arg, const sg_gen_summary *s);
     void *arg;
@@ -49,6 +50,8 @@ typedef struct sg_fork_request {
     const char *prompt;        /* raw prompt */
     const char *system, *user; /* the iteration's messages */
     const char *assistant;     /* think_open + reasoning + think_close + answer prefix */
+    const char *const *stop;   /* the chat template's stop strings (nstop), sent with it */
+    size_t nstop;
     int64_t max_tokens;
     double temperature;
 } sg_fork_request;

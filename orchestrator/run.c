@@ -69,15 +69,17 @@ void sg_run_prompts_free(sg_run_prompts *p) {
 
 /* CUDA only where the driver initialises and sees a GPU (asked in a child: CUDA must not
  * start in the process that forks the workers). A toolkit's stub libcuda loads but
- * cannot initialise. */
-static int cuda_driver_present(void);
-int sg_run_cuda_usable(void) { return cuda_driver_present(); }
+ * cannot initialise. 0: why says why not. */
+static int cuda_driver_present(sg_err *why);
+int sg_run_cuda_usable(void) { return cuda_driver_present(NULL); }
 
-static int cuda_driver_present(void) {
+static int cuda_driver_present(sg_err *why) {
     sg_dev_opts o;
     sg_dev_opts_default(&o);
     o.device = SG_DEV_CUDA;
-    return sg_dev_count(&o, NULL) > 0;
+    int n = sg_dev_count(&o, why);
+    if (n == 0) sg_errf(why, "the CUDA driver sees no GPU");
+    return n > 0;
 }
 
 /* A bare kernel becomes a task folder in OUT/task, once: a later run reuses it. */
@@ -124,8 +126,12 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     if (c->device != SG_RUN_DEVICE_AUTO) {
         t->lang = (sg_dev_lang)c->device;
     } else {
-        t->lang =
-            cuda_driver_present() && t->spec.source[SG_DEV_CUDA] ? SG_DEV_CUDA : SG_DEV_OPENCL;
+        sg_err why = {{0}};
+        int has_cuda = t->spec.source[SG_DEV_CUDA] != NULL;
+        t->lang = has_cuda && cuda_driver_present(&why) ? SG_DEV_CUDA : SG_DEV_OPENCL;
+        if (has_cuda && t->lang == SG_DEV_OPENCL && t->spec.source[SG_DEV_OPENCL])
+            fprintf(stderr, "%s: CUDA cannot run here (%s): running on OpenCL instead\n",
+                    c->log_name, why.msg[0] ? why.msg : "no reason given");
         if (!t->spec.source[t->lang])
             t->lang = t->lang == SG_DEV_CUDA ? SG_DEV_OPENCL : SG_DEV_CUDA;
     }

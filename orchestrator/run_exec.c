@@ -4,6 +4,7 @@
  * write is checked: a failed one (a full disk) is reported once, naming the file, and
  * the run ends with an error instead of reporting success over empty files. */
 #include "orchestrator/optimize_ui.h"
+#include "common/buf.h"
 #include "orchestrator/run.h"
 
 #include "common/wfile.h"

@@ -1,6 +1,7 @@
 /* run_ports.c — the real implementations behind the task's ports: the LLM (endpoints or
  * the embedded replay server) and the pool: local worker slots and the scheduler. */
 #include "orchestrator/run.h"
+#include "common/buf.h"
 
 #include "common/curl_loop.h"
 #include "llm/llm.h"
@@ -39,7 +40,7 @@ static int start_replay(sg_run_llm *l, const sg_run_config *c, const sg_run_prom
 
 static size_t split_urls(sg_run_llm *l, const char *urls) {
     size_t n = 0;
-    l->urls_copy = strdup(urls);
+    l->urls_copy = sg_xstrdup(urls);
     for (char *save = NULL, *u = strtok_r(l->urls_copy, ",", &save); u && n < 16;
          u = strtok_r(NULL, ",", &save))
         l->urls[n++] = u;
@@ -48,11 +49,7 @@ static size_t split_urls(sg_run_llm *l, const char *urls) {
 
 sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                            sg_err *err) {
-    sg_run_llm *l = calloc(1, sizeof *l);
-    if (!l) {
-        sg_errf(err, "out of memory");
-        return NULL;
-    }
+    sg_run_llm *l = sg_xcalloc(1, sizeof *l);
     size_t nurls = 1;
     if (c->llm_urls)
         nurls = split_urls(l, c->llm_urls);
@@ -63,9 +60,8 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
     sg_llm_config lc = {.urls = l->urls, .n_urls = nurls, .max_per_endpoint = c->max_per_endpoint};
     l->llm = sg_llm_new(l->cl, &lc, err);
     if (!l->llm) goto fail;
-    /* c->fork_mode is not handed on: it never was (forks are always raw completions), and
-     * wiring it is a behaviour change of its own. */
     l->pl = (sg_port_llm){.llm = l->llm,
+                          .fork_mode = c->fork_mode,
                           .model = c->model,
                           .reasoning_max_tokens = c->max_tokens,
                           .reasoning_temperature = -1};

@@ -1,6 +1,7 @@
 /* task.c — one optimization task: baseline, iterations, reasoning streams, forks,
  * candidates, jobs, early stop, budgets. See task.h for the contract. */
 #include "orchestrator/task.h"
+#include "common/buf.h"
 
 #include "common/json.h"
 #include "common/srcnorm.h"
@@ -19,6 +20,7 @@ typedef struct gen_ctx {
     sg_gen *gen; /* NULL once done or aborted */
     sg_buf reasoning, content;
     uint64_t reasoning_tokens, content_chunks;
+    int tokens_estimated; /* reasoning_tokens is the client's estimate, not the server's */
     sg_trigger_fire fire; /* forks: what started it */
     struct gen_ctx *prev, *next;
 } gen_ctx;
@@ -99,9 +101,9 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
     if (!rc) rc = sg_json_get_str(o, "user", 1, &user, path, err);
     if (!rc) rc = sg_json_get_str(o, "feedback_header", 0, &fh, path, err);
     if (!rc) {
-        p->system = strdup(sys);
-        p->user = strdup(user);
-        p->feedback_header = strdup(fh);
+        p->system = sg_xstrdup(sys);
+        p->user = sg_xstrdup(user);
+        p->feedback_header = sg_xstrdup(fh);
     }
     json_decref(o);
     if (rc) return rc;
@@ -118,7 +120,7 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
         rc = sg_errf(err, "%s: field \"max_tokens\": must be 16..65536, got %lld", path,
                      (long long)mt);
     if (!rc) {
-        p->answer_prefix = strdup(prefix);
+        p->answer_prefix = sg_xstrdup(prefix);
         p->fork_max_tokens = mt;
         p->fork_temperature = temp;
     }
@@ -151,6 +153,9 @@ static void record(sg_task *t, const char *ev, json_t *fields) {
     json_decref(fields);
 }
 
+/* Where a live reasoning token count came from (events name it). */
+static const char *tokens_source(int estimated) { return estimated ? "estimate" : "server"; }
+
 static void progress(sg_task *t) {
     t->st.tokens_total = t->tokens_done;
     for (gen_ctx *g = t->gens; g; g = g->next)
@@ -165,7 +170,7 @@ static void add_feedback(sg_task *t, const char *text) {
         memmove(t->feedback, t->feedback + 1, (size_t)(max - 1) * sizeof *t->feedback);
         t->nfeedback--;
     }
-    t->feedback[t->nfeedback++] = strdup(text);
+    t->feedback[t->nfeedback++] = sg_xstrdup(text);
 }
 
 static void stop_task(sg_task *t, sg_crit reason, const char *error);
@@ -198,9 +203,9 @@ static void abort_gens(sg_task *t, int only_iteration) {
             t->llm.abort(t->llm.impl, g->gen, &s);
             g->gen = NULL;
             t->tokens_done += s.reasoning_tokens + s.content_tokens;
-            if (g->kind == GEN_FORK) {
+            if (g->kind == GEN_FORK) { /* cut short: says nothing about its rule */
                 t->st.fork_tokens += s.content_tokens;
-                sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+                sg_trigger_fork_aborted(t->trigger);
             }
             record(t, "generation_aborted",
                    json_pack("{s:s,s:i,s:I,s:I}", "kind",
@@ -221,7 +226,7 @@ static int seen_before(sg_task *t, uint64_t h) {
         if (t->hashes[i] == h) return 1;
     if (t->nhashes == t->caphashes) {
         t->caphashes = t->caphashes ? 2 * t->caphashes : 32;
-        t->hashes = realloc(t->hashes, t->caphashes * sizeof *t->hashes);
+        t->hashes = sg_xrealloc(t->hashes, t->caphashes * sizeof *t->hashes);
     }
     t->hashes[t->nhashes++] = h;
     return 0;
@@ -279,15 +284,17 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         } else if (c == SG_CRIT_END_ITERATION && j->iteration == t->st.iteration &&
                    t->iter_gens > 0) {
             uint64_t tokens = 0;
+            int est = 0;
             for (gen_ctx *g = t->gens; g; g = g->next)
                 if (g->kind == GEN_REASONING && g->iteration == t->st.iteration)
-                    tokens += g->reasoning_tokens;
+                    tokens += g->reasoning_tokens, est |= g->tokens_estimated;
             t->st.early_stops++;
             t->iter_cut = 1;
             t->st.tokens_at_early_stop += tokens;
             record(t, "early_stop",
-                   json_pack("{s:i,s:I,s:f}", "candidate", j->candidate, "reasoning_tokens",
-                             (json_int_t)tokens, "speedup", o->speedup));
+                   json_pack("{s:i,s:I,s:f,s:s}", "candidate", j->candidate, "reasoning_tokens",
+                             (json_int_t)tokens, "speedup", o->speedup, "tokens",
+                             tokens_source(est)));
             abort_gens(t, t->st.iteration);
             end_jobs(t, t->st.iteration);
         }
@@ -336,7 +343,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
         sg_buf_free(&src);
         return;
     }
-    job_ctx *j = calloc(1, sizeof *j);
+    job_ctx *j = sg_xcalloc(1, sizeof *j);
     j->task = t;
     j->candidate = id;
     j->iteration = t->st.iteration;
@@ -358,8 +365,9 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
 
 static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire);
 
-static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens) {
+static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens, int estimated) {
     gen_ctx *g = arg;
+    g->tokens_estimated = estimated;
     sg_task *t = g->task;
     sg_buf_append(&g->reasoning, text, len);
     t->st.reasoning_tokens += tokens > g->reasoning_tokens ? tokens - g->reasoning_tokens : 0;
@@ -378,6 +386,18 @@ static void on_content(void *arg, const char *text, size_t len) {
     gen_ctx *g = arg;
     sg_buf_append(&g->content, text, len);
     g->content_chunks++;
+}
+
+/* A fork ended: a code-block cue kept pending while no slot was free may fork now, from
+ * the current iteration's reasoning as it stands. */
+static void fork_slot_freed(sg_task *t) {
+    if (t->phase != PHASE_RUNNING) return;
+    for (gen_ctx *r = t->gens; r; r = r->next) {
+        if (r->kind != GEN_REASONING || r->iteration != t->st.iteration || !r->gen) continue;
+        sg_trigger_fire fire;
+        if (sg_trigger_poll(t->trigger, r->reasoning_tokens, &fire)) start_fork(t, r, &fire);
+        return;
+    }
 }
 
 static void on_gen_done(void *arg, const sg_gen_summary *s) {
@@ -400,7 +420,7 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
         t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
     if (s->error[0]) {
         if (g->kind == GEN_FORK)
-            sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
+            sg_trigger_fork_aborted(t->trigger); /* a failure is no duplicate either */
         else if (t->reasoning_failures >= 2 && t->phase == PHASE_RUNNING) {
             char msg[700];
             snprintf(msg, sizeof msg, "the reasoning stream failed twice in a row: %s", s->error);
@@ -420,13 +440,14 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
             submit_candidate(t, g->content.data ? g->content.data : "", g->content.len, "final", g);
         }
     }
+    if (g->kind == GEN_FORK) fork_slot_freed(t);
     gen_free(g);
     progress(t);
     maybe_advance(t);
 }
 
 static gen_ctx *gen_new(sg_task *t, int kind, int index) {
-    gen_ctx *g = calloc(1, sizeof *g);
+    gen_ctx *g = sg_xcalloc(1, sizeof *g);
     g->task = t;
     g->kind = kind;
     g->iteration = t->st.iteration;
@@ -457,12 +478,14 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
     g->fire = *fire;
     sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
-    sg_fork_request req = {prompt.data,
-                           t->system,
-                           t->user,
-                           assistant.data,
-                           t->cfg.prompts->fork_max_tokens,
-                           t->cfg.prompts->fork_temperature};
+    sg_fork_request req = {.prompt = prompt.data,
+                           .system = t->system,
+                           .user = t->user,
+                           .assistant = assistant.data,
+                           .stop = (const char *const *)t->cfg.tmpl->stop,
+                           .nstop = t->cfg.tmpl->nstop,
+                           .max_tokens = t->cfg.prompts->fork_max_tokens,
+                           .temperature = t->cfg.prompts->fork_temperature};
     g->gen = t->llm.start_fork(t->llm.impl, &req, &ev, &err);
     sg_buf_free(&prompt);
     sg_buf_free(&assistant);
@@ -474,9 +497,11 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     }
     sg_trigger_fork_started(t->trigger, fire);
     record(t, "fork",
-           json_pack("{s:i,s:s,s:s,s:I,s:I}", "fork", g->index, "rule", sg_rule_name(fire->rule),
-                     "cue", fire->cue, "at_tokens", (json_int_t)fire->tokens, "at_bytes",
-                     (json_int_t)fire->offset));
+           json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:I,s:s}", "fork", g->index, "rule",
+                     sg_rule_name(fire->rule), "cue", fire->cue, "at_tokens",
+                     (json_int_t)fire->tokens, "at_bytes", (json_int_t)fire->offset, "deferred",
+                     fire->deferred, "cue_tokens", (json_int_t)fire->cue_tokens, "tokens",
+                     tokens_source(parent->tokens_estimated)));
 }
 
 /* ---- iterations ---- */
@@ -585,15 +610,17 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
     if (reason == SG_CRIT_TARGET) {
         /* Meeting the target cuts the reasoning still running: an early stop too. */
         uint64_t tokens = 0;
-        int live = 0;
+        int live = 0, est = 0;
         for (gen_ctx *g = t->gens; g; g = g->next)
-            if (g->kind == GEN_REASONING) tokens += g->reasoning_tokens, live++;
+            if (g->kind == GEN_REASONING)
+                tokens += g->reasoning_tokens, live++, est |= g->tokens_estimated;
         if (live) {
             t->st.early_stops++;
             t->st.tokens_at_early_stop += tokens;
             record(t, "early_stop",
-                   json_pack("{s:s,s:I,s:f}", "why", "target", "reasoning_tokens",
-                             (json_int_t)tokens, "speedup", t->st.best_speedup));
+                   json_pack("{s:s,s:I,s:f,s:s}", "why", "target", "reasoning_tokens",
+                             (json_int_t)tokens, "speedup", t->st.best_speedup, "tokens",
+                             tokens_source(est)));
         }
     }
     abort_gens(t, 0);
@@ -640,7 +667,7 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
         sg_errf(err, "task language '%s' is not cuda or opencl", spec->lang ? spec->lang : "");
         return NULL;
     }
-    sg_task *t = calloc(1, sizeof *t);
+    sg_task *t = sg_xcalloc(1, sizeof *t);
     t->loop = loop;
     t->cfg = *cfg;
     t->spec = *spec;
@@ -649,8 +676,8 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
     if (hooks) t->hooks = *hooks;
     t->trigger = sg_trigger_new(&cfg->trigger);
     int max = cfg->feedback_last > 0 ? cfg->feedback_last : 4;
-    t->feedback = calloc((size_t)max, sizeof *t->feedback);
-    t->best_kernel = strdup(spec->baseline ? spec->baseline : "");
+    t->feedback = sg_xcalloc((size_t)max, sizeof *t->feedback);
+    t->best_kernel = sg_xstrdup(spec->baseline ? spec->baseline : "");
     t->st.best_speedup = 1.0;
     sg_buf prefix = {0};
     const char *k = "lang";

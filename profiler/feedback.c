@@ -1,4 +1,5 @@
 #include "profiler/feedback.h"
+#include "common/buf.h"
 
 #include "common/json.h"
 #include "common/units.h"
@@ -25,7 +26,7 @@ int sg_feedback_load(const char *prompts_dir, sg_feedback_templates *t, sg_err *
     for (size_t i = 0; i < 4 && rc == 0; i++) {
         const char *v;
         rc = sg_json_get_str(j, f[i].key, 1, &v, path, err);
-        if (rc == 0) *f[i].out = strdup(v);
+        if (rc == 0) *f[i].out = sg_xstrdup(v);
     }
     json_decref(j);
     if (rc < 0) sg_feedback_free(t);
@@ -164,10 +165,9 @@ void sg_feedback_compile(const sg_feedback_templates *t, const sg_fb_compile *c,
 }
 
 void sg_feedback_mismatch(const sg_feedback_templates *t, const sg_fb_mismatch *m, sg_buf *out) {
-    char idx[32], got[32], exp[32], mabs[32], mrel[32], reason[256] = "";
+    char idx[32], mabs[32], mrel[32], reason[256] = "";
+    const char *got = m->got ? m->got : "?", *exp = m->expected ? m->expected : "?";
     snprintf(idx, sizeof idx, "%lld", m->index);
-    snprintf(got, sizeof got, "%.6g", m->got);
-    snprintf(exp, sizeof exp, "%.6g", m->expected);
     snprintf(mabs, sizeof mabs, "%.3g", m->max_abs);
     snprintf(mrel, sizeof mrel, "%.3g", m->max_rel);
     if (m->reason && *m->reason) snprintf(reason, sizeof reason, " Also: %s.", m->reason);

@@ -39,7 +39,8 @@ typedef struct sg_fb_mismatch {
     const char *output; /* buffer name */
     const char *shape;  /* "B=3 N=1001" */
     long long index;
-    double got, expected, max_abs, max_rel;
+    const char *got, *expected; /* the values at index, as the validator wrote them */
+    double max_abs, max_rel;
     const char *reason; /* NULL, or "wrote outside its buffer", "changed input x", ... */
 } sg_fb_mismatch;
 

@@ -23,9 +23,19 @@ void sg_prof_feedback(const sg_feedback_templates *fb, const char *name, const s
     if (vr->verdict == SG_VAL_COMPILE_ERROR) {
         sg_fb_compile c = {.candidate = name, .log = vr->detail[0] ? vr->detail : vr->message};
         sg_feedback_compile(fb, &c, out);
+    } else if (vr->verdict == SG_VAL_MISMATCH && vr->first_bad >= 0 && vr->got[0]) {
+        sg_fb_mismatch m = {.candidate = name,
+                            .output = vr->output,
+                            .shape = vr->shape,
+                            .index = (long long)vr->first_bad,
+                            .got = vr->got,
+                            .expected = vr->expected,
+                            .max_abs = vr->max_abs,
+                            .max_rel = vr->max_rel};
+        sg_feedback_mismatch(fb, &m, out);
     } else if (vr->verdict == SG_VAL_MISMATCH || vr->verdict == SG_VAL_OUT_OF_BOUNDS ||
                vr->verdict == SG_VAL_INPUT_MODIFIED) {
-        /* The validator's message already names output, shape, index and error. */
+        /* No values to quote: the validator's message names the buffer, shape and index. */
         sg_buf_printf(out, "%s is WRONG: %s\n", name, vr->message);
     } else if (vr->verdict != SG_VAL_PASS) {
         sg_buf_printf(out, "%s failed (%s): %s\n", name, sg_val_verdict_name(vr->verdict),

@@ -3,7 +3,11 @@
  * timed interleaved over several input sets with the last-level cache flushed before
  * every run, until both medians are stable; then the candidate's outputs for every
  * input set are checked against the reference, so a kernel that remembers results
- * across launches is caught. The reply carries the raw samples; the parent summarizes. */
+ * across launches is caught. Every buffer carries random guard bytes on both sides, as in
+ * validation, and after the timing (and again after those checks) the guards and the
+ * inputs are compared with what was written: a kernel that writes out of bounds or into
+ * an input only when launched again, or only on other inputs, fails here. The reply
+ * carries the raw samples; the parent summarizes. */
 #include "profiler/stats.h"
 #include "validator/compare.h"
 #include "validator/internal.h"
@@ -14,6 +18,7 @@
 #include <string.h>
 
 #define POISON 0xFF               /* NaN for floats, -1 for integers */
+#define GUARD 4096                /* bytes on each side of every buffer (validation's too) */
 #define DEFAULT_LLC (32ULL << 20) /* when the device does not say */
 #define MAX_FLUSH (1ULL << 30)    /* twice the largest last-level cache we expect */
 #define GOLDEN 0x9e3779b97f4a7c15ULL
@@ -42,7 +47,10 @@ typedef struct prof {
     sg_be_limits lim;
     prof_opts o;
     int nsets;
-    sg_be_mem ***in; /* [set][task buffer]: inputs on the device (NULL for outputs) */
+    sg_be_mem ***in;          /* [set][task buffer]: inputs on the device (NULL for outputs) */
+    unsigned char ***in_host; /* [set][task buffer]: what was written there */
+    size_t *in_bytes;         /* [task buffer]: input payload bytes */
+    unsigned char guard[GUARD];
     sg_be_mem *flush;
     size_t flush_bytes;
 } prof;
@@ -62,8 +70,11 @@ static int buf_size(const char *expr, const sg_val_sizes *s, sg_val_type ty, con
 static int make_sets(prof *p, sg_err *err) {
     const sg_val_task *t = p->t;
     p->in = sg_xcalloc((size_t)p->nsets, sizeof *p->in);
+    p->in_host = sg_xcalloc((size_t)p->nsets, sizeof *p->in_host);
+    p->in_bytes = sg_xcalloc((size_t)t->nbuf + 1, sizeof *p->in_bytes);
     for (int k = 0; k < p->nsets; k++) {
         p->in[k] = sg_xcalloc((size_t)t->nbuf + 1, sizeof **p->in);
+        p->in_host[k] = sg_xcalloc((size_t)t->nbuf + 1, sizeof **p->in_host);
         sg_val_rng rng = {p->o.seed + (uint64_t)k * GOLDEN};
         for (int i = 0; i < t->nbuf; i++) {
             if (t->buf[i].role != SG_VAL_IN) continue;
@@ -71,11 +82,17 @@ static int make_sets(prof *p, sg_err *err) {
             if (buf_size(t->buf[i].count, &t->sizes, t->buf[i].type, t->buf[i].name, &n, &bytes,
                          err) < 0)
                 return -1;
-            unsigned char *host = sg_xmalloc(bytes + 1);
-            sg_val_fill(&rng, &t->buf[i], host, n);
-            int rc = p->d->ops->alloc(p->d->be, bytes, &p->in[k][i], err);
-            if (rc == 0) rc = p->d->ops->write(p->d->be, p->in[k][i], 0, host, bytes, err);
-            free(host);
+            p->in_bytes[i] = bytes;
+            unsigned char *img = sg_xmalloc(GUARD + bytes + GUARD);
+            sg_val_fill(&rng, &t->buf[i], img + GUARD, n);
+            memcpy(img, p->guard, GUARD);
+            memcpy(img + GUARD + bytes, p->guard, GUARD);
+            p->in_host[k][i] = sg_xmalloc(bytes + 1);
+            memcpy(p->in_host[k][i], img + GUARD, bytes);
+            int rc = p->d->ops->alloc(p->d->be, GUARD + bytes + GUARD, &p->in[k][i], err);
+            if (rc == 0)
+                rc = p->d->ops->write(p->d->be, p->in[k][i], 0, img, GUARD + bytes + GUARD, err);
+            free(img);
             if (rc < 0) return rc;
         }
     }
@@ -105,11 +122,14 @@ static int side_open(prof *p, side *s, sg_err *err) {
         }
         size_t n;
         if (buf_size(cnt, &t->sizes, ty, s->name[i], &n, &s->bytes[i], err) < 0) return -1;
-        int rc = p->d->ops->alloc(p->d->be, s->bytes[i], &s->mem[i], err);
+        size_t total = GUARD + s->bytes[i] + GUARD;
+        int rc = p->d->ops->alloc(p->d->be, total, &s->mem[i], err);
         if (rc < 0) return rc;
-        unsigned char *img = sg_xmalloc(s->bytes[i] + 1);
-        memset(img, POISON, s->bytes[i]);
-        rc = p->d->ops->write(p->d->be, s->mem[i], 0, img, s->bytes[i], err);
+        unsigned char *img = sg_xmalloc(total);
+        memcpy(img, p->guard, GUARD);
+        memset(img + GUARD, POISON, s->bytes[i]);
+        memcpy(img + GUARD + s->bytes[i], p->guard, GUARD);
+        rc = p->d->ops->write(p->d->be, s->mem[i], 0, img, total, err);
         free(img);
         if (rc < 0) return rc;
     }
@@ -130,12 +150,8 @@ static int bind(prof *p, side *s, int set, const char *name, sg_be_arg *a, sg_er
         if (!strcmp(s->name[i], name)) {
             memset(a, 0, sizeof *a);
             a->mem = s->mem[i] ? s->mem[i] : p->in[set][i];
-            a->bytes = s->mem[i] ? s->bytes[i] : 0;
-            if (!s->mem[i]) { /* an input: its size at the main shape */
-                size_t n;
-                buf_size(p->t->buf[i].count, &p->t->sizes, p->t->buf[i].type, name, &n, &a->bytes,
-                         err);
-            }
+            a->offset = GUARD;
+            a->bytes = s->mem[i] ? s->bytes[i] : p->in_bytes[i];
             return 0;
         }
     for (int i = 0; i < p->t->nscalar; i++)
@@ -209,10 +225,57 @@ static int read_outputs(prof *p, side *s, unsigned char **out, sg_err *err) {
     for (int i = 0; i < p->t->nbuf; i++) {
         if (p->t->buf[i].role != SG_VAL_OUT) continue;
         out[i] = sg_xmalloc(s->bytes[i] + 1);
-        int rc = p->d->ops->read(p->d->be, s->mem[i], 0, out[i], s->bytes[i], err);
+        int rc = p->d->ops->read(p->d->be, s->mem[i], GUARD, out[i], s->bytes[i], err);
         if (rc < 0) return rc;
     }
     return 0;
+}
+
+/* One buffer's whole region: 1 when a guard was overwritten (front says which side). */
+static int guards_broken(prof *p, sg_be_mem *m, size_t bytes, unsigned char *img, int *front,
+                         sg_err *err) {
+    int rc = p->d->ops->read(p->d->be, m, 0, img, GUARD + bytes + GUARD, err);
+    if (rc < 0) return rc;
+    *front = memcmp(img, p->guard, GUARD) != 0;
+    return *front || memcmp(img + GUARD + bytes, p->guard, GUARD) != 0;
+}
+
+/* As validation checks after a run: the guards around the candidate's outputs and
+ * scratch and around every input set, then the inputs' contents. 0: intact; 1: r filled
+ * (out_of_bounds or input_modified); when says at which point of the job. */
+static int check_memory(prof *p, side *s, const char *when, sg_val_result *r, sg_err *err) {
+    const sg_val_task *t = p->t;
+    char shape[96];
+    sg_val_sizes_format(&t->sizes, shape, sizeof shape);
+    snprintf(r->shape, sizeof r->shape, "%s", shape);
+    int rc = 0, front = 0;
+    for (int k = -1; k < p->nsets && rc == 0; k++) /* k = -1: the side's own buffers */
+        for (int i = 0; i < (k < 0 ? s->n : t->nbuf) && rc == 0; i++) {
+            sg_be_mem *m = k < 0 ? s->mem[i] : p->in[k][i];
+            size_t bytes = k < 0 ? s->bytes[i] : p->in_bytes[i];
+            if (!m) continue;
+            unsigned char *img = sg_xmalloc(GUARD + bytes + GUARD);
+            rc = guards_broken(p, m, bytes, img, &front, err);
+            if (rc == 1) {
+                snprintf(r->output, sizeof r->output, "%s", k < 0 ? s->name[i] : t->buf[i].name);
+                sg_val_result_set(r, SG_VAL_OUT_OF_BOUNDS,
+                                  "out-of-bounds write %s: the guard bytes %s buffer %s were "
+                                  "overwritten at shape %s",
+                                  when, front ? "before" : "after", r->output, shape);
+            } else if (rc == 0 && k >= 0 && memcmp(img + GUARD, p->in_host[k][i], bytes)) {
+                size_t e = 0, es = sg_val_type_size(t->buf[i].type);
+                while (!memcmp(img + GUARD + e * es, p->in_host[k][i] + e * es, es)) e++;
+                snprintf(r->output, sizeof r->output, "%s", t->buf[i].name);
+                r->first_bad = (int64_t)e;
+                sg_val_result_set(r, SG_VAL_INPUT_MODIFIED,
+                                  "the kernel wrote to input buffer %s (input set %d, first "
+                                  "changed element %zu) at shape %s %s; inputs must stay unchanged",
+                                  t->buf[i].name, k + 1, e, shape, when);
+                rc = 1;
+            }
+            free(img);
+        }
+    return rc;
 }
 
 /* After timing: the candidate on every input set, its buffers as the timing left them,
@@ -393,6 +456,11 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
         if (p->flush_bytes > MAX_FLUSH) p->flush_bytes = MAX_FLUSH;
         if ((rc = d->ops->alloc(d->be, p->flush_bytes, &p->flush, &e)) < 0) goto fail;
     }
+    sg_val_rng grng = {p->o.seed ^ 0x6775617264ULL}; /* "guard" */
+    for (size_t i = 0; i < GUARD; i += 8) {
+        uint64_t v = sg_val_rng_next(&grng);
+        memcpy(p->guard + i, &v, 8);
+    }
     side *sides[2] = {&base, &cand};
     int nsides = have_cand ? 2 : 1;
     if ((rc = make_sets(p, &e)) < 0 || (rc = side_open(p, &base, &e)) < 0 ||
@@ -405,18 +473,23 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     }
     int bad = 0;
     if (d->phase) d->phase(d->phase_arg, "run"); /* the checks after timing: a new batch */
-    if (have_cand && (bad = verify_sets(p, &cand, &ref, &r, &e)) < 0) {
+    if (have_cand &&
+        ((bad = check_memory(p, &cand, "while being timed", &r, &e)) != 0 ||
+         (bad = verify_sets(p, &cand, &ref, &r, &e)) != 0 ||
+         (bad = check_memory(p, &cand, "in the checks after timing", &r, &e)) != 0) &&
+        bad < 0) {
         rc = bad;
         json_decref(roof);
         goto fail;
     }
     char metrics[512];
     rc = metrics_line(p, have_cand ? &cand : &base, metrics, sizeof metrics);
-    *reply = json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:I, s:i}", "base", samples_json(&base),
-                       "cand", samples_json(have_cand ? &cand : NULL), "verdict",
-                       bad ? "mismatch" : "pass", "message", bad ? r.message : "", "facts",
-                       facts_json(p, have_cand ? &cand : &base), "metrics", metrics, "flush_bytes",
-                       (json_int_t)p->flush_bytes, "input_sets", p->nsets);
+    *reply =
+        json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:I, s:i}", "base", samples_json(&base), "cand",
+                  samples_json(have_cand ? &cand : NULL), "verdict",
+                  bad ? sg_val_verdict_name(r.verdict) : "pass", "message", bad ? r.message : "",
+                  "facts", facts_json(p, have_cand ? &cand : &base), "metrics", metrics,
+                  "flush_bytes", (json_int_t)p->flush_bytes, "input_sets", p->nsets);
     if (roof) json_object_set_new(*reply, "roof", roof);
     goto out;
 fail:
@@ -425,11 +498,19 @@ fail:
 out:
     if (p->in)
         for (int k = 0; k < p->nsets; k++) {
-            for (int i = 0; p->in[k] && i < p->t->nbuf; i++) d->ops->free_mem(d->be, p->in[k][i]);
+            for (int i = 0; p->in[k] && i < p->t->nbuf; i++) {
+                d->ops->free_mem(d->be, p->in[k][i]);
+                if (p->in_host[k]) free(p->in_host[k][i]);
+            }
             free(p->in[k]);
+            free(p->in_host[k]);
         }
     free(p->in);
+    free(p->in_host);
+    free(p->in_bytes);
     p->in = NULL;
+    p->in_host = NULL;
+    p->in_bytes = NULL;
     if (p->flush) d->ops->free_mem(d->be, p->flush);
     side_close(p, &base);
     side_close(p, &cand);

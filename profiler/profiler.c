@@ -124,7 +124,10 @@ int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
     snprintf(r->metrics, sizeof r->metrics, "%s",
              json_string_value(json_object_get(reply, "metrics")) ?: "");
     const char *verdict = json_string_value(json_object_get(reply, "verdict"));
-    r->verdict = verdict && !strcmp(verdict, "mismatch") ? SG_VAL_MISMATCH : SG_VAL_PASS;
+    r->verdict = SG_VAL_PASS; /* or what the checks after timing found */
+    for (int i = 0; verdict && i < SG_VAL_NVERDICT; i++)
+        if (!strcmp(verdict, sg_val_verdict_name((sg_val_verdict)i)))
+            r->verdict = (sg_val_verdict)i;
     snprintf(r->message, sizeof r->message, "%s",
              json_string_value(json_object_get(reply, "message")) ?: "");
     r->input_sets = (int)json_integer_value(json_object_get(reply, "input_sets"));

@@ -1,4 +1,5 @@
 #include "profiler/stats.h"
+#include "common/buf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static double median_of(const double *samples, int n, double *scratch) {
 void sg_timing_summarize(const double *samples, int n, sg_timing *t) {
     memset(t, 0, sizeof *t);
     if (n <= 0) return;
-    double *v = malloc((size_t)n * sizeof *v);
+    double *v = sg_xmalloc((size_t)n * sizeof *v);
     memcpy(v, samples, (size_t)n * sizeof *v);
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     t->runs = n;
@@ -49,7 +50,7 @@ void sg_timing_summarize(const double *samples, int n, sg_timing *t) {
 int sg_timing_stable(const double *samples, int n, const sg_stability *s) {
     if (n >= s->max_runs) return 1;
     if (n < s->min_runs || n <= s->window) return 0;
-    double *scratch = malloc((size_t)n * sizeof *scratch);
+    double *scratch = sg_xmalloc((size_t)n * sizeof *scratch);
     double all = median_of(samples, n, scratch);
     double before = median_of(samples, n - s->window, scratch);
     free(scratch);

@@ -30,6 +30,9 @@ int sg_cmd_replay_llm(int argc, char **argv) {
          "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate", "vllm", parse_dialect, 0},
         {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault,
          0},
+        {"log-requests", SG_OPT_STR, &cfg.log_requests, "FILE",
+         "append each completion request to FILE as a JSON line (what clients sent)", NULL, NULL,
+         0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {
@@ -62,6 +65,7 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         "  stall:after=N:ms=M      pause M ms after N tokens\n"
         "  malformed:after=N       send a broken JSON chunk after N tokens\n"
         "  abort:after=N           end with finish_reason \"abort\" after N tokens\n"
+        "  ignore_max_tokens       stream everything, ignoring the request's max_tokens\n"
         "\n"
         "Trace format: docs/replay-trace.md. Example:\n"
         "  specgen replay-llm --trace prompts/traces --listen 127.0.0.1:8000 --dialect sglang "

@@ -15,7 +15,10 @@
  * - The server (libmicrohttpd, one thread per connection) streams each token at the
  *   trace's time divided by speed, notices a client that closed its connection within a
  *   millisecond (poll for RDHUP while waiting) and stops; /metrics and /v1/replay/stats
- *   show what it did. sg_replay_start returns once it listens. */
+ *   show what it did. sg_replay_start returns once it listens.
+ * - With log_requests set, every completion request is appended to that file as one JSON
+ *   line {"path": ..., "request": BODY} before it is answered (tests look at what a
+ *   client sent); the file is opened by sg_replay_start, which fails when it cannot. */
 #ifndef SG_REPLAY_H
 #define SG_REPLAY_H
 
@@ -83,7 +86,8 @@ typedef enum {
     SG_FAULT_503,
     SG_FAULT_STALL,
     SG_FAULT_MALFORMED,
-    SG_FAULT_ABORT
+    SG_FAULT_ABORT,
+    SG_FAULT_IGNORE_MAX_TOKENS
 } sg_replay_fault_kind;
 
 typedef struct sg_replay_fault {
@@ -95,7 +99,8 @@ typedef struct sg_replay_fault {
 } sg_replay_fault;
 
 /* "drop:after=N", "429:retry_after=S", "503", "stall:after=N:ms=M", "malformed:after=N",
- * "abort:after=N"; each takes ":times=K". */
+ * "abort:after=N", "ignore_max_tokens" (stream everything, as a server that ignores the
+ * request's max_tokens); each takes ":times=K". */
 int sg_replay_fault_parse(const char *spec, sg_replay_fault *out, sg_err *err);
 
 typedef struct sg_replay_config {
@@ -104,6 +109,7 @@ typedef struct sg_replay_config {
     double speed;
     sg_replay_dialect dialect;
     sg_replay_fault fault;
+    const char *log_requests; /* append each completion request here (JSON lines); NULL: no */
 } sg_replay_config;
 
 typedef struct sg_replay_server sg_replay_server;

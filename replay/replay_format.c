@@ -74,7 +74,15 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
     sg_buf_append_str(o, ",\"logprobs\":null,\"finish_reason\":");
     finish_val(o, finish);
     if (!ds) sg_buf_append_str(o, ",\"stop_reason\":null");
-    sg_buf_append_str(o, "}]}");
+    sg_buf_append_str(o, "}]");
+    if (f->continuous_usage) /* vLLM: prompt, total and completion tokens so far */
+        sg_buf_printf(o,
+                      ",\"usage\":{\"prompt_tokens\":%lld,\"total_tokens\":%lld,"
+                      "\"completion_tokens\":%lld}",
+                      (long long)f->prompt_tokens,
+                      (long long)(f->prompt_tokens + f->running_tokens),
+                      (long long)f->running_tokens);
+    sg_buf_append_str(o, "}");
 }
 
 static void sglang(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t, size_t n,

@@ -9,6 +9,7 @@
 
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 enum { SG_RF_ROLE, SG_RF_REASONING, SG_RF_CONTENT, SG_RF_FINISH, SG_RF_USAGE };
@@ -17,6 +18,8 @@ typedef struct sg_replay_fmt {
     sg_replay_dialect d;
     int chat;
     int include_usage;
+    int continuous_usage;   /* vLLM's continuous_usage_stats: usage in every chunk */
+    int64_t running_tokens; /* tokens streamed with this chunk included */
     char id[64];
     long long created;
     const char *model;
@@ -28,6 +31,7 @@ struct sg_replay_server { /* replay_server.c */
     const sg_replay_traces *ts;
     sg_replay_config cfg;
     int port, listen_fd;
+    FILE *log;          /* cfg.log_requests, or NULL */
     pthread_mutex_t mu; /* guards everything below */
     int64_t running, requests, forks, tokens, disconnects, faulted;
     int64_t *trig_us;

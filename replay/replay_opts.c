@@ -26,7 +26,8 @@ int sg_replay_fault_parse(const char *spec, sg_replay_fault *f, sg_err *err) {
                  {"503", SG_FAULT_503},
                  {"stall", SG_FAULT_STALL},
                  {"malformed", SG_FAULT_MALFORMED},
-                 {"abort", SG_FAULT_ABORT}};
+                 {"abort", SG_FAULT_ABORT},
+                 {"ignore_max_tokens", SG_FAULT_IGNORE_MAX_TOKENS}};
     memset(f, 0, sizeof *f);
     f->retry_after = 1;
     f->ms = 1000;
@@ -36,7 +37,9 @@ int sg_replay_fault_parse(const char *spec, sg_replay_fault *f, sg_err *err) {
     for (size_t i = 0; kind && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(kind, kinds[i].name)) f->kind = kinds[i].kind;
     if (f->kind == SG_FAULT_NONE)
-        rc = sg_errf(err, "fault '%s': kind must be drop, 429, 503, stall, malformed or abort",
+        rc = sg_errf(err,
+                     "fault '%s': kind must be drop, 429, 503, stall, malformed, abort or "
+                     "ignore_max_tokens",
                      spec);
     for (char *kv; !rc && (kv = strtok_r(NULL, ":", &save));) {
         char *eq = strchr(kv, '=');

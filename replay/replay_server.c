@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/net.h"
 
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -121,10 +122,25 @@ static char *prompt_text(json_t *req, int chat) {
     return sg_buf_steal(&b);
 }
 
+/* One JSON line per request, whole lines under the lock (streams run on many threads). */
+static void log_request(sg_replay_server *s, int chat, const json_t *req) {
+    if (!s->log) return;
+    json_t *line = json_pack("{s:s,s:O}", "path", chat ? "/v1/chat/completions" : "/v1/completions",
+                             "request", (json_t *)req);
+    char *text = sg_json_dump(line);
+    json_decref(line);
+    pthread_mutex_lock(&s->mu);
+    fprintf(s->log, "%s\n", text);
+    fflush(s->log);
+    pthread_mutex_unlock(&s->mu);
+    free(text);
+}
+
 static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat) {
     sg_err err;
     json_t *req =
         sg_json_parse(r->body.data ? r->body.data : "", r->body.len, "request body", &err);
+    if (req && json_is_object(req)) log_request(s, chat, req);
     if (!req || !json_is_object(req)) {
         json_decref(req);
         return error(r->conn, 400, req ? "request body must be a JSON object" : err.msg, NULL);
@@ -174,6 +190,11 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
     r->fmt.d = s->cfg.dialect;
     r->fmt.chat = chat;
     r->fmt.include_usage = json_is_true(json_object_get(so, "include_usage"));
+    /* vLLM's running usage in every chunk (the hosted and other dialects have none). */
+    r->fmt.continuous_usage = r->fmt.include_usage &&
+                              json_is_true(json_object_get(so, "continuous_usage_stats")) &&
+                              (s->cfg.dialect == SG_REPLAY_VLLM || s->cfg.dialect == SG_REPLAY_RAW);
+    if (r->fault_on && f->kind == SG_FAULT_IGNORE_MAX_TOKENS) max_tokens = 0;
     snprintf(r->fmt.id, sizeof r->fmt.id, "%s-replay%llu", chat ? "chatcmpl" : "cmpl",
              (unsigned long long)id);
     r->fmt.created = (long long)time(NULL);
@@ -290,9 +311,18 @@ sg_replay_server *sg_replay_start(const sg_replay_traces *ts, const sg_replay_co
         sg_errf(err, "speed must be > 0 (got %g)", cfg->speed);
         return NULL;
     }
+    FILE *log = NULL;
+    if (cfg->log_requests && !(log = fopen(cfg->log_requests, "a"))) {
+        sg_errf(err, "cannot open the request log '%s': %s", cfg->log_requests, strerror(errno));
+        return NULL;
+    }
     int fd = sg_net_listen_tcp(cfg->host ? cfg->host : "127.0.0.1", cfg->port, 1024, err);
-    if (fd < 0) return NULL;
+    if (fd < 0) {
+        if (log) fclose(log);
+        return NULL;
+    }
     sg_replay_server *s = sg_xcalloc(1, sizeof *s);
+    s->log = log;
     s->ts = ts;
     s->cfg = *cfg;
     s->listen_fd = fd;
@@ -305,6 +335,7 @@ sg_replay_server *sg_replay_start(const sg_replay_traces *ts, const sg_replay_co
         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024), MHD_OPTION_END);
     if (!s->d) {
         close(fd);
+        if (log) fclose(log);
         pthread_mutex_destroy(&s->mu);
         free(s);
         sg_errf(err, "libmicrohttpd could not start on port %d", cfg->port);
@@ -319,6 +350,7 @@ void sg_replay_stop(sg_replay_server *s) {
     if (!s) return;
     MHD_stop_daemon(s->d);
     close(s->listen_fd);
+    if (s->log) fclose(s->log);
     pthread_mutex_destroy(&s->mu);
     free(s->trig_us);
     free(s);

@@ -141,6 +141,7 @@ ssize_t sg_replay_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             sg_buf_append(&r->out, st->text, st->len);
             sg_buf_append_str(&r->out, "\n\n");
         } else {
+            r->fmt.running_tokens = (int64_t)r->tokens + is_token;
             sg_replay_fmt_chunk(&r->out, &r->fmt, st->kind, st->text, st->len,
                                 st->kind == SG_RF_FINISH ? st->text : NULL);
         }

@@ -28,7 +28,7 @@ static char *cell_text(sqlite3_stmt *st, int i, int max_cell) {
     if (type == SQLITE_FLOAT) {
         double v = sqlite3_column_double(st, i);
         snprintf(num, sizeof num, v >= 1000 || v <= -1000 ? "%.1f" : "%.4g", v);
-        return strdup(num);
+        return sg_xstrdup(num);
     }
     const char *t = (const char *)sqlite3_column_text(st, i);
     size_t len = strlen(t ? t : "");

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 16            /* tokens a step */
-#define CODE_TOKENS 40      /* a code block in the reasoning */
+#define CHUNK 16              /* tokens a step */
+#define CODE_TOKENS 40        /* a code block in the reasoning */
 #define FORK_PREFIX_TOKENS 40 /* end-of-thinking and answer prefix, never cached */
 
 typedef struct ctx { /* a reasoning stream's prefix in its instance's cache */
     int task, iteration, stream, instance;
-    uint64_t length;   /* the whole reasoning, tokens */
-    uint64_t cached;   /* tokens of it in the cache now (prompt included) */
-    uint64_t used;     /* LRU clock */
+    uint64_t length; /* the whole reasoning, tokens */
+    uint64_t cached; /* tokens of it in the cache now (prompt included) */
+    uint64_t used;   /* LRU clock */
 } ctx;
 
 struct sg_sim_gen {
@@ -142,14 +142,16 @@ static int least_loaded(const sg_sim_llm *m) {
 
 /* ---- text ---- */
 static const char *const words[] = {" the", " load", " tile", " thread", " block", " memory",
-                                    " so", " each", " row", " then", " sum", " store"};
+                                    " so",  " each", " row",  " then",   " sum",   " store"};
 
 static void reasoning_text(sg_sim_gen *g, uint64_t k, sg_buf *out) {
     for (uint64_t i = 0; i < k; i++) {
         uint64_t at = g->emitted + i;
         if (at == g->next_code) {
-            sg_buf_append_str(out, "\n```c\n__kernel void draft(__global float *y) { y[0] = 0; }\n```\n");
-            g->next_code = at + CODE_TOKENS + 1 + (uint64_t)exp_draw(&g->rng, g->m->w.code_every_tokens);
+            sg_buf_append_str(
+                out, "\n```c\n__kernel void draft(__global float *y) { y[0] = 0; }\n```\n");
+            g->next_code =
+                at + CODE_TOKENS + 1 + (uint64_t)exp_draw(&g->rng, g->m->w.code_every_tokens);
         } else if (at == g->next_cue) {
             sg_buf_append_str(out, ".\n\nWait,");
             g->next_cue = at + 1 + (uint64_t)exp_draw(&g->rng, g->m->w.cue_every_tokens);
@@ -202,7 +204,8 @@ static void step(sg_loop *loop, void *arg) {
         g->cb.reasoning(g->cb.arg, text.data, text.len, g->emitted);
         g->in_callback = 0;
     } else if (g->answer_pos < g->answer.len) { /* the answer, in chunks of text */
-        uint64_t left = g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
+        uint64_t left =
+            g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
         size_t n = (g->answer.len - g->answer_pos) * (CHUNK < left ? CHUNK : left) / left;
         if (n == 0) n = g->answer.len - g->answer_pos;
         uint64_t k = CHUNK < left ? CHUNK : left;

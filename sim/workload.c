@@ -85,7 +85,8 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
     json_object_foreach(j, key, v) {
         if (!strcmp(key, "sources") || !strcmp(key, "about")) continue; /* documentation */
         if (!strcmp(key, "name")) {
-            snprintf(w->name, sizeof w->name, "%s", json_string_value(v) ? json_string_value(v) : "");
+            snprintf(w->name, sizeof w->name, "%s",
+                     json_string_value(v) ? json_string_value(v) : "");
             continue;
         }
         if (!strcmp(key, "decode_rate")) { /* [[batch, tok/s], ...] */
@@ -117,8 +118,9 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
     }
     json_decref(j);
     if (rc == 0 && (w->instances < 1 || w->reasoning_tokens < 100 || w->prefill_tok_s <= 0))
-        rc = sg_errf(err, "workload %s: instances >= 1, reasoning_tokens >= 100 and "
-                          "prefill_tok_s > 0 are needed",
+        rc = sg_errf(err,
+                     "workload %s: instances >= 1, reasoning_tokens >= 100 and "
+                     "prefill_tok_s > 0 are needed",
                      path);
     return rc;
 }

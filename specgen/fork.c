@@ -1,4 +1,5 @@
 #include "specgen/fork.h"
+#include "common/buf.h"
 
 #include "common/json.h"
 
@@ -45,7 +46,7 @@ int sg_template_load(const char *prompts_dir, const char *name, sg_chat_template
     for (size_t i = 0; i < sizeof f / sizeof f[0] && rc == 0; i++) {
         const char *v = NULL;
         rc = sg_json_get_str(j, f[i].key, 1, &v, path, err);
-        if (rc == 0) *f[i].out = strdup(v);
+        if (rc == 0) *f[i].out = sg_xstrdup(v);
     }
     json_t *stop = NULL;
     if (rc == 0) rc = sg_json_get_arr(j, "stop", 0, &stop, path, err);
@@ -58,7 +59,7 @@ int sg_template_load(const char *prompts_dir, const char *name, sg_chat_template
                              SG_TEMPLATE_MAX_STOP);
                 break;
             }
-            t->stop[t->nstop++] = strdup(json_string_value(s));
+            t->stop[t->nstop++] = sg_xstrdup(json_string_value(s));
         }
     }
     json_decref(j);

@@ -24,6 +24,7 @@ void sg_trigger_config_default(sg_trigger_config *c) {
     c->transition_min_new_tokens = 300;
     c->max_in_flight = 4;
     c->dup_skip_after = 2;
+    c->pending_stale_tokens = 300;
     for (size_t i = 0; i < sizeof cues / sizeof cues[0]; i++)
         snprintf(c->cues[c->ncues++], sizeof c->cues[0], "%s", cues[i]);
 }
@@ -37,6 +38,7 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
                                         "transition_min_new_tokens",
                                         "max_in_flight",
                                         "dup_skip_after",
+                                        "pending_stale_tokens",
                                         "cues",
                                         "comment",
                                         NULL};
@@ -58,8 +60,9 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
         {"interval_tokens", &c->interval_tokens},
         {"min_spacing_tokens", &c->min_spacing_tokens},
         {"transition_min_new_tokens", &c->transition_min_new_tokens},
+        {"pending_stale_tokens", &c->pending_stale_tokens},
     };
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof u64s / sizeof u64s[0]; i++) {
         n = -1;
         if (sg_json_get_int(obj, u64s[i].k, 0, &n, where, err) < 0) return -1;
         if (json_object_get(obj, u64s[i].k)) {
@@ -126,13 +129,14 @@ struct sg_trigger {
     uint64_t last_fork_tokens;
     int forked_yet;
     int in_flight;
-    int pending_code_close; /* a block closed and not yet turned into a fork */
+    int pending_code_close;  /* a block closed and not yet turned into a fork */
+    int pending_fresh;       /* it closed in the current delta: its position is not set yet */
+    uint64_t pending_tokens; /* reasoning tokens when it closed */
     int dup_run[SG_RULE_COUNT];
 };
 
 sg_trigger *sg_trigger_new(const sg_trigger_config *cfg) {
-    sg_trigger *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
+    sg_trigger *t = sg_xcalloc(1, sizeof *t);
     t->cfg = *cfg;
     return t;
 }
@@ -155,7 +159,9 @@ static void track_fences(sg_trigger *t, char c) {
     if (c == '\n') {
         if (t->line_ticks >= 3) {
             t->in_code = !t->in_code;
-            if (!t->in_code) t->pending_code_close = 1;
+            /* A close is the latest cue; an open makes a pending one stale. */
+            t->pending_code_close = !t->in_code;
+            t->pending_fresh = !t->in_code;
         }
         t->line_ticks = 0;
         return;
@@ -219,31 +225,63 @@ static int skip_for_duplicates(sg_trigger *t, sg_rule r) {
     return 0;
 }
 
+/* Room for a fork now: below the cap and far enough from the last one. */
+static int have_room(const sg_trigger *t, uint64_t since) {
+    return t->in_flight < t->cfg.max_in_flight && since >= t->cfg.min_spacing_tokens;
+}
+
+/* The pending code-block cue: 1 to fork on it now; it stays pending while there is no
+ * room, and is dropped when stale or skipped for duplicates. */
+static int take_pending(sg_trigger *t, uint64_t tokens, int room) {
+    if (!t->cfg.code_block || !t->pending_code_close) return 0;
+    if (tokens > t->pending_tokens && tokens - t->pending_tokens > t->cfg.pending_stale_tokens) {
+        t->pending_code_close = 0;
+        return 0;
+    }
+    if (!room) return 0;
+    t->pending_code_close = 0;
+    return !skip_for_duplicates(t, SG_RULE_CODE_BLOCK);
+}
+
+static void fill_fire(const sg_trigger *t, sg_rule rule, uint64_t tokens, sg_trigger_fire *fire) {
+    memset(fire, 0, sizeof *fire);
+    fire->rule = rule;
+    fire->tokens = tokens;
+    fire->cue_tokens = rule == SG_RULE_CODE_BLOCK ? t->pending_tokens : tokens;
+    fire->deferred = rule == SG_RULE_CODE_BLOCK && t->pending_tokens != tokens;
+    fire->offset = t->total;
+}
+
 int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t tokens,
                     sg_trigger_fire *fire) {
     for (size_t i = 0; i < len; i++) track_fences(t, delta[i]);
+    if (t->pending_fresh) {
+        t->pending_fresh = 0;
+        t->pending_tokens = tokens;
+    }
     window_append(t, delta, len);
     t->total += len;
     const char *cue = t->cfg.transition ? find_cue(t, len) : NULL;
 
     uint64_t since = t->forked_yet ? tokens - t->last_fork_tokens : tokens;
-    int room = t->in_flight < t->cfg.max_in_flight && since >= t->cfg.min_spacing_tokens;
+    int room = have_room(t, since);
     sg_rule rule = SG_RULE_NONE;
-    if (t->cfg.code_block && t->pending_code_close) {
-        t->pending_code_close = 0;
-        if (room && !skip_for_duplicates(t, SG_RULE_CODE_BLOCK)) rule = SG_RULE_CODE_BLOCK;
-    }
+    if (take_pending(t, tokens, room)) rule = SG_RULE_CODE_BLOCK;
     if (!rule && cue && room && since >= t->cfg.transition_min_new_tokens &&
         !skip_for_duplicates(t, SG_RULE_TRANSITION))
         rule = SG_RULE_TRANSITION;
     if (!rule && t->cfg.interval_tokens && room && since >= t->cfg.interval_tokens)
         rule = SG_RULE_INTERVAL; /* the fallback is never skipped: it bounds the gap */
     if (!rule) return 0;
-    memset(fire, 0, sizeof *fire);
-    fire->rule = rule;
-    fire->tokens = tokens;
-    fire->offset = t->total;
+    fill_fire(t, rule, tokens, fire);
     if (rule == SG_RULE_TRANSITION) snprintf(fire->cue, sizeof fire->cue, "%s", cue);
+    return 1;
+}
+
+int sg_trigger_poll(sg_trigger *t, uint64_t tokens, sg_trigger_fire *fire) {
+    uint64_t since = t->forked_yet ? tokens - t->last_fork_tokens : tokens;
+    if (!take_pending(t, tokens, have_room(t, since))) return 0;
+    fill_fire(t, SG_RULE_CODE_BLOCK, tokens, fire);
     return 1;
 }
 
@@ -251,6 +289,10 @@ void sg_trigger_fork_started(sg_trigger *t, const sg_trigger_fire *fire) {
     t->in_flight++;
     t->last_fork_tokens = fire->tokens;
     t->forked_yet = 1;
+}
+
+void sg_trigger_fork_aborted(sg_trigger *t) {
+    if (t->in_flight > 0) t->in_flight--;
 }
 
 void sg_trigger_fork_finished(sg_trigger *t, sg_rule rule, int duplicate) {

@@ -11,8 +11,13 @@
  *   interval    a fallback every interval_tokens (as Dynasor's fixed-interval probes).
  * Every rule also needs min_spacing_tokens since the last fork and fewer than
  * max_in_flight forks running. A rule whose last dup_skip_after forks all produced
- * duplicate kernels skips its next cue. The configuration is JSON (prompts/trigger.json;
- * docs/speculation.md documents it); unknown fields are errors. */
+ * duplicate kernels skips its next cue; an aborted (or failed) fork says nothing about
+ * its rule and is not counted. A code block that closes when there is no room (forks at
+ * max_in_flight, or too soon after the last fork) stays pending, the latest one only,
+ * and fires as soon as there is room (a later delta, or sg_trigger_poll when a fork
+ * ends) unless it went stale: a new code block opened since (its close is the fresher
+ * cue), or more than pending_stale_tokens of reasoning arrived after it. The configuration is JSON
+ * (prompts/trigger.json; docs/speculation.md documents it); unknown fields are errors. */
 #ifndef SG_TRIGGER_H
 #define SG_TRIGGER_H
 
@@ -41,7 +46,8 @@ typedef struct sg_trigger_config {
     uint64_t min_spacing_tokens;
     uint64_t transition_min_new_tokens;
     int max_in_flight;
-    int dup_skip_after; /* 0: never skip */
+    int dup_skip_after;            /* 0: never skip */
+    uint64_t pending_stale_tokens; /* a pending code-block cue older than this is dropped */
     size_t ncues;
     char cues[SG_TRIGGER_MAX_CUES][48];
 } sg_trigger_config;
@@ -54,9 +60,11 @@ int sg_trigger_config_load(const char *path, sg_trigger_config *cfg, sg_err *err
 
 typedef struct sg_trigger_fire {
     sg_rule rule;
-    uint64_t tokens; /* reasoning tokens when it fired */
-    size_t offset;   /* reasoning bytes when it fired (the fork's prefix length) */
-    char cue[48];    /* the phrase, for transition */
+    uint64_t tokens;     /* reasoning tokens when it fired */
+    size_t offset;       /* reasoning bytes when it fired (the fork's prefix length) */
+    char cue[48];        /* the phrase, for transition */
+    int deferred;        /* a pending code-block cue that fired later, when room came */
+    uint64_t cue_tokens; /* reasoning tokens when its cue arrived (== tokens unless deferred) */
 } sg_trigger_fire;
 
 typedef struct sg_trigger sg_trigger;
@@ -75,6 +83,11 @@ int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t token
 void sg_trigger_fork_started(sg_trigger *t, const sg_trigger_fire *fire);
 /* A fork ended; duplicate: its kernel was one seen before (or no kernel at all). */
 void sg_trigger_fork_finished(sg_trigger *t, sg_rule rule, int duplicate);
+/* A fork was aborted or failed: its slot is free, its rule's record unchanged. */
+void sg_trigger_fork_aborted(sg_trigger *t);
+/* A slot may have freed (a fork ended): returns 1 and fills *fire when the pending
+ * code-block cue should fork now; tokens_total is the reasoning token count now. */
+int sg_trigger_poll(sg_trigger *t, uint64_t tokens_total, sg_trigger_fire *fire);
 int sg_trigger_in_flight(const sg_trigger *t);
 
 #endif

@@ -90,7 +90,9 @@ static int signature(const char *src, sg_dev_lang lang, const char *path, char *
         return sg_errf(err, "%s: cannot read the kernel's name", path);
     memcpy(name, b, (size_t)(e - b));
     name[e - b] = 0;
-    char *list = strndup(open + 1, (size_t)(close - open - 1));
+    sg_buf lb = {0};
+    sg_buf_append(&lb, open + 1, (size_t)(close - open - 1));
+    char *list = sg_buf_steal(&lb);
     int rc = 0;
     *np = 0;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && rc == 0;

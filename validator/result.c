@@ -25,13 +25,14 @@ static double denum(const json_t *j) {
 json_t *sg_val_result_to_json(const sg_val_result *r) {
     char seed[24];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:i, s:b, s:f, s:f, s:s, s:s}",
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:i, s:b, s:f, s:f, s:s, "
+                     "s:s}",
                      "verdict", sg_val_verdict_name(r->verdict), "message", r->message, "detail",
                      r->detail, "shape", r->shape, "output", r->output, "first_bad",
-                     (json_int_t)r->first_bad, "max_abs", num(r->max_abs), "max_rel",
-                     num(r->max_rel), "checks_run", r->checks_run, "cache_hit", r->cache_hit,
-                     "compile_ms", r->compile_ms, "run_ms", r->run_ms, "hash", r->hash, "seed",
-                     seed);
+                     (json_int_t)r->first_bad, "got", r->got, "expected", r->expected, "max_abs",
+                     num(r->max_abs), "max_rel", num(r->max_rel), "checks_run", r->checks_run,
+                     "cache_hit", r->cache_hit, "compile_ms", r->compile_ms, "run_ms", r->run_ms,
+                     "hash", r->hash, "seed", seed);
 }
 
 static void copy_str(const json_t *j, const char *k, char *out, size_t n) {
@@ -50,6 +51,8 @@ void sg_val_result_from_json(const json_t *j, sg_val_result *r) {
     copy_str(j, "shape", r->shape, sizeof r->shape);
     copy_str(j, "output", r->output, sizeof r->output);
     copy_str(j, "hash", r->hash, sizeof r->hash);
+    copy_str(j, "got", r->got, sizeof r->got);
+    copy_str(j, "expected", r->expected, sizeof r->expected);
     r->first_bad = json_integer_value(json_object_get(j, "first_bad"));
     r->max_abs = denum(json_object_get(j, "max_abs"));
     r->max_rel = denum(json_object_get(j, "max_rel"));

@@ -185,9 +185,9 @@ static int verify(run_ctx *c, dset *cand, dset *ref, sg_val_result *r) {
         if (cmp.max_abs > r->max_abs) r->max_abs = cmp.max_abs;
         if (cmp.max_rel > r->max_rel) r->max_rel = cmp.max_rel;
         if (!bad) continue;
-        char g[48], e[48];
-        sg_val_format_value(b->type, cmp.got, g, sizeof g);
-        sg_val_format_value(b->type, cmp.ref, e, sizeof e);
+        char *g = r->got, *e = r->expected;
+        sg_val_format_value(b->type, cmp.got, g, sizeof r->got);
+        sg_val_format_value(b->type, cmp.ref, e, sizeof r->expected);
         r->first_bad = cmp.first_bad;
         r->max_abs = cmp.max_abs;
         r->max_rel = cmp.max_rel;

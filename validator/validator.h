@@ -145,10 +145,11 @@ int sg_val_verdict_parse(const char *s, sg_val_verdict *out); /* 0, or -1: not a
 typedef struct sg_val_result {
     sg_val_verdict verdict;
     char message[1024];
-    char detail[4096]; /* compile log excerpt etc. */
-    char shape[128];   /* sizes of the failing (or last) check */
-    char output[32];   /* failing output buffer */
-    int64_t first_bad; /* first mismatching index, -1 if none */
+    char detail[4096];          /* compile log excerpt etc. */
+    char shape[128];            /* sizes of the failing (or last) check */
+    char output[32];            /* failing output buffer */
+    int64_t first_bad;          /* first mismatching index, -1 if none */
+    char got[48], expected[48]; /* a mismatch: the values at first_bad, in the output's type */
     double max_abs, max_rel;
     int checks_run;
     int cache_hit; /* the candidate's compiled program came from the cache */

@@ -19,6 +19,10 @@ check_output "forks fired" '^[1-9]' field "$out/spec/summary.json" forks
 check_output "the reasoning was cut early" '^[1-9]' field "$out/spec/summary.json" early_stops
 check "the best kernel validates on its own" "$SPECGEN" validate $task "$out/spec/best.cl" --device opencl
 check_output "events name fork rules" '"ev":"fork".*"rule":"(code_block|transition|interval)"' cat "$out/spec/events.jsonl"
+# The embedded replay streams vLLM's running usage: live counts are the server's, and
+# the events say so.
+check_output "fork events say the token counts are the server's" '"ev":"fork".*"tokens":"server"' cat "$out/spec/events.jsonl"
+check_output "  ... and so does the early stop" '"ev":"early_stop".*"tokens":"server"' cat "$out/spec/events.jsonl"
 
 check "sequential policy runs the same trace" "$SPECGEN" optimize $task --device opencl --policy sequential --out "$out/seq"
 check_output "sequential forks nothing" '^0$' field "$out/seq/summary.json" forks
@@ -28,10 +32,93 @@ echo "# elapsed: specgen ${ts}s, sequential ${tq}s"
 check "specgen reaches the target at least 1.25x sooner than sequential" \
     python3 -c "import sys; s,q=float(sys.argv[1]),float(sys.argv[2]); print('ratio', q/s); sys.exit(0 if q/s >= 1.25 else 1)" "$ts" "$tq"
 
+# `make demo`'s command where a libcuda loads but cannot run CUDA (the toolkit's stub
+# library, as in a container with the toolkit and no GPU): it picks OpenCL, says why on
+# stderr, and meets the target.
+stubs=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs
+if [ -e "$stubs/libcuda.so" ] && [ ! -e /dev/nvidiactl ]; then
+    LD_LIBRARY_PATH="$stubs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$SPECGEN" optimize $task \
+        --out "$out/stub" >"$out/stub.log" 2>&1
+    check_output "demo with the stub libcuda: falls back to OpenCL and says why" \
+        '^specgen optimize: CUDA cannot run here \(cuInit failed.*\): running on OpenCL instead$' \
+        cat "$out/stub.log"
+    check_output "  ... and meets the target" '^target$' field "$out/stub/summary.json" end
+    check "  ... with an OpenCL best kernel" test -s "$out/stub/best.cl"
+else
+    skip "demo with the stub libcuda" "no stub libcuda at $stubs, or this machine has a GPU"
+fi
+
+# The demo answers in CUDA too: prompts/traces/vector_scale-cuda.jsonl (chosen when the
+# prompt holds a CUDA kernel of the task) has a cuda block in every answer where the
+# OpenCL trace has an opencl one, and NVRTC compiles each (the first is meant to be
+# rejected: its grid is 0 at N = 1).
+cuda_answers() {
+    python3 - "$TMPDIR_TEST/cuda" prompts/traces/vector_scale.jsonl prompts/traces/vector_scale-cuda.jsonl <<'PY'
+import json, os, re, sys
+os.makedirs(sys.argv[1], exist_ok=True)
+cl = [json.loads(l) for l in open(sys.argv[2])]
+cu = [json.loads(l) for l in open(sys.argv[3])]
+assert len(cl) == len(cu), "the two traces differ in lines"
+n = 0
+for a, b in zip(cl, cu):
+    a, b = a.get("answer", ""), b.get("answer", "")
+    if "```opencl" not in a:
+        continue
+    m = re.findall(r"```cuda\n(.*?)```", b, re.S)
+    assert m, "no cuda block where the OpenCL trace has a kernel: " + b[:80]
+    n += 1
+    open(os.path.join(sys.argv[1], "a%d.cu" % n), "w").write(m[-1])
+print(n)
+PY
+}
+check_output "every kernel answer of the demo trace has a cuda block" '^[1-9]' cuda_answers
+if "$SPECGEN" validate $task $task/baseline.cu --device cuda --compile-only --arch sm_90 >/dev/null 2>&1; then
+    for f in "$TMPDIR_TEST"/cuda/*.cu; do
+        check_output "  ... $(basename "$f") compiles for CUDA (or is the zero-grid one)" \
+            'compiled for cuda|grid\[0\] = 0 at this shape' \
+            "$SPECGEN" validate $task "$f" --device cuda --compile-only --arch sm_90
+    done
+else
+    skip "the trace's CUDA answers compile" "NVRTC is not available"
+fi
+
+# --fork-mode continue, seen at the server: replay-llm logs every request it gets. Forks
+# are chat requests continuing the final assistant message, with the template's stops.
+port=$(pick_port)
+"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" \
+    --log-requests "$TMPDIR_TEST/requests.jsonl" >"$out/replay.log" 2>&1 &
+on_exit "kill $!"
+wait_port "$port"
 check "forks as chat requests continuing the final message (--fork-mode continue)" \
-    "$SPECGEN" optimize $task --device opencl --fork-mode continue --out "$out/cont"
+    "$SPECGEN" optimize $task --device opencl --fork-mode continue --llm "http://127.0.0.1:$port" \
+    --model replay --out "$out/cont"
 check_output "  ... also meet the target with forks" '^target$' field "$out/cont/summary.json" end
 check_output "  ... and fork" '^[1-9]' field "$out/cont/summary.json" forks
+# MODE: how many fork requests of that shape the server got, with stops (check_output
+# has a local $out: use $TMPDIR_TEST here)
+forks_seen() {
+    python3 - "$TMPDIR_TEST/requests.jsonl" "$1" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    q = r["request"]
+    if sys.argv[2] == "continue":
+        ok = (r["path"] == "/v1/chat/completions" and q.get("continue_final_message") is True
+              and q.get("add_generation_prompt") is False
+              and q["messages"][-1]["role"] == "assistant")
+    else:
+        ok = r["path"] == "/v1/completions" and "</think>" in q["prompt"]
+    n += ok and q.get("stop") == ["<|im_end|>", "<|endoftext|>"]
+print(n)
+PY
+}
+check_output "  ... the server got chat forks with continue_final_message and the stops" '^[1-9]' forks_seen continue
+check_output "  ... and no raw completions" '^0$' forks_seen completions
+: >"$TMPDIR_TEST/requests.jsonl"
+check "the default fork mode against the same server" \
+    "$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model replay --out "$out/compl"
+check_output "  ... forks are raw completions with the template's stops" '^[1-9]' forks_seen completions
 
 # SIGTERM (or Ctrl-C) stops gracefully: summary and best kernel written, exit 130, no
 # worker process left behind.

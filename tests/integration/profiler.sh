@@ -25,13 +25,15 @@ check_output "compile error: the compiler's message at the kernel's own line" \
 check_fails "compile error: exit 1" 1 "$SPECGEN" profile $task $c/compile_error.cl
 
 out=$("$SPECGEN" profile $task $c/wrong.cl 2>&1)
-check_output "mismatch: names the output, shape, index, values and tolerance" \
-    'wrong.cl is WRONG: wrong result in output y at shape N=1001: 1 of 1001 elements differ; first at index 700: got .*, expected .* \(atol 0, rtol 0\)' \
+check_output "mismatch: the feedback template names the output, shape, index and values" \
+    'wrong.cl compiled but gives WRONG results for output `y` at sizes N=1001: at index 700 it wrote [-0-9.e]+, the reference is [-0-9.e]+ \(max abs error [0-9.e-]+, max rel error [0-9.e-]+\)\.' \
     echo "$out"
 
 out=$("$SPECGEN" profile $task $c/slow4x.cl --max-runs 40 2>&1)
-check_output "slow but correct: timing with speedup, noise and verdict" \
-    'slow4x.cl is correct\. Time .* vs baseline .* \(medians of [0-9]+ runs, noise ±[0-9.]+%\): speedup 0\.[0-3][0-9]x, slower than the baseline\.' \
+# Four times the work: at least 3x slower is the claim, so the speedup is at most 0.33
+# (0.17 to 0.25 measured here on PoCL).
+check_output "slow but correct: timing with speedup, noise and verdict (at least 3x slower)" \
+    'slow4x.cl is correct\. Time .* vs baseline .* \(medians of [0-9]+ runs, noise ±[0-9.]+%\): speedup 0\.([0-2][0-9]|3[0-3])x, slower than the baseline\.' \
     echo "$out"
 check_output "slow but correct: a roofline diagnosis from the task's bytes and flops" \
     '^Diagnosis: latency-bound: only [0-9]+% of peak bandwidth and [0-9]+% of peak arithmetic' \
@@ -65,6 +67,18 @@ check_output "a bad bytes expression names the file and the field" \
 out=$("$SPECGEN" profile $task $c/memo_out.cl "${quick[@]}" 2>&1)
 check_output "a kernel that keeps old outputs is reported wrong after timing" \
     'memo_out.cl is WRONG: wrong result after timing: on input set [23] of 3' echo "$out"
+
+# Validation passes both (their outputs start poisoned); once launched again they write
+# out of bounds / into an input: the guards and inputs are checked after timing too.
+out=$("$SPECGEN" profile $task $c/oob_rerun.cl "${quick[@]}" 2>&1)
+check_output "a kernel that writes out of bounds only while being timed is caught" \
+    'oob_rerun.cl is WRONG: out-of-bounds write while being timed: the guard bytes after buffer y were overwritten at shape N=16384' \
+    echo "$out"
+check_fails "  ... and exits 1" 1 "$SPECGEN" profile $task $c/oob_rerun.cl "${quick[@]}"
+out=$("$SPECGEN" profile $task $c/input_rerun.cl "${quick[@]}" 2>&1)
+check_output "a kernel that changes its input only when launched again is caught" \
+    'input_rerun.cl is WRONG: the kernel wrote to input buffer x \(input set [0-9], first changed element [0-9]+\) at shape N=16384' \
+    echo "$out"
 
 check_output "a kernel that hangs while being timed is killed at the run deadline" \
     'passed validation but could not be timed: .*did not finish within 2000 ms.*the worker was killed' \

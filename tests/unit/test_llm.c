@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+static sg_replay_fault env_fault; /* for the next env_up (then cleared) */
+
 typedef struct env {
     sg_replay_traces ts;
     sg_replay_server *srv[2];
@@ -36,13 +38,14 @@ static void env_up(env *e, sg_replay_dialect d, int cap) {
     sg_err err;
     assert_int_equal(sg_replay_load(path, &e->ts, &err), 0);
     for (int i = 0; i < 2; i++) {
-        sg_replay_config cfg = {.host = "127.0.0.1", .speed = 40, .dialect = d};
+        sg_replay_config cfg = {.host = "127.0.0.1", .speed = 40, .dialect = d, .fault = env_fault};
         e->srv[i] = sg_replay_start(&e->ts, &cfg, &err);
         assert_non_null(e->srv[i]);
         snprintf(e->url[i], sizeof e->url[i], "http://127.0.0.1:%d", sg_replay_port(e->srv[i]));
     }
     e->loop = sg_loop_new_real(&err);
     e->cl = sg_curl_loop_new(e->loop, &err);
+    memset(&env_fault, 0, sizeof env_fault);
     const char *urls[2] = {e->url[0], e->url[1]};
     sg_llm_config cfg = {.urls = urls, .n_urls = 2, .max_per_endpoint = cap};
     e->llm = sg_llm_new(e->cl, &cfg, &err);
@@ -62,6 +65,7 @@ typedef struct run {
     sg_llm_stream *s;
     sg_buf reasoning, content, fork_text;
     int finished, errors, over_cap, cap, abort_at, n_reasoning, forked;
+    int live_bad, live_est; /* live counts that disagreed with the expectation; estimated */
     int per_ep[2];
     sg_llm_result res;
     struct run *fork;
@@ -192,8 +196,9 @@ static void test_abort_and_fork_from_callback(void **state) {
     assert_int_equal(r.n_reasoning, 40); /* nothing after the abort */
     assert_int_equal(r.finished + r.errors, 0);
     assert_string_equal(r.res.finish_reason, "client-abort");
-    assert_int_equal(r.res.usage.estimated, 1);
-    assert_int_equal(r.res.usage.reasoning_tokens, 40);
+    assert_int_equal(r.res.usage.estimated, 1); /* from the text: see sg_llm_estimate_tokens */
+    assert_int_equal(r.res.usage.reasoning_tokens,
+                     sg_llm_estimate_tokens((int64_t)r.reasoning.len, 40));
     assert_int_equal(f.finished, 1);
     /* 30 tokens end inside the first paragraph: the offset-0 answer. */
     assert_non_null(strstr(f.fork_text.data, "not decided"));
@@ -273,6 +278,78 @@ static void test_failover(void **state) {
     env_down(&e);
 }
 
+/* Live reasoning counts: with the server's running usage (vLLM, continuous_usage_stats:
+ * replay-llm streams one token a chunk), exact; without it (SGLang here), the estimate
+ * from the text, marked as one. */
+static void on_r_live(void *arg, const char *t, size_t n) {
+    run *r = arg;
+    on_r(arg, t, n);
+    int est = -1;
+    int64_t live = sg_llm_live_tokens(r->s, 1, &est);
+    r->live_est = est;
+    int64_t want =
+        est ? sg_llm_estimate_tokens((int64_t)r->reasoning.len, r->n_reasoning) : r->n_reasoning;
+    if (live != want) r->live_bad++;
+}
+
+/* One chat stream of the demo trace, capped at max_tokens, on a fresh env. */
+static void one_chat(env *e, run *r, sg_replay_dialect d, int64_t max_tokens,
+                     void (*reasoning)(void *, const char *, size_t)) {
+    env_up(e, d, 0);
+    memset(r, 0, sizeof *r);
+    r->e = e;
+    sg_llm_request req = {.api = SG_LLM_CHAT,
+                          .model = "replay",
+                          .user = "vector_scale",
+                          .max_tokens = max_tokens,
+                          .temperature = -1};
+    run_single(e, r, &req, reasoning);
+}
+
+static void live_counts(sg_replay_dialect d, int want_estimated) {
+    env e;
+    run r;
+    one_chat(&e, &r, d, 80, on_r_live);
+    assert_int_equal(r.finished, 1);
+    assert_int_equal(r.n_reasoning, 80);
+    assert_int_equal(r.live_bad, 0);
+    assert_int_equal(r.live_est, want_estimated);
+    assert_int_equal(r.res.usage.reasoning_tokens, 80); /* the final usage, both servers */
+    sg_buf_free(&r.reasoning);
+    env_down(&e);
+}
+
+static void test_live_tokens_from_running_usage(void **state) { live_counts(SG_REPLAY_VLLM, 0); }
+static void test_live_tokens_estimated_without_it(void **state) {
+    live_counts(SG_REPLAY_SGLANG, 1);
+    assert_int_equal(sg_llm_estimate_tokens(10, 1), 3); /* ceil(10 / 4) */
+    assert_int_equal(sg_llm_estimate_tokens(10, 5), 5); /* never below the chunks */
+}
+
+/* A server that ignores max_tokens (fault ignore_max_tokens): the client cuts the stream
+ * and ends it as "length" — at exactly 30 tokens with the server's running count, within
+ * the estimate's margin without it — instead of reading the whole trace. */
+static void cut_at_max_tokens(sg_replay_dialect d, int most) {
+    env_fault = (sg_replay_fault){.kind = SG_FAULT_IGNORE_MAX_TOKENS};
+    env e;
+    run r;
+    one_chat(&e, &r, d, 30, on_r);
+    print_message("# %s: %d reasoning deltas before the cut\n", sg_replay_dialect_name(d),
+                  r.n_reasoning);
+    assert_int_equal(r.finished, 1);
+    assert_string_equal(r.res.finish_reason, "length");
+    assert_true(r.n_reasoning >= 30 && r.n_reasoning <= most);
+    assert_int_equal(sg_llm_active(e.llm), 0);
+    sg_buf_free(&r.reasoning);
+    sg_buf_free(&r.content);
+    env_down(&e);
+}
+
+static void test_max_tokens_enforced_by_the_client(void **state) {
+    cut_at_max_tokens(SG_REPLAY_VLLM, 30);
+    cut_at_max_tokens(SG_REPLAY_SGLANG, 30 + 30 / 4 + 16);
+}
+
 /* A fork that continues the final assistant message (vLLM / SGLang chat API). */
 static void test_continue_final_message_body(void **state) {
     sg_err err;
@@ -329,6 +406,9 @@ int main(void) {
         cmocka_unit_test(test_connect_retries),
         cmocka_unit_test(test_failover),
         cmocka_unit_test(test_continue_final_message_body),
+        cmocka_unit_test(test_live_tokens_from_running_usage),
+        cmocka_unit_test(test_live_tokens_estimated_without_it),
+        cmocka_unit_test(test_max_tokens_enforced_by_the_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

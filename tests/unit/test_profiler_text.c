@@ -1,5 +1,7 @@
 /* profiler/: timing statistics and the feedback text given to the model. */
 #include "profiler/feedback.h"
+#include "profiler/profiler.h"
+#include "validator/internal.h"
 #include "profiler/stats.h"
 
 #include <setjmp.h>
@@ -128,8 +130,8 @@ static void test_mismatch_feedback(void **state) {
                         .output = "y",
                         .shape = "B=3 N=1001",
                         .index = 1000,
-                        .got = 0,
-                        .expected = 0.731,
+                        .got = "0",
+                        .expected = "0.731",
                         .max_abs = 0.9,
                         .max_rel = 1,
                         .reason = "wrote outside its buffer"};
@@ -140,6 +142,28 @@ static void test_mismatch_feedback(void **state) {
                                   "it wrote 0, the reference is 0.731 (max abs error 0.9, max rel "
                                   "error 1). Also: wrote outside "
                                   "its buffer.\n");
+    sg_buf_free(&out);
+}
+
+/* A wrong result reaches the model through the mismatch template, with the values the
+ * validator quoted, also after the worker's JSON (the pool reads results back from it). */
+static void test_wrong_result_feedback_uses_the_mismatch_template(void **state) {
+    sg_val_result vr = {
+        .verdict = SG_VAL_MISMATCH, .first_bad = 1000, .max_abs = 0.9, .max_rel = 1};
+    snprintf(vr.output, sizeof vr.output, "y");
+    snprintf(vr.shape, sizeof vr.shape, "N=1001");
+    snprintf(vr.got, sizeof vr.got, "0");
+    snprintf(vr.expected, sizeof vr.expected, "0.731");
+    snprintf(vr.message, sizeof vr.message, "wrong result in output y");
+    json_t *j = sg_val_result_to_json(&vr);
+    sg_val_result back;
+    sg_val_result_from_json(j, &back);
+    json_decref(j);
+    sg_buf out = {0};
+    sg_prof_feedback(&T, "Candidate 4", &back, NULL, &out);
+    assert_string_equal(out.data, "Candidate 4 compiled but gives WRONG results for output `y` at "
+                                  "sizes N=1001: at index 1000 it wrote 0, the reference is 0.731 "
+                                  "(max abs error 0.9, max rel error 1).\n");
     sg_buf_free(&out);
 }
 
@@ -188,6 +212,7 @@ int main(void) {
         cmocka_unit_test(test_speedup_verdicts),
         cmocka_unit_test(test_compile_feedback_maps_lines_and_trims),
         cmocka_unit_test(test_mismatch_feedback),
+        cmocka_unit_test(test_wrong_result_feedback_uses_the_mismatch_template),
         cmocka_unit_test(test_timing_feedback_and_diagnosis),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -214,6 +214,46 @@ static void test_trigger_skips_after_duplicates(void **state) {
     sg_trigger_free(t);
 }
 
+/* max_in_flight 1: a block that closes while a fork runs waits for the slot; a block
+ * opened since, or more than pending_stale_tokens of reasoning since, makes it stale. */
+static void test_trigger_pending_code_block(void **state) {
+    sg_trigger_config c = quiet_config();
+    c.max_in_flight = 1;
+    c.pending_stale_tokens = 40;
+    c.transition = 0;
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f[8], p;
+    size_t total = 0;
+    const char *block = "some words to pass the spacing rule of ten tokens\n```\ncode\n```\n";
+    assert_int_equal(feed_bytes(t, block, &total, f, 8), 1);
+    assert_int_equal(feed_bytes(t, block, &total, f, 8), 0); /* no slot: kept */
+    uint64_t closed_at = total / 4;
+    assert_int_equal(feed_bytes(t, "and a few more words", &total, f, 8), 0);
+    assert_int_equal(sg_trigger_poll(t, total / 4, &p), 0); /* still no slot */
+    sg_trigger_fork_finished(t, SG_RULE_CODE_BLOCK, 0);
+    assert_int_equal(sg_trigger_poll(t, total / 4, &p), 1);
+    assert_int_equal(p.rule, SG_RULE_CODE_BLOCK);
+    assert_true(p.deferred);
+    assert_int_equal(p.cue_tokens, closed_at);
+    assert_int_equal(p.offset, total);
+    sg_trigger_fork_started(t, &p);
+    /* Stale: a new block opened after it. */
+    assert_int_equal(feed_bytes(t, block, &total, f, 8), 0);
+    assert_int_equal(feed_bytes(t, "next:\n```\nnew code", &total, f, 8), 0);
+    sg_trigger_fork_aborted(t);
+    assert_int_equal(sg_trigger_poll(t, total / 4, &p), 0);
+    assert_int_equal(feed_bytes(t, "\n```\n", &total, f, 8), 1); /* that block's own close */
+    /* Stale: 50 tokens of reasoning after it. */
+    assert_int_equal(feed_bytes(t, block, &total, f, 8), 0);
+    char filler[201];
+    memset(filler, 'x', 200);
+    filler[200] = '\0';
+    assert_int_equal(feed_bytes(t, filler, &total, f, 8), 0);
+    sg_trigger_fork_aborted(t);
+    assert_int_equal(sg_trigger_poll(t, total / 4, &p), 0);
+    sg_trigger_free(t);
+}
+
 static void test_trigger_config_errors(void **state) {
     sg_trigger_config c;
     sg_trigger_config_default(&c);
@@ -342,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_trigger_transition_needs_boundary_and_new_tokens),
         cmocka_unit_test(test_trigger_interval_spacing_and_cap),
         cmocka_unit_test(test_trigger_skips_after_duplicates),
+        cmocka_unit_test(test_trigger_pending_code_block),
         cmocka_unit_test(test_trigger_config_errors),
         cmocka_unit_test(test_templates_byte_exact),
         cmocka_unit_test(test_template_errors),

@@ -63,7 +63,7 @@ static void gen_step(sg_loop *loop, void *arg) {
         const char *p = g->pos;
         g->pos = end;
         g->timer = sg_loop_timer(loop, g->sc->word_ns, gen_step, g);
-        g->ev.reasoning(g->ev.arg, p, n, g->tokens);
+        g->ev.reasoning(g->ev.arg, p, n, g->tokens, 0);
         return;
     }
     /* The answer, then done. */
@@ -233,6 +233,9 @@ static const char *prompts_dir(void) {
 #define K(speed)                                                                                   \
     "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SPEED=" speed "\n```\n"
 
+/* Set by a test to change the task's config after the defaults below (then reset). */
+static void (*tweak)(sg_task_config *cfg);
+
 static void run_task_dev(const script *sc, const char *policy, int baseline_broken,
                          int max_iterations, int64_t job_ns, run *r) {
     sg_err err;
@@ -256,6 +259,8 @@ static void run_task_dev(const script *sc, const char *policy, int baseline_brok
     cfg.trigger.min_spacing_tokens = 20;
     cfg.trigger.transition_min_new_tokens = 30;
     cfg.trigger.interval_tokens = 0;
+    if (tweak) tweak(&cfg);
+    tweak = NULL;
     sg_task_spec spec = {"demo", "opencl", "y = 2x", K("1.0")};
     memset(r, 0, sizeof *r);
     sg_task_hooks hooks = {on_record, NULL, on_finished, r};
@@ -399,6 +404,94 @@ static void test_parallel_runs_n_streams_without_forks(void **state) {
     sg_buf_free(&r.log);
 }
 
+/* Reasoning with two code blocks: the first closes after word 55, the second after
+ * word 55 + gap, then 200 more words. */
+static script two_blocks(int gap) {
+    sg_buf b = {0};
+    for (int i = 0; i < 55; i++) sg_buf_printf(&b, "w%d ", i);
+    sg_buf_append_str(&b, "first:\n```\ncode\n```\n");
+    for (int i = 0; i < gap; i++) sg_buf_printf(&b, "v%d ", i);
+    sg_buf_append_str(&b, "second:\n```\nmore code\n```\n");
+    for (int i = 0; i < 200; i++) sg_buf_printf(&b, "u%d ", i);
+    snprintf(reasoning_text, sizeof reasoning_text, "%s", b.data);
+    sg_buf_free(&b);
+    script sc = {.reasoning = reasoning_text,
+                 .final = "no kernel here",
+                 .word_ns = 10 * SG_MS,
+                 .fork_ns = 305 * SG_MS}; /* forks end between two words */
+    return sc;
+}
+
+/* The fork events of an iteration, in order: their at_tokens, deferred flags, times. */
+static int fork_events(const run *r, int iteration, int64_t *at, int *deferred, double *t_ms,
+                       int max) {
+    int n = 0;
+    char *copy = strdup(r->log.data), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        if (ev && !strcmp(json_string_value(json_object_get(ev, "ev")), "fork") &&
+            json_integer_value(json_object_get(ev, "iteration")) == iteration && n < max) {
+            at[n] = json_integer_value(json_object_get(ev, "at_tokens"));
+            t_ms[n] = json_real_value(json_object_get(ev, "t_ms"));
+            deferred[n++] = json_is_true(json_object_get(ev, "deferred"));
+        }
+        json_decref(ev);
+    }
+    free(copy);
+    return n;
+}
+
+static void dup_skip_after_one(sg_task_config *cfg) { cfg->trigger.dup_skip_after = 1; }
+
+/* Iteration 1: fork A (first block) gives a new 1.3x kernel and ends the iteration early,
+ * which aborts fork B (second block). That abort is no duplicate: in iteration 2 the
+ * code-block rule still forks at the first block (counted as one, it would skip it). */
+static void test_aborted_fork_is_no_duplicate(void **state) {
+    script sc = two_blocks(25);
+    sc.forks[0].at = 50;
+    sc.forks[0].answer = K("1.3");
+    sc.forks[1].at = 75;
+    sc.forks[1].answer = K("1.1");
+    sc.nforks = 2;
+    run r;
+    tweak = dup_skip_after_one;
+    run_task(&sc, "specgen", 0, 2, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_true(r.st.early_stops >= 1);
+    assert_non_null(strstr(r.log.data, "\"ev\":\"generation_aborted\",\"t_ms\""));
+    int64_t at[8];
+    int deferred[8];
+    double t_ms[8];
+    int n = fork_events(&r, 2, at, deferred, t_ms, 8);
+    assert_true(n >= 1);
+    assert_true(at[0] < 70); /* the first block's fork, not the second's */
+    sg_buf_free(&r.log);
+}
+
+static void one_in_flight(sg_task_config *cfg) { cfg->trigger.max_in_flight = 1; }
+
+/* max_in_flight 1: the second block closes while the first block's fork runs. Its cue
+ * is kept and forks the moment that fork ends (not at the next word), marked deferred. */
+static void test_code_block_cue_waits_for_a_slot(void **state) {
+    script sc = two_blocks(15);
+    sc.forks[0].at = 0;
+    sc.forks[0].answer = "no kernel yet";
+    sc.nforks = 1;
+    run r;
+    tweak = one_in_flight;
+    run_task(&sc, "specgen", 0, 1, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    int64_t at[8];
+    int deferred[8];
+    double t_ms[8];
+    int n = fork_events(&r, 1, at, deferred, t_ms, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(deferred[0], 0);
+    assert_int_equal(deferred[1], 1);
+    assert_true(t_ms[1] == t_ms[0] + 305); /* the moment the first fork ended */
+    sg_buf_free(&r.log);
+}
+
 static void test_policy_parse(void **state) {
     sg_policy p;
     sg_err err;
@@ -417,6 +510,8 @@ int main(void) {
         cmocka_unit_test(test_wrong_and_missing_kernels_are_recorded),
         cmocka_unit_test(test_broken_baseline_stops_with_a_message),
         cmocka_unit_test(test_parallel_runs_n_streams_without_forks),
+        cmocka_unit_test(test_aborted_fork_is_no_duplicate),
+        cmocka_unit_test(test_code_block_cue_waits_for_a_slot),
         cmocka_unit_test(test_policy_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
