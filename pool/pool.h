@@ -127,6 +127,7 @@ typedef struct sg_pool_config {
     sg_pool_mode mode;
     int static_validate, static_profile;   /* SG_POOL_STATIC: V/P (sum = the slots) */
     int keep_ended;                        /* run jobs of ended iterations (default: drop) */
+    int fifo;                              /* no priorities: arrival order (for comparison) */
     int64_t dwell_ns;                      /* least time between splits (default 5 s) */
     double hysteresis;                     /* a new split must cut the cost by this (0.2) */
     int64_t rate_window_ns;                /* arrival rates decay with this time (60 s) */

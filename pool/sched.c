@@ -297,6 +297,11 @@ static void apply_split(sg_pool *p) {
 /* ---- choosing and starting jobs ---- */
 /* The queued job of `kind` to run next (index in p->q), or -1. */
 static int pick(sg_pool *p, sg_pool_role kind) {
+    if (p->cfg.fifo) { /* no priorities: the first to arrive goes first */
+        for (int i = 0; i < p->nq; i++)
+            if (p->q[i]->j.work.kind == kind) return i;
+        return -1;
+    }
     int best = -1, bc = 0, brank = 0;
     for (int i = 0; i < p->nq; i++) {
         qjob *q = p->q[i];

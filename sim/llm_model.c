@@ -167,9 +167,10 @@ static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
     uint64_t id = ++g->m->ids;
     for (uint64_t i = 0; i + 30 < tokens; i++)
         sg_buf_append_str(&g->answer, words[next(&g->rng) % (sizeof words / sizeof *words)]);
+    /* in code, not a comment: a comment would be folded away and every kernel a duplicate */
     sg_buf_printf(&g->answer,
-                  "\n\n```opencl\n//@launch k grid=N block=256\n__kernel void k(__global float "
-                  "*y) { y[0] = 1; } // sim q=%.4f id=%llu\n```\n",
+                  "\n\n```opencl\n#define SIM_Q %.4f\n#define SIM_ID %llu\n//@launch k grid=N "
+                  "block=256\n__kernel void k(__global float *y) { y[0] = SIM_Q; }\n```\n",
                   q, (unsigned long long)id);
     g->answer_tokens = tokens;
 }

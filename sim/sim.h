@@ -21,7 +21,8 @@ typedef struct sg_sim_slot_model {
     double pass_rate;                 /* validate jobs: chance of a correct candidate */
     double speedup_mean;              /* profile jobs: mean speedup (lognormal, cv 0.3) */
     uint64_t seed;
-    /* Candidates written by the LLM model carry "sim q=Q id=N" in their source: then the
+    /* Candidates written by the LLM model carry "#define SIM_Q Q" and "#define SIM_ID N"
+     * (quality and a unique id; code, so that they are not folded away as comments): then the
      * outcome follows the quality Q (0..1) — compile error with p_compile_error * (1 - Q),
      * wrong with p_wrong * (1 - Q), else correct at speedup max_speedup^Q times lognormal
      * noise (cv speedup_cv) — drawn from a generator seeded by (seed, N), so a candidate's
@@ -83,7 +84,7 @@ double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
  * else the whole prefix. A reasoning stream emits text in chunks: filler words, code blocks
  * (```c ... ```) and transition cues ("Wait,") where a real model would write them, so
  * the real trigger policy runs on it; forks and final answers emit a fenced ```opencl
- * kernel whose source carries "sim q=Q id=N" (its quality and a unique id). Abort stops a
+ * kernel whose source defines SIM_Q and SIM_ID (its quality and a unique id). Abort stops a
  * generation at once (no callback after it); a generation is freed after its done
  * callback returns, or by abort. Everything is drawn from generators seeded
  * by (seed, task, iteration, fork), so a run is reproducible. */

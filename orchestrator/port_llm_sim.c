@@ -1,0 +1,100 @@
+/* port_llm_sim.c — ports.h's LLM interface over sim/'s serving model, as port_llm.c is
+ * over the real streaming client. */
+#include "orchestrator/sim_run.h"
+
+#include "common/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sg_gen {
+    sg_port_llm_sim *pl;
+    sg_sim_gen *g;
+    sg_gen_events ev;
+    int fork, stream;
+};
+
+static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens) {
+    struct sg_gen *g = arg;
+    if (g->stream == 0) g->pl->tokens = tokens;
+    if (g->ev.reasoning) g->ev.reasoning(g->ev.arg, text, len, tokens, 0); /* the model counts */
+}
+
+static void on_content(void *arg, const char *text, size_t len) {
+    struct sg_gen *g = arg;
+    if (g->ev.content) g->ev.content(g->ev.arg, text, len);
+}
+
+static void on_done(void *arg, uint64_t reasoning, uint64_t content, uint64_t prompt,
+                    uint64_t cached) {
+    (void)cached;
+    struct sg_gen *g = arg;
+    sg_gen_summary s;
+    memset(&s, 0, sizeof s);
+    s.prompt_tokens = prompt;
+    s.reasoning_tokens = reasoning;
+    s.content_tokens = content;
+    snprintf(s.finish, sizeof s.finish, "stop");
+    sg_gen_events ev = g->ev;
+    free(g); /* the model freed its generation before this call */
+    if (ev.done) ev.done(ev.arg, &s);
+}
+
+static struct sg_gen *gen_new(sg_port_llm_sim *pl, const sg_gen_events *ev, int fork,
+                              int stream) {
+    struct sg_gen *g = sg_xcalloc(1, sizeof *g);
+    g->pl = pl;
+    g->ev = *ev;
+    g->fork = fork;
+    g->stream = stream;
+    return g;
+}
+
+static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
+                               const sg_gen_events *ev, sg_err *err) {
+    (void)system, (void)user, (void)err;
+    sg_port_llm_sim *pl = impl;
+    int64_t now = sg_loop_now(pl->loop);
+    if (pl->iteration == 0 || now != pl->iteration_started) { /* parallel streams: one instant */
+        pl->iteration++;
+        pl->iteration_started = now;
+        pl->streams = 0;
+        pl->tokens = 0;
+    }
+    struct sg_gen *g = gen_new(pl, ev, 0, pl->streams++);
+    sg_sim_gen_cb cb = {on_reasoning, on_content, on_done, g};
+    g->g = sg_sim_llm_reason(pl->model, pl->task, pl->iteration, g->stream, &cb);
+    return g;
+}
+
+static sg_gen *start_fork(void *impl, const sg_fork_request *req, const sg_gen_events *ev,
+                          sg_err *err) {
+    (void)req, (void)err;
+    sg_port_llm_sim *pl = impl;
+    struct sg_gen *g = gen_new(pl, ev, 1, 0);
+    sg_sim_gen_cb cb = {NULL, on_content, on_done, g};
+    g->g = sg_sim_llm_fork(pl->model, pl->task, pl->iteration, 0, pl->tokens, &cb);
+    return g;
+}
+
+static void abort_gen(void *impl, sg_gen *gen, sg_gen_summary *out) {
+    (void)impl;
+    struct sg_gen *g = gen;
+    uint64_t r = 0, c = 0;
+    sg_sim_llm_abort(g->pl->model, g->g, &r, &c);
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->reasoning_tokens = r;
+        out->content_tokens = c;
+        snprintf(out->finish, sizeof out->finish, "client-abort");
+    }
+    free(g);
+}
+
+void sg_port_llm_sim_init(sg_port_llm_sim *pl, sg_llm_port *port) {
+    port->impl = pl;
+    port->start_reasoning = start_reasoning;
+    port->start_fork = start_fork;
+    port->abort = abort_gen;
+}

@@ -1,0 +1,176 @@
+/* sim_run.c — one simulated run: the workload's tasks through the real task loop, the
+ * model LLM, the device port over the pool scheduler and simulated slots, on the virtual
+ * clock. */
+#include "orchestrator/sim_run.h"
+
+#include "common/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct simtask {
+    struct simrun *run;
+    int index;
+    char name[32];
+    sg_task *task;
+    sg_port_llm_sim pl;
+    sg_llm_port lp;
+    sg_port_dev *pd;
+    sg_dev_port dp;
+    int64_t first_correct;
+    int finished;
+    sg_task_stats st;
+} simtask;
+
+typedef struct simrun {
+    sg_loop *loop;
+    FILE *events;
+    simtask *t;
+    int n, finished;
+} simrun;
+
+void sg_sim_config_default(sg_sim_config *c) {
+    memset(c, 0, sizeof *c);
+    sg_sim_workload_default(&c->w);
+    snprintf(c->name, sizeof c->name, "specgen");
+    c->policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1};
+    c->gpus = 8;
+    c->slots_per_gpu = 1;
+    sg_pool_config_default(&c->pools);
+    c->tasks = 50;
+    c->budget_ns = 2 * 3600 * SG_SEC;
+    c->budget_tokens = 500000;
+    c->iterations = 5;
+    c->early_stop = 1;
+}
+
+static void on_record(void *arg, json_t *ev) {
+    simtask *t = arg;
+    if (t->run->events) {
+        json_object_set_new(ev, "task", json_integer(t->index));
+        json_dumpf(ev, t->run->events, JSON_COMPACT);
+        fputc('\n', t->run->events);
+    }
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    if (!t->first_correct && name && !strcmp(name, "job_done") &&
+        json_is_true(json_object_get(ev, "correct")))
+        t->first_correct = sg_loop_now(t->run->loop);
+}
+
+static void on_finished(void *arg, const sg_task_stats *s) {
+    simtask *t = arg;
+    t->st = *s;
+    t->finished = 1;
+    if (++t->run->finished == t->run->n) sg_loop_stop(t->run->loop);
+}
+
+static void task_config(const sg_sim_config *c, const sg_run_prompts *p, sg_task_config *tc) {
+    *tc = (sg_task_config){.policy = c->policy, .feedback_last = 4};
+    sg_criterion_default(&tc->crit);
+    tc->crit.target_speedup = c->w.target_speedup;
+    tc->crit.budget_ns = c->budget_ns;
+    tc->crit.budget_tokens = c->budget_tokens;
+    tc->crit.max_iterations = c->iterations;
+    tc->crit.early_stop = c->early_stop;
+    tc->trigger = p->trigger;
+    if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule */
+        tc->trigger.code_block = 0;
+        tc->trigger.transition = 0;
+        tc->trigger.interval_tokens = c->probe_tokens;
+        tc->trigger.min_spacing_tokens = 0;
+    }
+    tc->tmpl = &p->tmpl;
+    tc->prompts = &p->task;
+}
+
+int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
+               sg_err *err) {
+    memset(m, 0, sizeof *m);
+    simrun run = {.events = c->events};
+    int rc = -1, nslots = c->gpus * c->slots_per_gpu;
+    sg_sim_llm *llm = NULL;
+    sg_sim_slots *slots = NULL;
+    sg_pool *pool = NULL;
+    sg_pool_slot_desc *desc = sg_xcalloc((size_t)nslots, sizeof *desc);
+    if (!(run.loop = sg_loop_new_virtual(0, err))) goto done;
+    sg_sim_slot_model sm = c->w.slots;
+    sm.seed = seed;
+    slots = sg_sim_slots_new(run.loop, &sm, nslots);
+    for (int i = 0; i < nslots; i++) {
+        desc[i].device = i / c->slots_per_gpu;
+        snprintf(desc[i].name, sizeof desc[i].name, "sim:%d/%d", desc[i].device,
+                 i % c->slots_per_gpu);
+    }
+    if (sg_pool_new(run.loop, &c->pools, desc, nslots, &sg_sim_slot_ops, slots, &pool, err) < 0)
+        goto done;
+    sg_sim_slots_bind(slots, pool);
+    llm = sg_sim_llm_new(run.loop, &c->w, seed);
+    sg_task_config tc;
+    task_config(c, p, &tc);
+    run.n = c->tasks;
+    run.t = sg_xcalloc((size_t)run.n, sizeof *run.t);
+    for (int i = 0; i < run.n; i++) {
+        simtask *t = &run.t[i];
+        t->run = &run;
+        t->index = i;
+        snprintf(t->name, sizeof t->name, "sim-%d", i);
+        t->pl = (sg_port_llm_sim){.model = llm, .loop = run.loop, .task = i};
+        sg_port_llm_sim_init(&t->pl, &t->lp);
+        sg_port_dev_config dc = {.loop = run.loop, .pool = pool, .task = i, .task_dir = "sim",
+                                 .fb = &p->fb};
+        sg_prof_opts_default(&dc.prof);
+        if (!(t->pd = sg_port_dev_new(&dc, &t->dp, err))) goto done;
+        sg_task_spec spec = {t->name, "opencl", "a simulated task",
+                             "__kernel void k(__global float *y) { y[0] = 1; }"};
+        sg_task_hooks hooks = {on_record, NULL, on_finished, t};
+        if (!(t->task = sg_task_new(run.loop, &tc, &spec, &t->lp, &t->dp, &hooks, err)) ||
+            sg_task_start(t->task, err) < 0)
+            goto done;
+    }
+    while (run.finished < run.n) {
+        if (sg_loop_run(run.loop, err) < 0) goto done;
+        if (run.finished < run.n && sg_loop_pending_timers(run.loop) == 0) {
+            sg_errf(err, "sim: %d of %d tasks are stuck with nothing left to happen",
+                    run.n - run.finished, run.n);
+            goto done;
+        }
+    }
+    m->tasks = run.n;
+    for (int i = 0; i < run.n; i++) {
+        simtask *t = &run.t[i];
+        sg_port_dev_stats ds;
+        sg_port_dev_stats_get(t->pd, &ds);
+        m->feedback += ds.feedback;
+        m->reached += t->st.end_reason == SG_CRIT_TARGET;
+        m->e2e_s += (double)t->st.ended_ns / SG_SEC;
+        m->tokens += (double)t->st.tokens_total;
+        m->best += t->st.best_speedup;
+        if (t->first_correct) {
+            m->first_correct_s += (double)t->first_correct / SG_SEC;
+            m->first_correct_n++;
+        }
+    }
+    m->e2e_s /= run.n;
+    m->best /= run.n;
+    if (m->first_correct_n) m->first_correct_s /= m->first_correct_n;
+    sg_pool_stats st;
+    sg_pool_stats_get(pool, &st);
+    m->util = st.utilisation;
+    m->util_queued = st.utilisation_queued;
+    m->virtual_s = (double)sg_loop_now(run.loop) / SG_SEC;
+    uint64_t dec, fill, saved;
+    sg_sim_llm_counts(llm, &dec, &fill, &saved);
+    m->prefill_saved = fill + saved ? (double)saved / (double)(fill + saved) : 0;
+    rc = 0;
+done:
+    for (int i = 0; run.t && i < run.n; i++) sg_task_free(run.t[i].task);
+    for (int i = 0; run.t && i < run.n; i++) sg_port_dev_free(run.t[i].pd);
+    sg_pool_free(pool);
+    sg_sim_slots_free(slots);
+    sg_sim_llm_free(llm);
+    sg_loop_free(run.loop);
+    free(run.t);
+    free(desc);
+    return rc;
+}
