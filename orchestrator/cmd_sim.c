@@ -139,7 +139,7 @@ int sg_cmd_sim(int argc, char **argv) {
     const char *workload = NULL, *policy = "specgen", *seeds = "1-3", *pools = "elastic",
                *events = NULL;
     int64_t gpus = c.gpus, slots = c.slots_per_gpu, instances = 0, tasks = c.tasks,
-            iterations = c.iterations;
+            iterations = c.iterations, concurrency = 0;
     int compare = 0, no_prio = 0, no_kv = 0, no_early = 0, no_fork = 0;
     const sg_opt opts[] = {
         {"workload", SG_OPT_STR, &workload, "FILE", "workload file (sim/workloads/)",
@@ -151,7 +151,10 @@ int sg_cmd_sim(int argc, char **argv) {
         {"slots-per-gpu", SG_OPT_INT, &slots, "N", "slots on each GPU", "1", NULL, 0},
         {"llm-instances", SG_OPT_INT, &instances, "N", "LLM serving instances", "the workload's",
          NULL, 0},
-        {"tasks", SG_OPT_INT, &tasks, "N", "tasks, all at once", "50", NULL, 0},
+        {"tasks", SG_OPT_INT, &tasks, "N", "tasks to run", "50", NULL, 0},
+        {"concurrency", SG_OPT_INT, &concurrency, "N",
+         "tasks at once (the next starts when one ends)", "all", NULL, 0},
+        {"target", SG_OPT_DOUBLE, &c.target, "X", "target speedup", "the workload's", NULL, 0},
         {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL, 0},
         {"budget-time", SG_OPT_DURATION, &c.budget_ns, "T", "each task's time", "2h", NULL, 0},
         {"budget-tokens", SG_OPT_COUNT, &c.budget_tokens, "N", "each task's tokens", "500k", NULL,
@@ -186,6 +189,10 @@ int sg_cmd_sim(int argc, char **argv) {
         return sg_cli_fail(&spec, 2, "--slots-per-gpu: '%lld' must be 1..16", (long long)slots);
     if (tasks < 1 || tasks > 100000)
         return sg_cli_fail(&spec, 2, "--tasks: '%lld' must be 1..100000", (long long)tasks);
+    if (concurrency < 0 || concurrency > 100000)
+        return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..100000 (0: all)",
+                           (long long)concurrency);
+    if (c.target < 0) return sg_cli_fail(&spec, 2, "--target: must be above 0");
     if (iterations < 1 || iterations > 1000)
         return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
     if (instances < 0 || instances > 4096)
@@ -200,6 +207,7 @@ int sg_cmd_sim(int argc, char **argv) {
     c.gpus = (int)gpus;
     c.slots_per_gpu = (int)slots;
     c.tasks = (int)tasks;
+    c.concurrency = (int)concurrency;
     c.iterations = (int)iterations;
     c.pools.fifo = no_prio;
     if (no_kv) c.w.cache_tokens = 0;
@@ -216,10 +224,11 @@ int sg_cmd_sim(int argc, char **argv) {
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
     if (sg_run_prompts_load(&rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    printf("workload %s: %d tasks, %d GPU%s x %d slot%s, %d LLM instance%s, seeds %llu-%llu\n",
-           c.w.name, c.tasks, c.gpus, c.gpus == 1 ? "" : "s", c.slots_per_gpu,
-           c.slots_per_gpu == 1 ? "" : "s", c.w.instances, c.w.instances == 1 ? "" : "s",
-           (unsigned long long)from, (unsigned long long)to);
+    printf("workload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "
+           "%llu-%llu\n",
+           c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.gpus,
+           c.gpus == 1 ? "" : "s", c.slots_per_gpu, c.slots_per_gpu == 1 ? "" : "s", c.w.instances,
+           c.w.instances == 1 ? "" : "s", (unsigned long long)from, (unsigned long long)to);
     header();
     int rcx = 0;
     if (!compare) {

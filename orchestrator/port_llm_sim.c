@@ -41,8 +41,7 @@ static void on_done(void *arg, uint64_t reasoning, uint64_t content, uint64_t pr
     if (ev.done) ev.done(ev.arg, &s);
 }
 
-static struct sg_gen *gen_new(sg_port_llm_sim *pl, const sg_gen_events *ev, int fork,
-                              int stream) {
+static struct sg_gen *gen_new(sg_port_llm_sim *pl, const sg_gen_events *ev, int fork, int stream) {
     struct sg_gen *g = sg_xcalloc(1, sizeof *g);
     g->pl = pl;
     g->ev = *ev;

@@ -18,7 +18,7 @@ typedef struct simtask {
     sg_llm_port lp;
     sg_port_dev *pd;
     sg_dev_port dp;
-    int64_t first_correct;
+    int64_t first_correct, started_ns;
     int finished;
     sg_task_stats st;
 } simtask;
@@ -27,8 +27,27 @@ typedef struct simrun {
     sg_loop *loop;
     FILE *events;
     simtask *t;
-    int n, finished;
+    int n, finished, started;
+    const sg_sim_config *c;
+    const sg_run_prompts *p;
+    sg_task_config tc;
+    sg_pool *pool;
+    sg_sim_llm *llm;
+    sg_err err;
+    int failed;
 } simrun;
+
+static int start_task(simrun *run, simtask *t, sg_err *err);
+
+/* The next task starts from the loop, not inside the last one's finished hook. */
+static void start_next(sg_loop *loop, void *arg) {
+    (void)loop;
+    simrun *run = arg;
+    if (run->started < run->n && start_task(run, &run->t[run->started], &run->err) < 0) {
+        run->failed = 1;
+        sg_loop_stop(run->loop);
+    }
+}
 
 void sg_sim_config_default(sg_sim_config *c) {
     memset(c, 0, sizeof *c);
@@ -62,13 +81,16 @@ static void on_finished(void *arg, const sg_task_stats *s) {
     simtask *t = arg;
     t->st = *s;
     t->finished = 1;
-    if (++t->run->finished == t->run->n) sg_loop_stop(t->run->loop);
+    if (++t->run->finished == t->run->n)
+        sg_loop_stop(t->run->loop);
+    else
+        sg_loop_timer(t->run->loop, 0, start_next, t->run);
 }
 
 static void task_config(const sg_sim_config *c, const sg_run_prompts *p, sg_task_config *tc) {
     *tc = (sg_task_config){.policy = c->policy, .feedback_last = 4};
     sg_criterion_default(&tc->crit);
-    tc->crit.target_speedup = c->w.target_speedup;
+    tc->crit.target_speedup = c->target > 0 ? c->target : c->w.target_speedup;
     tc->crit.budget_ns = c->budget_ns;
     tc->crit.budget_tokens = c->budget_tokens;
     tc->crit.max_iterations = c->iterations;
@@ -82,6 +104,27 @@ static void task_config(const sg_sim_config *c, const sg_run_prompts *p, sg_task
     }
     tc->tmpl = &p->tmpl;
     tc->prompts = &p->task;
+}
+
+static int start_task(simrun *run, simtask *t, sg_err *err) {
+    int i = (int)(t - run->t);
+    run->started++;
+    t->run = run;
+    t->index = i;
+    snprintf(t->name, sizeof t->name, "sim-%d", i);
+    t->pl = (sg_port_llm_sim){.model = run->llm, .loop = run->loop, .task = i};
+    sg_port_llm_sim_init(&t->pl, &t->lp);
+    sg_port_dev_config dc = {
+        .loop = run->loop, .pool = run->pool, .task = i, .task_dir = "sim", .fb = &run->p->fb};
+    sg_prof_opts_default(&dc.prof);
+    if (!(t->pd = sg_port_dev_new(&dc, &t->dp, err))) return -1;
+    sg_task_spec spec = {t->name, "opencl", "a simulated task",
+                         "__kernel void k(__global float *y) { y[0] = 1; }"};
+    sg_task_hooks hooks = {on_record, NULL, on_finished, t};
+    if (!(t->task = sg_task_new(run->loop, &run->tc, &spec, &t->lp, &t->dp, &hooks, err)))
+        return -1;
+    t->started_ns = sg_loop_now(run->loop);
+    return sg_task_start(t->task, err);
 }
 
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
@@ -109,27 +152,21 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
     sg_task_config tc;
     task_config(c, p, &tc);
     run.n = c->tasks;
+    run.c = c;
+    run.p = p;
+    run.tc = tc;
+    run.pool = pool;
+    run.llm = llm;
     run.t = sg_xcalloc((size_t)run.n, sizeof *run.t);
-    for (int i = 0; i < run.n; i++) {
-        simtask *t = &run.t[i];
-        t->run = &run;
-        t->index = i;
-        snprintf(t->name, sizeof t->name, "sim-%d", i);
-        t->pl = (sg_port_llm_sim){.model = llm, .loop = run.loop, .task = i};
-        sg_port_llm_sim_init(&t->pl, &t->lp);
-        sg_port_dev_config dc = {.loop = run.loop, .pool = pool, .task = i, .task_dir = "sim",
-                                 .fb = &p->fb};
-        sg_prof_opts_default(&dc.prof);
-        if (!(t->pd = sg_port_dev_new(&dc, &t->dp, err))) goto done;
-        sg_task_spec spec = {t->name, "opencl", "a simulated task",
-                             "__kernel void k(__global float *y) { y[0] = 1; }"};
-        sg_task_hooks hooks = {on_record, NULL, on_finished, t};
-        if (!(t->task = sg_task_new(run.loop, &tc, &spec, &t->lp, &t->dp, &hooks, err)) ||
-            sg_task_start(t->task, err) < 0)
-            goto done;
-    }
+    int first = c->concurrency > 0 && c->concurrency < run.n ? c->concurrency : run.n;
+    for (int i = 0; i < first; i++)
+        if (start_task(&run, &run.t[i], err) < 0) goto done;
     while (run.finished < run.n) {
         if (sg_loop_run(run.loop, err) < 0) goto done;
+        if (run.failed) {
+            *err = run.err;
+            goto done;
+        }
         if (run.finished < run.n && sg_loop_pending_timers(run.loop) == 0) {
             sg_errf(err, "sim: %d of %d tasks are stuck with nothing left to happen",
                     run.n - run.finished, run.n);
@@ -143,11 +180,11 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
         sg_port_dev_stats_get(t->pd, &ds);
         m->feedback += ds.feedback;
         m->reached += t->st.end_reason == SG_CRIT_TARGET;
-        m->e2e_s += (double)t->st.ended_ns / SG_SEC;
+        m->e2e_s += (double)t->st.ended_ns / SG_SEC; /* since its own start */
         m->tokens += (double)t->st.tokens_total;
         m->best += t->st.best_speedup;
         if (t->first_correct) {
-            m->first_correct_s += (double)t->first_correct / SG_SEC;
+            m->first_correct_s += (double)(t->first_correct - t->started_ns) / SG_SEC;
             m->first_correct_n++;
         }
     }

@@ -1,7 +1,8 @@
 /* sim_run.h — `specgen sim`: the real task state machine, trigger policy, criterion, device
  * port and pool scheduler, with sim/'s models behind the ports, on the virtual clock.
  *
- * Contract: sg_sim_run runs c->tasks tasks at once for one seed and fills the metrics.
+ * Contract: sg_sim_run runs c->tasks tasks for one seed, c->concurrency at a time (a new
+ * one starts when one ends), and fills the metrics.
  * Everything is drawn from generators seeded by the seed: the same configuration and seed
  * give the same metrics, bit for bit, on any machine. Nothing here reads the real clock
  * (the caller may time the call). The LLM port over the model is port_llm_sim.c: one per
@@ -16,12 +17,14 @@
 
 typedef struct sg_sim_config {
     sg_sim_workload w;
-    char name[64];          /* the configuration's name in tables */
+    char name[64]; /* the configuration's name in tables */
     sg_policy policy;
-    uint64_t probe_tokens;  /* > 0: forks every N tokens and no trigger rule (probe:K) */
+    uint64_t probe_tokens; /* > 0: forks every N tokens and no trigger rule (probe:K) */
     int gpus, slots_per_gpu;
-    sg_pool_config pools;   /* .fifo: no priorities */
+    sg_pool_config pools; /* .fifo: no priorities */
     int tasks;
+    int concurrency;        /* tasks running at once; 0: all */
+    double target;          /* target speedup; 0: the workload's */
     int64_t budget_ns;      /* per task */
     uint64_t budget_tokens; /* per task */
     int iterations;
@@ -32,16 +35,16 @@ typedef struct sg_sim_config {
 void sg_sim_config_default(sg_sim_config *c);
 
 typedef struct sg_sim_metrics {
-    int tasks, reached;      /* tasks, and those that met the target */
-    double e2e_s;            /* mean per task: its time to the target, or to its end */
-    double first_correct_s;  /* mean over the tasks that found a correct kernel */
+    int tasks, reached;     /* tasks, and those that met the target */
+    double e2e_s;           /* mean per task: its time to the target, or to its end */
+    double first_correct_s; /* mean over the tasks that found a correct kernel */
     int first_correct_n;
-    double feedback;         /* candidates timed, all tasks */
+    double feedback;          /* candidates timed, all tasks */
     double util, util_queued; /* pool utilisation, and while work waited */
-    double tokens;           /* generated, all tasks */
-    double best;             /* mean best speedup */
-    double virtual_s;        /* how long the run lasted in virtual time */
-    double prefill_saved;    /* share of fork prefill served by the prefix cache */
+    double tokens;            /* generated, all tasks */
+    double best;              /* mean best speedup */
+    double virtual_s;         /* how long the run lasted in virtual time */
+    double prefill_saved;     /* share of fork prefill served by the prefix cache */
 } sg_sim_metrics;
 
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,

@@ -14,6 +14,7 @@ enum { NCLASS = 4 }; /* final of a live iteration, newest fork, older forks, end
 
 typedef struct qjob {
     sg_pool_job j;
+    int iter; /* index of its iteration in sg_pool.it (entries are never removed) */
     sg_pool_done_fn done;
     void *arg;
 } qjob;
@@ -125,8 +126,8 @@ static iter *find_iter(sg_pool *p, uint64_t id, int add) {
 }
 
 static int job_class(sg_pool *p, const qjob *q) {
-    iter *it = find_iter(p, q->j.iteration, 0);
-    if (!it || it->ended) return 3;
+    const iter *it = &p->it[q->iter];
+    if (it->ended) return 3;
     if (q->j.origin == SG_POOL_FINAL) return 0;
     return q->j.seq == it->newest_fork ? 1 : 2;
 }
@@ -501,6 +502,7 @@ uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin
     if (task >= p->ntasks) p->ntasks = task + 1;
     account(p);
     iter *it = find_iter(p, iteration, 1);
+    q->iter = (int)(it - p->it);
     if (origin == SG_POOL_FORK) it->newest_fork = q->j.seq;
     decay(p, work->kind);
     p->arrivals[work->kind] += 1;

@@ -25,7 +25,6 @@ check_output "summary.json: utilisation is a share" '^0\.[0-9]+|^1\.0' json "$ou
 check_output "events.jsonl has job_start and job_end" '"ev":"job_end"' cat "$out/two/events.jsonl"
 check_output "no profile job shared its device; every job ended" 'violations: 0' \
     python3 tests/integration/pool_events.py "$out/two/events.jsonl" --min-jobs 4
-check_output "it still met the target" '^target$' json "$out/two/summary.json" end
 
 check "a static split runs too" "$SPECGEN" optimize $task --device opencl --slots-per-device 2 \
     --pools static:1/1 --out "$out/static"
