@@ -1,4 +1,5 @@
 /* `specgen sim`: policies compared in virtual time, on the real policy code (sim_run.h). */
+#include "common/buf.h"
 #include "common/cli.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/sim_run.h"
@@ -133,6 +134,64 @@ static void print_row(const row *r) {
            100 * m->util_queued, m->tokens, m->best, m->tasks ? 100.0 * m->reached / m->tasks : 0);
 }
 
+static int by_e2e(const void *a, const void *b) {
+    const row *x = a, *y = b;
+    if (x->mean.e2e_s != y->mean.e2e_s) return x->mean.e2e_s < y->mean.e2e_s ? -1 : 1;
+    if (x->mean.feedback != y->mean.feedback) return x->mean.feedback > y->mean.feedback ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Every combination of the knobs on the same seeds; the ten best by end-to-end time, and
+ * where the defaults stand. */
+static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_t from, uint64_t to,
+                     sg_err *err) {
+    static const uint64_t spacing[] = {75, 150, 300, 600};
+    static const int in_flight[] = {1, 2, 4, 8};
+    static const double delta[] = {0.05, 0.15, 0.3, 0}; /* 0 here: no early stop */
+    static const double hyst[] = {0.1, 0.2, 0.4};
+    int n = 4 * 4 * 4 * 3, k = 0, def = -1;
+    row *rows = sg_xcalloc((size_t)n, sizeof *rows);
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int d = 0; d < 4; d++)
+                for (int h = 0; h < 3; h++, k++) {
+                    sg_sim_config c = *base;
+                    c.events = NULL;
+                    c.spacing_tokens = spacing[a];
+                    c.in_flight = in_flight[b];
+                    c.delta = delta[d];
+                    c.early_stop = delta[d] > 0;
+                    c.pools.hysteresis = hyst[h];
+                    if (delta[d] > 0)
+                        snprintf(c.name, sizeof c.name, "s%llu f%d d%.2f h%.1f",
+                                 (unsigned long long)spacing[a], in_flight[b], delta[d], hyst[h]);
+                    else
+                        snprintf(c.name, sizeof c.name, "s%llu f%d no-stop h%.1f",
+                                 (unsigned long long)spacing[a], in_flight[b], hyst[h]);
+                    if (spacing[a] == 150 && in_flight[b] == 4 && delta[d] == 0.05 &&
+                        hyst[h] == 0.2)
+                        def = k;
+                    if (run_seeds(&c, p, from, to, &rows[k], err) < 0) {
+                        free(rows);
+                        return -1;
+                    }
+                }
+    row dflt = rows[def];
+    qsort(rows, (size_t)n, sizeof *rows, by_e2e);
+    int rank = 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].name, dflt.name)) rank = i + 1;
+    printf("(s: trigger spacing in tokens, f: forks in flight, d: early-stop margin, h: pool "
+           "hysteresis)\n");
+    for (int i = 0; i < 10 && i < n; i++) print_row(&rows[i]);
+    printf("...\n");
+    print_row(&dflt);
+    printf("\nthe defaults (%s) rank %d of %d by end-to-end time; the best is %.2fx faster\n",
+           dflt.name, rank, n, dflt.mean.e2e_s / rows[0].mean.e2e_s);
+    free(rows);
+    return 0;
+}
+
 int sg_cmd_sim(int argc, char **argv) {
     sg_sim_config c;
     sg_sim_config_default(&c);
@@ -140,7 +199,7 @@ int sg_cmd_sim(int argc, char **argv) {
                *events = NULL;
     int64_t gpus = c.gpus, slots = c.slots_per_gpu, instances = 0, tasks = c.tasks,
             iterations = c.iterations, concurrency = 0;
-    int compare = 0, no_prio = 0, no_kv = 0, no_early = 0, no_fork = 0;
+    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, no_fork = 0;
     const sg_opt opts[] = {
         {"workload", SG_OPT_STR, &workload, "FILE", "workload file (sim/workloads/)",
          "the reference workload", NULL, 0},
@@ -169,6 +228,10 @@ int sg_cmd_sim(int argc, char **argv) {
          "write every task's events (JSON lines, the first configuration's first seed)", NULL, NULL,
          0},
         {"compare", SG_OPT_FLAG, &compare, NULL, "specgen against three baselines and ablations",
+         NULL, NULL, 0},
+        {"sweep", SG_OPT_FLAG, &sweep, NULL,
+         "search the policy's knobs: trigger spacing, forks in flight, early-stop margin, pool "
+         "hysteresis",
          NULL, NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
@@ -231,7 +294,9 @@ int sg_cmd_sim(int argc, char **argv) {
            c.w.instances == 1 ? "" : "s", (unsigned long long)from, (unsigned long long)to);
     header();
     int rcx = 0;
-    if (!compare) {
+    if (sweep) {
+        rcx = run_sweep(&c, &p, from, to, &err);
+    } else if (!compare) {
         row r;
         if (run_seeds(&c, &p, from, to, &r, &err) < 0)
             rcx = -1;

@@ -96,6 +96,9 @@ static void task_config(const sg_sim_config *c, const sg_run_prompts *p, sg_task
     tc->crit.max_iterations = c->iterations;
     tc->crit.early_stop = c->early_stop;
     tc->trigger = p->trigger;
+    if (c->spacing_tokens) tc->trigger.min_spacing_tokens = c->spacing_tokens;
+    if (c->in_flight) tc->trigger.max_in_flight = c->in_flight;
+    if (c->delta > 0) tc->crit.delta = c->delta;
     if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule */
         tc->trigger.code_block = 0;
         tc->trigger.transition = 0;

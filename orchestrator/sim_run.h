@@ -29,7 +29,11 @@ typedef struct sg_sim_config {
     uint64_t budget_tokens; /* per task */
     int iterations;
     int early_stop;
-    FILE *events; /* when set: every task's events as JSON lines, with "task" added */
+    /* the policy's knobs (0: the defaults of prompts/trigger.json and the criterion) */
+    uint64_t spacing_tokens; /* trigger min_spacing_tokens */
+    int in_flight;           /* trigger max_in_flight */
+    double delta;            /* early-stop margin */
+    FILE *events;            /* when set: every task's events as JSON lines, with "task" added */
 } sg_sim_config;
 
 void sg_sim_config_default(sg_sim_config *c);

@@ -25,6 +25,8 @@ for b in sequential parallel:4 probe:1000; do
     check "specgen gets more profiling feedback than $b" \
         python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$(fb specgen)" "$(fb $b)"
 done
+check_output "--sweep ranks the knobs and says where the defaults stand" \
+    'the defaults \(s150 f4 d0.05 h0.2\) rank [0-9]+ of 192' "$SPECGEN" sim --sweep --seeds 1 --tasks 3
 check_output "a workload's unknown field is named" "unknown field 'decode'" \
     bash -c "echo '{\"decode\": 3}' >'$out/w.json'; '$SPECGEN' sim --workload '$out/w.json'"
 check_output "the reference workload file loads" '^workload reference' "$SPECGEN" sim --workload sim/workloads/reference.json --seeds 1 --tasks 2
