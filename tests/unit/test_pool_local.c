@@ -81,6 +81,20 @@ static void end_iteration(sg_loop *loop, void *arg) {
     sg_pool_end_iteration(e->pool, e->iteration);
 }
 
+typedef struct later {
+    sg_pool *pool;
+    const sg_pool_work *v, *p;
+    seen *s;
+    uint64_t vid, pid;
+} later;
+
+static void submit_later(sg_loop *loop, void *arg) {
+    (void)loop;
+    later *l = arg;
+    l->vid = sg_pool_submit(l->pool, 0, 2, SG_POOL_FINAL, l->v, on_done, l->s);
+    l->pid = sg_pool_submit(l->pool, 0, 2, SG_POOL_FINAL, l->p, on_done, l->s);
+}
+
 static void test_local_slots(void **state) {
     (void)state;
     sg_err err;
@@ -118,14 +132,17 @@ static void test_local_slots(void **state) {
                          .candidate = hang,
                          .candidate_len = hlen,
                          .name = "hang"};
-    /* iteration 1: the hang, ended after 3 s; iteration 2: the baseline, both kinds */
+    /* iteration 1: the hang, started alone (so that no other job holds the device when it
+     * should run, however slow the machine) and ended after 3 s; iteration 2: the baseline,
+     * both kinds, submitted while the hang runs */
     uint64_t h = sg_pool_submit(pool, 0, 1, SG_POOL_FORK, &hung, on_done, &s);
     ender e = {pool, 1};
     sg_loop_timer(loop, 3 * SG_SEC, end_iteration, &e);
+    later l = {pool, &base_v, &base_p, &s, 0, 0};
+    sg_loop_timer(loop, SG_SEC / 2, submit_later, &l);
     s.want = 3;
-    uint64_t v = sg_pool_submit(pool, 0, 2, SG_POOL_FINAL, &base_v, on_done, &s);
-    uint64_t p = sg_pool_submit(pool, 0, 2, SG_POOL_FINAL, &base_p, on_done, &s);
     assert_int_equal(sg_loop_run(loop, &err), 0);
+    uint64_t v = l.vid, p = l.pid;
     assert_int_equal(s.n, 3);
     for (int i = 0; i < s.n; i++) {
         if (s.job[i].id == h) assert_int_equal(s.job[i].end, SG_POOL_KILLED);
