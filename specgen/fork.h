@@ -3,7 +3,8 @@
  * Contract: a chat template (prompts/templates/NAME.json) gives the text around each
  * message role, the generation prompt, the end-of-thinking marker and stop strings.
  * sg_template_render applies it to messages exactly as the model family's own chat
- * template does (tests compare byte for byte with published renderings). The fork
+ * template does (tests/unit/test_speculate.c compares byte for byte with the models'
+ * published templates rendered by jinja2: tests/fixtures/chat_templates/). The fork
  * prompt is the iteration's rendered prompt + think_open + the reasoning so far +
  * think_close + the answer prefix, so a fork shares the reasoning stream's token
  * prefix and hits the server's prefix cache. All strings are owned by the template;

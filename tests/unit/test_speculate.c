@@ -1,4 +1,5 @@
 /* specgen/: extraction, trigger rules, chat templates and fork prompts, criterion. */
+#include "common/json.h"
 #include "common/srcnorm.h"
 #include "specgen/criterion.h"
 #include "specgen/extract.h"
@@ -271,7 +272,13 @@ static void test_trigger_config_errors(void **state) {
     assert_int_equal(sg_trigger_config_load(path, &c, &err), 0);
 }
 
-/* ---- templates and fork prompts (expected strings: published renderings) ---- */
+/* ---- templates and fork prompts ----
+ *
+ * The expected strings come from each model's published chat template, rendered with jinja2
+ * by tests/fixtures/chat_templates/render.py into expected.json (the templates and their
+ * sources are in that folder; tests/integration/templates.sh re-renders them and fails when
+ * expected.json is stale). A case's specgen_suffix is text specgen appends that the template
+ * does not render; render.py says why for each. */
 
 static void render_check(const char *name, const sg_msg *m, size_t n, const char *reasoning,
                          const char *prefix, const char *want) {
@@ -289,37 +296,59 @@ static void render_check(const char *name, const sg_msg *m, size_t n, const char
     sg_template_free(&t);
 }
 
-static void test_templates_byte_exact(void **state) {
+static const char *case_str(json_t *c, const char *key) {
+    json_t *v = json_object_get(c, key);
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+static void test_templates_match_published(void **state) {
+    /* SG_TEMPLATE_CASES: cases rendered just now (tests/integration/templates.sh). */
+    char path[1100];
+    const char *root = getenv("SPECGEN_ROOT"), *cases_file = getenv("SG_TEMPLATE_CASES");
+    if (cases_file)
+        snprintf(path, sizeof path, "%s", cases_file);
+    else
+        snprintf(path, sizeof path, "%s/tests/fixtures/chat_templates/expected.json",
+                 root ? root : ".");
+    sg_err err;
+    json_t *doc = sg_json_load_file(path, &err);
+    if (!doc) fail_msg("%s", err.msg);
+    json_t *cases = json_object_get(doc, "cases"), *c;
+    size_t i, seen = 0;
+    assert_true(json_array_size(cases) >= 7);
+    json_array_foreach(cases, i, c) {
+        sg_msg m[] = {{"system", case_str(c, "system")}, {"user", case_str(c, "user")}};
+        const char *kind = case_str(c, "kind");
+        sg_buf want = {0};
+        sg_buf_append_str(&want, case_str(c, "expected"));
+        int is_fork = !strcmp(kind, "fork");
+        assert_true(is_fork || !strcmp(kind, "generation"));
+        if (is_fork) sg_buf_append_str(&want, case_str(c, "specgen_suffix"));
+        sg_chat_template t;
+        assert_int_equal(sg_template_load(prompts_dir(), case_str(c, "template"), &t, &err), 0);
+        sg_buf out = {0};
+        const char *r = is_fork ? case_str(c, "reasoning") : NULL;
+        int rc = is_fork ? sg_fork_prompt(&t, m, 2, r, strlen(r), case_str(c, "answer_prefix"),
+                                          &out, &err)
+                         : sg_template_render(&t, m, 2, 1, &out, &err);
+        assert_int_equal(rc, 0);
+        /* Name the case before the (long) strings of a mismatch. */
+        if (strcmp(out.data, want.data)) print_message("case %s differs\n", case_str(c, "name"));
+        assert_string_equal(out.data, want.data);
+        sg_buf_free(&out);
+        sg_template_free(&t);
+        sg_buf_free(&want);
+        seen++;
+    }
+    assert_int_equal(seen, json_array_size(cases));
+    json_decref(doc);
+}
+
+static void test_template_generic(void **state) {
+    /* generic is specgen's own plain-text format for models without a known template: no
+     * model publishes it, so its expected string is typed here. */
     sg_msg hi[] = {{"user", "Hi"}};
-    /* Qwen3's chat template, add_generation_prompt=True. */
-    render_check("qwen3", hi, 1, NULL, NULL,
-                 "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
-    /* Qwen3 renders an (empty-reasoning) assistant turn as <think>\n\n</think>\n\nHello. */
-    render_check(
-        "qwen3", hi, 1, "", "Hello",
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHello");
-    /* The newline after <think> is not doubled when the server streams it. */
-    render_check(
-        "qwen3", hi, 1, "\nplan", "A",
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\nplan\n</think>\n\nA");
-    /* GLM-4.5: the rendering in vLLM's GLM-4.5 reasoning-parser tests. */
-    sg_msg glm[] = {{"system", "You are a helpful assistant."},
-                    {"user", "What is the capital of France?"}};
-    render_check("glm", glm, 2, "The user is asking for the capital of France.",
-                 "The capital of France is Paris.",
-                 "[gMASK]<sop><|system|>\nYou are a helpful assistant.<|user|>\nWhat is the "
-                 "capital of France?"
-                 "<|assistant|>\n<think>The user is asking for the capital of France.</think>\n"
-                 "The capital of France is Paris.");
-    /* DeepSeek-R1: system text right after BOS, generation prompt ends with <think>\n. */
-    sg_msg ds[] = {{"system", "You are a helpful assistant."}, {"user", "Hello"}};
-    render_check("deepseek-r1", ds, 2, NULL, NULL,
-                 "<｜begin▁of▁sentence｜>You are a helpful "
-                 "assistant.<｜User｜>Hello<｜Assistant｜><think>\n");
-    render_check(
-        "deepseek-r1", ds, 2, "Okay, the user greets me.", "Hi!",
-        "<｜begin▁of▁sentence｜>You are a helpful assistant.<｜User｜>Hello<｜Assistant｜><think>\n"
-        "Okay, the user greets me.\n</think>\n\nHi!");
     render_check("generic", hi, 1, "think", "ans",
                  "User: Hi\n\nAssistant: <think>\nthink\n</think>\n\nans");
 }
@@ -384,7 +413,8 @@ int main(void) {
         cmocka_unit_test(test_trigger_skips_after_duplicates),
         cmocka_unit_test(test_trigger_pending_code_block),
         cmocka_unit_test(test_trigger_config_errors),
-        cmocka_unit_test(test_templates_byte_exact),
+        cmocka_unit_test(test_templates_match_published),
+        cmocka_unit_test(test_template_generic),
         cmocka_unit_test(test_template_errors),
         cmocka_unit_test(test_criterion),
     };
