@@ -471,10 +471,7 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
         return;
     }
     /* The same text as a final assistant message, for servers that continue it. */
-    sg_buf_append_str(&assistant, t->cfg.tmpl->think_open);
-    sg_buf_append(&assistant, reasoning, parent->reasoning.len);
-    sg_buf_append_str(&assistant, t->cfg.tmpl->think_close);
-    sg_buf_append_str(&assistant, t->answer_prefix);
+    sg_fork_assistant(t->cfg.tmpl, reasoning, parent->reasoning.len, t->answer_prefix, &assistant);
     gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
     g->fire = *fire;
     sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};

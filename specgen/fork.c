@@ -85,12 +85,11 @@ int sg_template_render(const sg_chat_template *t, const sg_msg *msgs, size_t n, 
     return 0;
 }
 
-int sg_fork_prompt(const sg_chat_template *t, const sg_msg *msgs, size_t n, const char *reasoning,
-                   size_t rlen, const char *answer_prefix, sg_buf *out, sg_err *err) {
-    if (sg_template_render(t, msgs, n, 1, out, err) < 0) return -1;
+int sg_fork_assistant(const sg_chat_template *t, const char *reasoning, size_t rlen,
+                      const char *answer_prefix, sg_buf *out) {
     sg_buf_append_str(out, t->think_open);
     /* Servers differ on whether the reasoning they stream keeps the newline after the
-     * opening tag; the prompt must not hold it twice. */
+     * opening tag; the text must not hold it twice. */
     size_t ol = strlen(t->think_open);
     const char *gen_end = ol ? t->think_open : t->generation;
     size_t gl = strlen(gen_end);
@@ -99,4 +98,10 @@ int sg_fork_prompt(const sg_chat_template *t, const sg_msg *msgs, size_t n, cons
     sg_buf_append_str(out, t->think_close);
     sg_buf_append_str(out, answer_prefix);
     return 0;
+}
+
+int sg_fork_prompt(const sg_chat_template *t, const sg_msg *msgs, size_t n, const char *reasoning,
+                   size_t rlen, const char *answer_prefix, sg_buf *out, sg_err *err) {
+    if (sg_template_render(t, msgs, n, 1, out, err) < 0) return -1;
+    return sg_fork_assistant(t, reasoning, rlen, answer_prefix, out);
 }

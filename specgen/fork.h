@@ -43,5 +43,10 @@ int sg_template_render(const sg_chat_template *t, const sg_msg *msgs, size_t n, 
  * doubled. answer_prefix is appended verbatim. */
 int sg_fork_prompt(const sg_chat_template *t, const sg_msg *msgs, size_t n, const char *reasoning,
                    size_t reasoning_len, const char *answer_prefix, sg_buf *out, sg_err *err);
+/* The fork's final assistant message, for servers that continue it (--fork-mode continue):
+ * the same text sg_fork_prompt puts after the generation prompt — think_open, the
+ * reasoning with the same newline rule, think_close, answer_prefix — appended to out. */
+int sg_fork_assistant(const sg_chat_template *t, const char *reasoning, size_t reasoning_len,
+                      const char *answer_prefix, sg_buf *out);
 
 #endif

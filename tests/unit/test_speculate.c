@@ -353,6 +353,31 @@ static void test_template_generic(void **state) {
                  "User: Hi\n\nAssistant: <think>\nthink\n</think>\n\nans");
 }
 
+/* The continue-mode message and the completions prompt end the same way: the newline a
+ * server streams after <think> is dropped in both (it was doubled in the message). */
+static void test_fork_assistant_matches_prompt_tail(void **state) {
+    (void)state;
+    sg_chat_template t;
+    sg_err err;
+    char dir[1024];
+    const char *root = getenv("SPECGEN_ROOT");
+    snprintf(dir, sizeof dir, "%s/prompts", root ? root : ".");
+    assert_int_equal(sg_template_load(dir, "qwen3", &t, &err), 0);
+    sg_msg m[] = {{"user", "Hi"}};
+    sg_buf prompt = {0}, msg = {0}, gen = {0};
+    const char *r = "\nthink hard";
+    assert_int_equal(sg_fork_prompt(&t, m, 1, r, strlen(r), "Answer:", &prompt, &err), 0);
+    assert_int_equal(sg_template_render(&t, m, 1, 1, &gen, &err), 0);
+    assert_int_equal(sg_fork_assistant(&t, r, strlen(r), "Answer:", &msg), 0);
+    assert_true(prompt.len == gen.len + msg.len);
+    assert_memory_equal(prompt.data + gen.len, msg.data, msg.len);
+    assert_null(strstr(msg.data, "<think>\n\n"));
+    sg_buf_free(&prompt);
+    sg_buf_free(&msg);
+    sg_buf_free(&gen);
+    sg_template_free(&t);
+}
+
 static void test_template_errors(void **state) {
     sg_chat_template t;
     sg_err err;
@@ -416,6 +441,7 @@ int main(void) {
         cmocka_unit_test(test_templates_match_published),
         cmocka_unit_test(test_template_generic),
         cmocka_unit_test(test_template_errors),
+        cmocka_unit_test(test_fork_assistant_matches_prompt_tail),
         cmocka_unit_test(test_criterion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
