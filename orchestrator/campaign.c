@@ -373,9 +373,9 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
     }
     if (sg_run_prompts_load(&shared, &c.p, err) < 0) goto done;
     sg_proc_block_stop_signals(&sigs);
-    if (!(c.loop = sg_loop_new_real(err)) ||
-        !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)) ||
-        sg_run_pool_new(c.loop, &shared, lang, &c.pool, err) < 0)
+    if (!(c.loop = sg_loop_new_real(err)) || /* the pool (it forks to count) before threads */
+        sg_run_pool_new(c.loop, &shared, lang, &c.pool, err) < 0 ||
+        !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)))
         goto done;
     sg_pool_on_event(c.pool.sched, on_pool_event, &c);
     c.t0 = sg_loop_now(c.loop);

@@ -218,11 +218,14 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
      * them with the default action and kill the process without a summary. */
     sigset_t sigs;
     sg_proc_block_stop_signals(&sigs);
-    if (!(loop = sg_loop_new_real(err)) || !(llm = sg_run_llm_new(loop, c, &p, err))) goto done;
+    /* The pool first: it counts the devices in a child process, which is safest forked
+     * before any thread (the replay server's) exists. */
+    if (!(loop = sg_loop_new_real(err)) || sg_run_pool_new(loop, c, t.lang, &pool, err) < 0 ||
+        !(llm = sg_run_llm_new(loop, c, &p, err)))
+        goto done;
     uint64_t full_tokens = sg_run_llm_announce(llm, c, t.spec.name);
     sg_dev_port dport;
-    if (sg_run_pool_new(loop, c, t.lang, &pool, err) < 0 ||
-        !(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
+    if (!(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
         !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport,
                                 &(sg_run_links){db, campaign, db_task, pool.sched, pd}, err)))
         goto done;

@@ -102,6 +102,8 @@ int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_
     if (n == 0) { /* all of them; a backend that cannot count runs on one (and says why) */
         sg_err e2;
         n = sg_dev_count(&po, &e2);
+        if (n < 0 && n != SG_BE_NODEV) /* the workers will say why when they cannot run */
+            fprintf(stderr, "%s: %s; using one device\n", c->log_name, e2.msg);
         if (n < 1) n = 1;
     }
     if (sg_pool_local_new(loop, &po, n, c->slots_per_device, &out->local, err) < 0) return -1;
