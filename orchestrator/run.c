@@ -137,8 +137,11 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     }
     if (!t->spec.source[t->lang])
         return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
-    if (sg_buf_read_file(&t->baseline, t->spec.source[t->lang]) < 0)
-        return sg_errf(err, "cannot read %s: %s", t->spec.source[t->lang], strerror(errno));
+    if (sg_buf_read_file_max(&t->baseline, t->spec.source[t->lang], SG_SOURCE_MAX) < 0) {
+        char why[sizeof err->msg];
+        return sg_errf(err, "%s",
+                       sg_read_error(why, sizeof why, t->spec.source[t->lang], SG_SOURCE_MAX));
+    }
     long bad = sg_utf8_bad_at(t->baseline.data, t->baseline.len); /* it goes into prompts */
     if (bad >= 0)
         return sg_errf(err, "%s: not valid UTF-8 (byte 0x%02x at offset %ld); save it as UTF-8",
