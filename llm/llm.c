@@ -172,6 +172,13 @@ static void on_watchdog(sg_loop *loop, void *arg) {
     end_stream(s, msg);
 }
 
+void sg_llm_watchdog_idle(sg_llm_stream *s) {
+    if (!s->attached) return; /* no watchdog outside an attempt */
+    sg_loop_timer_cancel(s->llm->loop, s->timer);
+    s->timer = sg_loop_timer_at(s->llm->loop, s->last_byte_ns + s->llm->cfg.idle_timeout_ns,
+                                on_watchdog, s);
+}
+
 /* ---- start of an attempt ---- */
 
 static void attempt(sg_llm_stream *s) {
