@@ -6,10 +6,7 @@
 # campaign.
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT" || exit 1
-if ! command -v clinfo >/dev/null || ! clinfo -l 2>/dev/null | grep -q Platform; then
-    skip "second signal on PoCL" "no OpenCL platform"
-    finish
-fi
+need_opencl "second signal on PoCL"
 t=$TMPDIR_TEST
 python3 - "$t/hang.jsonl" <<'PY'
 import json, sys
