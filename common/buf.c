@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,11 +146,17 @@ void sg_buf_free(sg_buf *b) {
 }
 
 int sg_buf_read_file(sg_buf *b, const char *path) {
+    return sg_buf_read_file_max(b, path, SIZE_MAX - 1);
+}
+
+int sg_buf_read_file_max(sg_buf *b, const char *path, size_t max) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
+    size_t start = b->len;
     for (;;) {
         sg_buf_reserve(b, 65536);
-        ssize_t n = read(fd, b->data + b->len, b->cap - b->len - 1);
+        size_t room = b->cap - b->len - 1, left = max + 1 - (b->len - start);
+        ssize_t n = read(fd, b->data + b->len, room < left ? room : left);
         if (n < 0) {
             if (errno == EINTR) continue;
             int e = errno;
@@ -160,7 +167,22 @@ int sg_buf_read_file(sg_buf *b, const char *path) {
         if (n == 0) break;
         b->len += (size_t)n;
         b->data[b->len] = '\0';
+        if (b->len - start > max) {
+            close(fd);
+            b->len = start;
+            b->data[b->len] = '\0';
+            errno = EFBIG;
+            return -1;
+        }
     }
     close(fd);
     return 0;
+}
+
+const char *sg_read_error(char *out, size_t n, const char *path, size_t max) {
+    if (errno == EFBIG)
+        snprintf(out, n, "%s: cannot read: larger than the limit of %zu bytes", path, max);
+    else
+        snprintf(out, n, "%s: cannot read: %s", path, strerror(errno));
+    return out;
 }

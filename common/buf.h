@@ -37,6 +37,19 @@ void sg_buf_free(sg_buf *b);
 
 /* Read a whole file into b (appending). Returns 0, or -1 with errno set. */
 int sg_buf_read_file(sg_buf *b, const char *path);
+/* The same, reading at most max bytes: a longer file (or /dev/zero) gives -1 with errno
+ * EFBIG, after max + 1 bytes were read and nothing appended. Every file a user names
+ * is read this way, so a wrong path cannot grow memory without end. */
+int sg_buf_read_file_max(sg_buf *b, const char *path, size_t max);
+/* "PATH: cannot read: REASON" into out, the limit named for EFBIG ("larger than the
+ * limit of N bytes"). Returns out. */
+const char *sg_read_error(char *out, size_t n, const char *path, size_t max);
+
+/* Limits for files read whole: a kernel source (baseline, reference, candidate), a
+ * replay trace file, a password file. */
+#define SG_SOURCE_MAX ((size_t)4 << 20)
+#define SG_TRACE_MAX ((size_t)64 << 20)
+#define SG_SMALL_FILE_MAX ((size_t)64 << 10)
 
 /* Allocation helpers that abort on out-of-memory. */
 void *sg_xmalloc(size_t n);

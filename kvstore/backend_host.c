@@ -58,10 +58,11 @@ static uint64_t mem_available(void) {
 
 int sg_kv_backend_host_open(uint64_t bytes, int staged, sg_kv_backend **out, sg_err *err) {
     if (bytes == 0) bytes = mem_available() / 2;
+    uint64_t asked = bytes; /* the message names it, not the rounded-down 0 */
     bytes &= ~(HUGE_2M - 1);
     if (bytes < HUGE_2M)
         return sg_errf(err, "--memory: the host region needs at least 2 MiB (got %llu bytes)",
-                       (unsigned long long)bytes);
+                       (unsigned long long)asked);
     /* Explicit huge pages need a reserved pool (vm.nr_hugepages; no MAP_NORESERVE, or an
      * empty pool would turn into SIGBUS on first touch); without one mmap fails and the
      * region has 4 KiB pages, faulted in as values arrive. Transparent huge pages are

@@ -29,14 +29,24 @@ static int parse_memory_opt(const char *v, void *out, sg_err *err) {
     return 0;
 }
 
+/* The password is the file's first line (the rest, a comment say, is ignored). */
 static int read_password(const char *path, char **out, sg_err *err) {
     sg_buf b = {0};
-    if (sg_buf_read_file(&b, path) != 0)
-        return sg_errf(err, "--requirepass-file: cannot read '%s': %s", path, strerror(errno));
-    while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r')) b.data[--b.len] = 0;
+    char why[512];
+    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
+        sg_buf_free(&b);
+        return sg_errf(err, "--requirepass-file %s",
+                       sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
+    }
+    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
+    if (nl) b.len = (size_t)(nl - b.data);
+    if (b.len && b.data[b.len - 1] == '\r') b.len--;
+    if (b.data) b.data[b.len] = 0;
     if (b.len == 0 || strlen(b.data) != b.len) {
         sg_buf_free(&b);
-        return sg_errf(err, "--requirepass-file: '%s' holds no password (or a NUL byte)", path);
+        return sg_errf(err,
+                       "--requirepass-file: '%s': its first line holds no password (or a NUL byte)",
+                       path);
     }
     struct stat st;
     if (stat(path, &st) == 0 && (st.st_mode & 077))

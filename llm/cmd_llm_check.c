@@ -141,7 +141,7 @@ static void probe_stop(const char *url, sg_buf *verdict, json_t *j) {
 int sg_cmd_llm_check(int argc, char **argv) {
     const char *url = NULL, *model_opt = NULL, *prompt = NULL, *extra = NULL;
     int completions = 0, as_json = 0;
-    int64_t max_tokens = 64, abort_after = 5, timeout_ns = 60 * SG_SEC;
+    int64_t max_tokens = 64, abort_after = 5, timeout_ns = 60 * SG_SEC, idle_ns = 0;
     const sg_opt opts[] = {
         {"llm", SG_OPT_STR, &url, "URL", "endpoint base URL (http://host:port or .../v1)", NULL,
          NULL, 0},
@@ -158,6 +158,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
          "tokens before the abort test closes its stream (0: skip)", "5", NULL, 0},
         {"timeout", SG_OPT_DURATION, &timeout_ns, "D", "first-token and idle timeout", "60s", NULL,
          0},
+        {"idle-timeout", SG_OPT_DURATION, &idle_ns, "D", "idle timeout once tokens flow",
+         "--timeout", NULL, 0},
         {"json", SG_OPT_FLAG, &as_json, NULL, "print one JSON object (for scripts)", NULL, NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
@@ -198,7 +200,7 @@ int sg_cmd_llm_check(int argc, char **argv) {
     sg_llm_config cfg = {.urls = &url,
                          .n_urls = 1,
                          .first_token_timeout_ns = timeout_ns,
-                         .idle_timeout_ns = timeout_ns,
+                         .idle_timeout_ns = idle_ns > 0 ? idle_ns : timeout_ns,
                          .max_retries = 2};
     sg_llm *llm = cl ? sg_llm_new(cl, &cfg, &err) : NULL;
     if (!llm) {

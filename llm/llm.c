@@ -46,6 +46,7 @@ static void fill_result(sg_llm_stream *s, sg_llm_result *r) {
     *r = s->res;
     r->t_end_ns = sg_loop_now(s->llm->loop);
     r->dialect = sg_llm_dialect_name(s->features);
+    r->http_status = (int)s->status;
     if (!s->saw_usage) { /* estimated from the text: see sg_llm_estimate_tokens */
         r->usage.prompt_tokens = (int64_t)(s->prompt_bytes / 4);
         r->usage.reasoning_tokens =
@@ -170,6 +171,13 @@ static void on_watchdog(sg_loop *loop, void *arg) {
     snprintf(msg, sizeof msg, "%s%s: %s after %lld tokens", s->ep ? s->ep->base : "", s->url_path,
              what, (long long)(s->res.reasoning_chunks + s->res.content_chunks));
     end_stream(s, msg);
+}
+
+void sg_llm_watchdog_idle(sg_llm_stream *s) {
+    if (!s->attached) return; /* no watchdog outside an attempt */
+    sg_loop_timer_cancel(s->llm->loop, s->timer);
+    s->timer = sg_loop_timer_at(s->llm->loop, s->last_byte_ns + s->llm->cfg.idle_timeout_ns,
+                                on_watchdog, s);
 }
 
 /* ---- start of an attempt ---- */

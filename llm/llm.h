@@ -98,6 +98,7 @@ typedef struct sg_llm_result {
     int64_t t_sent_ns; /* when the request's last bytes went to the socket; only measured
                           for requests with trigger_ns > 0 (it costs a debug callback) */
     int attempts;
+    int http_status;      /* the last attempt's HTTP status (0: none came) */
     const char *endpoint; /* borrowed from the client */
     const char *dialect;  /* detected from the stream (static string) */
 } sg_llm_result;

@@ -21,7 +21,10 @@ void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail) {
 void sg_llm_emit(void *arg, int is_reasoning, const char *t, size_t n) {
     sg_llm_stream *s = arg;
     if (s->dead || s->cut || n == 0) return;
-    if (!s->res.t_first_ns) s->res.t_first_ns = sg_loop_now(s->llm->loop);
+    if (!s->res.t_first_ns) {
+        s->res.t_first_ns = sg_loop_now(s->llm->loop);
+        sg_llm_watchdog_idle(s);
+    }
     if (is_reasoning) {
         s->res.reasoning_chunks += !s->chunk_r; /* counted now: a callback may abort */
         s->chunk_r = 1;

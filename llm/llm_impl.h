@@ -73,6 +73,8 @@ char *sg_llm_route_base(const char *url, sg_err *err);
 /* llm_delta.c: the curl callbacks and what they feed */
 void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail);
 void sg_llm_emit(void *arg, int is_reasoning, const char *text, size_t len);
+/* The first token came: the watchdog now waits the idle timeout, not the first-token one. */
+void sg_llm_watchdog_idle(sg_llm_stream *s);
 int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len);
 int sg_llm_on_comment(void *arg, const char *text, size_t len);
 size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg);

@@ -300,6 +300,8 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     campaign *c = arg;
     struct signalfd_siginfo si;
     if (read(fd, &si, sizeof si) != sizeof si) return;
+    if (c->res->stopped) /* the second signal */
+        sg_run_force_exit("specgen campaign", (int)si.ssi_signo);
     c->res->stopped = 1;
     stop_all(c, strsignal((int)si.ssi_signo));
 }

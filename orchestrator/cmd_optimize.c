@@ -107,6 +107,9 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (rcode) return 2;
     sg_err err;
     if (sg_run_opts_apply(&ro, &rc, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
+    if (rc.target < 0 || rc.target != rc.target) /* 0 stands for the task's target */
+        return sg_cli_fail(&spec, 2, "--target: '%g' must be a speedup above 0 (2 = twice as fast)",
+                           rc.target);
     rc.task = pos[0];
 
     sg_task_stats final;

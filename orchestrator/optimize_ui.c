@@ -57,6 +57,16 @@ void sg_ui_event(sg_ui *ui, const json_t *ev) {
             line, sizeof line,
             "early stop: candidate %d beat the best (%.2fx), reasoning aborted after %d tokens",
             (int)num(ev, "candidate"), num(ev, "speedup"), (int)num(ev, "reasoning_tokens"));
+    else if (!strcmp(name, "fork_failed"))
+        snprintf(line, sizeof line, "fork %d failed: %.600s", (int)num(ev, "fork"),
+                 str(ev, "error"));
+    else if (!strcmp(name, "fork_error"))
+        snprintf(line, sizeof line, "a fork could not start: %.600s", str(ev, "error"));
+    else if (!strcmp(name, "forks_stopped"))
+        snprintf(line, sizeof line,
+                 "forks stopped: the endpoint refuses them (HTTP %d); the reasoning goes on "
+                 "without forks",
+                 (int)num(ev, "http_status"));
     else if (!strcmp(name, "stopping"))
         snprintf(line, sizeof line, "stopping: %s%s%s", str(ev, "reason"),
                  *str(ev, "error") ? " — " : "", str(ev, "error"));
@@ -112,7 +122,11 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
             "after %s\n",
             s->candidates, s->compiled, s->correct, s->duplicates, s->no_kernel,
             s->candidates ? first : "-");
-    fprintf(o, "forks:        %d started, %d finished\n", s->forks_started, s->forks_done);
+    fprintf(o, "forks:        %d started, %d finished, %d failed\n", s->forks_started,
+            s->forks_done - s->forks_failed, s->forks_failed);
+    if (s->forks_failed)
+        fprintf(o, "fork error:   %.600s%s\n", s->fork_error,
+                s->forks_refused ? " (the endpoint refuses forks: no more were started)" : "");
     fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n",
             (unsigned long long)s->reasoning_tokens, (unsigned long long)s->fork_tokens,
             (unsigned long long)s->tokens_total);

@@ -33,6 +33,7 @@ typedef struct sg_gen_summary {
     int estimated;   /* token counts estimated, not reported by the server */
     char finish[32]; /* "stop", "length", "abort", "client-abort", "error" */
     char error[512]; /* non-empty when the generation failed */
+    int http_status; /* the server's answer when it refused the request, else 0 or 200 */
 } sg_gen_summary;
 
 typedef struct sg_gen_events {

@@ -137,8 +137,11 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     }
     if (!t->spec.source[t->lang])
         return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
-    if (sg_buf_read_file(&t->baseline, t->spec.source[t->lang]) < 0)
-        return sg_errf(err, "cannot read %s: %s", t->spec.source[t->lang], strerror(errno));
+    if (sg_buf_read_file_max(&t->baseline, t->spec.source[t->lang], SG_SOURCE_MAX) < 0) {
+        char why[sizeof err->msg];
+        return sg_errf(err, "%s",
+                       sg_read_error(why, sizeof why, t->spec.source[t->lang], SG_SOURCE_MAX));
+    }
     long bad = sg_utf8_bad_at(t->baseline.data, t->baseline.len); /* it goes into prompts */
     if (bad >= 0)
         return sg_errf(err, "%s: not valid UTF-8 (byte 0x%02x at offset %ld); save it as UTF-8",
@@ -154,15 +157,28 @@ void sg_run_task_free(sg_run_task *t) {
 typedef struct stopper {
     const sg_run_config *c;
     sg_run_exec *e;
+    int signals;
 } stopper;
 
 static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     stopper *s = arg;
     struct signalfd_siginfo si;
     if (read(fd, &si, sizeof si) != sizeof si) return;
-    fprintf(stderr, "\n%s: %s — stopping (waiting for running jobs)...\n", s->c->log_name,
-            strsignal((int)si.ssi_signo));
+    if (++s->signals > 1) sg_run_force_exit(s->c->log_name, (int)si.ssi_signo);
+    fprintf(stderr,
+            "\n%s: %s — stopping (waiting for running jobs; send it again to force an exit)...\n",
+            s->c->log_name, strsignal((int)si.ssi_signo));
     sg_run_exec_cancel(s->e);
+}
+
+/* A second stop signal while a job hangs: the user wants out now. Exiting kills the
+ * workers (each has PR_SET_PDEATHSIG SIGKILL); best.EXT was written at each new best and
+ * the results database is in WAL mode, so what was recorded survives. */
+void sg_run_force_exit(const char *who, int signo) {
+    fprintf(stderr, "\n%s: %s again — killing the workers and exiting now (status 130)\n", who,
+            strsignal(signo));
+    fflush(NULL);
+    _exit(130);
 }
 
 json_t *sg_run_config_json(const sg_run_config *c) {
@@ -230,7 +246,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
                                 &(sg_run_links){db, campaign, db_task, pool.sched, pd}, err)))
         goto done;
     sg_pool_on_event(pool.sched, sg_run_exec_pool_event, e);
-    stopper stop = {c, e};
+    stopper stop = {c, e, 0};
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(loop, sfd, SG_EV_READ, on_signal, &stop, NULL);
     while (!sg_run_exec_finished(e, final))

@@ -118,6 +118,9 @@ void sg_run_llm_free(sg_run_llm *l);
 /* Local slots on c->devices devices of lang (all of them when 0: counted in a child) with
  * c->slots_per_device each, and the scheduler over them (c->pools). The pool's events go
  * to on_event when set (sg_pool_on_event). */
+/* The second SIGINT/SIGTERM: say so, flush stdio and _exit(130) (the workers die with it). */
+_Noreturn void sg_run_force_exit(const char *who, int signo);
+
 typedef struct sg_run_pool {
     sg_pool_local *local;
     sg_pool *sched;

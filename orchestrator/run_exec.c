@@ -268,6 +268,8 @@ static void write_summary(sg_run_exec *e, const char *best_path) {
         "early_stops", f->early_stops, "reasoning_tokens", (json_int_t)f->reasoning_tokens,
         "tokens_total", (json_int_t)f->tokens_total, "elapsed_s", f->ended_ns / 1e9,
         "first_candidate_s", f->first_candidate_ns / 1e9, "best_kernel", best_path);
+    json_object_set_new(sum, "forks_failed", json_integer(f->forks_failed));
+    if (f->forks_refused) json_object_set_new(sum, "forks_stopped", json_string(f->fork_error));
     if (e->pool) json_object_set_new(sum, "pools", pool_json(e));
     char *text = json_dumps(sum, JSON_INDENT(2));
     json_decref(sum);

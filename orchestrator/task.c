@@ -373,7 +373,7 @@ static void on_reasoning(void *arg, const char *text, size_t len, uint64_t token
     t->st.reasoning_tokens += tokens > g->reasoning_tokens ? tokens - g->reasoning_tokens : 0;
     g->reasoning_tokens = tokens;
     if (t->phase != PHASE_RUNNING) return;
-    if (t->cfg.policy.kind == SG_POLICY_SPECGEN && t->cfg.policy.fork) {
+    if (t->cfg.policy.kind == SG_POLICY_SPECGEN && t->cfg.policy.fork && !t->st.forks_refused) {
         sg_trigger_fire fire;
         if (sg_trigger_feed(t->trigger, text, len, tokens, &fire)) start_fork(t, g, &fire);
     }
@@ -391,12 +391,29 @@ static void on_content(void *arg, const char *text, size_t len) {
 /* A fork ended: a code-block cue kept pending while no slot was free may fork now, from
  * the current iteration's reasoning as it stands. */
 static void fork_slot_freed(sg_task *t) {
-    if (t->phase != PHASE_RUNNING) return;
+    if (t->phase != PHASE_RUNNING || t->st.forks_refused) return;
     for (gen_ctx *r = t->gens; r; r = r->next) {
         if (r->kind != GEN_REASONING || r->iteration != t->st.iteration || !r->gen) continue;
         sg_trigger_fire fire;
         if (sg_trigger_poll(t->trigger, r->reasoning_tokens, &fire)) start_fork(t, r, &fire);
         return;
+    }
+}
+
+/* Counted and said on the console. An endpoint without the fork's route or method (404,
+ * 405, 501: e.g. no /v1/completions) refuses every fork alike: stop forking and say so. */
+static void fork_failed(sg_task *t, gen_ctx *g, const sg_gen_summary *s) {
+    sg_trigger_fork_aborted(t->trigger); /* a failure is no duplicate either */
+    t->st.forks_failed++;
+    snprintf(t->st.fork_error, sizeof t->st.fork_error, "%s", s->error);
+    record(t, "fork_failed",
+           json_pack("{s:i,s:i,s:s}", "fork", g->index, "http_status", s->http_status, "error",
+                     s->error));
+    int refused = s->http_status == 404 || s->http_status == 405 || s->http_status == 501;
+    if (refused && !t->st.forks_refused) {
+        t->st.forks_refused = 1;
+        record(t, "forks_stopped",
+               json_pack("{s:i,s:s}", "http_status", s->http_status, "error", s->error));
     }
 }
 
@@ -420,7 +437,7 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
         t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
     if (s->error[0]) {
         if (g->kind == GEN_FORK)
-            sg_trigger_fork_aborted(t->trigger); /* a failure is no duplicate either */
+            fork_failed(t, g, s);
         else if (t->reasoning_failures >= 2 && t->phase == PHASE_RUNNING) {
             char msg[700];
             snprintf(msg, sizeof msg, "the reasoning stream failed twice in a row: %s", s->error);

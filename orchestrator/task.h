@@ -55,6 +55,9 @@ typedef struct sg_task_stats {
     int iteration;
     uint64_t reasoning_tokens, fork_tokens, tokens_total;
     int forks_started, forks_done;
+    int forks_failed;  /* of forks_done: ended with an error (fork_error: the last one) */
+    int forks_refused; /* the endpoint refuses forks (404, 405, 501): no more were started */
+    char fork_error[512];
     int candidates, duplicates, no_kernel, compiled, correct, profiled;
     double best_speedup;
     int best_candidate;            /* 0: the baseline */

@@ -185,10 +185,12 @@ int sg_cmd_profile(int argc, char **argv) {
     sg_feedback_templates fb;
     if (sg_feedback_load(prompts, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     sg_buf cand = {0};
-    if (sg_buf_read_file(&cand, pos[1]) < 0) {
+    if (sg_buf_read_file_max(&cand, pos[1], SG_SOURCE_MAX) < 0) {
+        char why[1024];
+        sg_read_error(why, sizeof why, pos[1], SG_SOURCE_MAX);
         sg_feedback_free(&fb);
         sg_buf_free(&cand);
-        return sg_cli_fail(&spec, 1, "cannot read candidate %s", pos[1]);
+        return sg_cli_fail(&spec, 1, "candidate %s", why);
     }
     po.run_timeout_ms = timeout / 1000000;
     po.compile_timeout_ms = ctimeout / 1000000;

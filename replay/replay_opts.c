@@ -27,7 +27,8 @@ int sg_replay_fault_parse(const char *spec, sg_replay_fault *f, sg_err *err) {
                  {"stall", SG_FAULT_STALL},
                  {"malformed", SG_FAULT_MALFORMED},
                  {"abort", SG_FAULT_ABORT},
-                 {"ignore_max_tokens", SG_FAULT_IGNORE_MAX_TOKENS}};
+                 {"ignore_max_tokens", SG_FAULT_IGNORE_MAX_TOKENS},
+                 {"no_completions", SG_FAULT_NO_COMPLETIONS}};
     memset(f, 0, sizeof *f);
     f->retry_after = 1;
     f->ms = 1000;
@@ -38,8 +39,8 @@ int sg_replay_fault_parse(const char *spec, sg_replay_fault *f, sg_err *err) {
         if (!strcmp(kind, kinds[i].name)) f->kind = kinds[i].kind;
     if (f->kind == SG_FAULT_NONE)
         rc = sg_errf(err,
-                     "fault '%s': kind must be drop, 429, 503, stall, malformed, abort or "
-                     "ignore_max_tokens",
+                     "fault '%s': kind must be drop, 429, 503, stall, malformed, abort, "
+                     "ignore_max_tokens or no_completions",
                      spec);
     for (char *kv; !rc && (kv = strtok_r(NULL, ":", &save));) {
         char *eq = strchr(kv, '=');

@@ -137,6 +137,8 @@ static void log_request(sg_replay_server *s, int chat, const json_t *req) {
 }
 
 static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat) {
+    if (s->cfg.fault.kind == SG_FAULT_NO_COMPLETIONS && !chat) /* a chat-only server */
+        return error(r->conn, 404, "replay-llm fault: there is no /v1/completions here", NULL);
     sg_err err;
     json_t *req =
         sg_json_parse(r->body.data ? r->body.data : "", r->body.len, "request body", &err);

@@ -73,7 +73,11 @@ static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
     memset(t, 0, sizeof *t);
     t->file = sg_xstrdup(path);
     sg_buf b = {0};
-    if (sg_buf_read_file(&b, path) < 0) return sg_errf(err, "%s: cannot read: %m", path);
+    if (sg_buf_read_file_max(&b, path, SG_TRACE_MAX) < 0) {
+        char why[sizeof err->msg];
+        sg_buf_free(&b);
+        return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_TRACE_MAX));
+    }
     double ms_tok = 10, first_ms = 100, fork_first_ms = 30;
     uint32_t extra = 0, extra_a = 0;
     pending_fork *pf = NULL;

@@ -17,8 +17,10 @@ static double now_ms(void) {
 
 static char *read_text(const char *path, sg_err *err) {
     sg_buf b = {0};
-    if (sg_buf_read_file(&b, path) < 0) {
-        sg_errf(err, "cannot read %s", path);
+    if (sg_buf_read_file_max(&b, path, SG_SOURCE_MAX) < 0) {
+        char why[sizeof err->msg];
+        sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
+        sg_buf_free(&b);
         return NULL;
     }
     sg_buf_append(&b, "", 0);
@@ -91,8 +93,8 @@ static int prepare(sg_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_res
 
 static int compile(sg_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, char hash[33],
                    sg_val_result *r) {
-    const char *names[64];
-    int nk = p->plan.nlaunch < 64 ? p->plan.nlaunch : 64;
+    const char *names[SG_VAL_MAX_LAUNCHES]; /* the plan parser refuses more */
+    int nk = p->plan.nlaunch;
     for (int i = 0; i < nk; i++) names[i] = p->plan.launch[i].kernel;
     sg_buf log = {0};
     sg_err e;

@@ -4,6 +4,7 @@
 #include "common/cli.h"
 #include "validator/validator.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,18 @@ static int read_candidate(const char *path, sg_buf *b) {
     if (!strcmp(path, "-")) {
         char chunk[65536];
         size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) sg_buf_append(b, chunk, n);
+        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+            sg_buf_append(b, chunk, n);
+            if (b->len > SG_SOURCE_MAX) {
+                errno = EFBIG;
+                return -1;
+            }
+        }
         sg_buf_append(b, "", 0);
+        if (ferror(stdin)) errno = EIO;
         return ferror(stdin) ? -1 : 0;
     }
-    int rc = sg_buf_read_file(b, path);
+    int rc = sg_buf_read_file_max(b, path, SG_SOURCE_MAX);
     sg_buf_append(b, "", 0);
     return rc;
 }
@@ -95,9 +103,11 @@ int sg_cmd_validate(int argc, char **argv) {
         const char *path = npos > 1 ? pos[1 + i] : NULL;
         sg_buf cand = {0};
         if (path && read_candidate(path, &cand) < 0) {
+            char why[1024];
+            sg_read_error(why, sizeof why, path, SG_SOURCE_MAX);
             sg_buf_free(&cand);
             sg_val_pool_free(pool);
-            return sg_cli_fail(&spec, 1, "cannot read candidate %s", path);
+            return sg_cli_fail(&spec, 1, "candidate %s", why);
         }
         sg_val_job job = {.task_dir = pos[0],
                           .candidate = path ? cand.data : NULL,

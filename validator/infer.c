@@ -126,8 +126,10 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_sizes *
     if (sg_dev_lang_of_path(path, &lang) < 0)
         return sg_errf(err, "%s: expected a .cu or .cl file", path);
     sg_buf src = {0}, clean = {0}, prod = {0}, body = {0};
-    if (sg_buf_read_file(&src, path) < 0)
-        return sg_errf(err, "cannot read %s: %s", path, strerror(errno));
+    if (sg_buf_read_file_max(&src, path, SG_SOURCE_MAX) < 0) {
+        char why[sizeof err->msg];
+        return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
+    }
     sg_buf_append(&src, "", 0);
     sg_val_strip_comments(src.data, src.len, &clean);
     char name[64];

@@ -94,6 +94,9 @@ static int parse_launch(char *rest, const sg_val_task *t, sg_val_plan *p, const 
     if (n < 1) return sg_errf(err, "%s:%d: //@launch needs a kernel name", where, line);
     if (!is_ident(tok[0]))
         return sg_errf(err, "%s:%d: //@launch: \"%s\" is not a kernel name", where, line, tok[0]);
+    if (p->nlaunch == SG_VAL_MAX_LAUNCHES) /* the compile names at most this many kernels */
+        return sg_errf(err, "%s:%d: more than %d //@launch lines (the limit of a launch plan)",
+                       where, line, SG_VAL_MAX_LAUNCHES);
     p->launch = sg_xrealloc(p->launch, (size_t)(p->nlaunch + 1) * sizeof *p->launch);
     sg_val_launch *l = &p->launch[p->nlaunch++];
     memset(l, 0, sizeof *l);

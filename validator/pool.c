@@ -135,6 +135,17 @@ static json_t *job_request(sg_val_pool *p, const sg_val_job *job, sg_val_result 
                           job->candidate_len, SG_VAL_MAX_SOURCE);
         return NULL;
     }
+    /* jansson would send a NUL as \u0000, which the worker cannot read back: a verdict here */
+    const char *nul = job->candidate ? memchr(job->candidate, 0, job->candidate_len) : NULL;
+    if (nul) {
+        int line = 1;
+        for (const char *c = job->candidate; c < nul; c++) line += *c == '\n';
+        sg_val_result_set(
+            r, SG_VAL_REJECTED,
+            "the source holds a NUL byte (line %d, offset %zu): a kernel source is text", line,
+            (size_t)(nul - job->candidate));
+        return NULL;
+    }
     json_t *cand = job->candidate ? json_stringn(job->candidate, job->candidate_len) : json_null();
     if (!cand) {
         sg_val_result_set(r, SG_VAL_REJECTED,

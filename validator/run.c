@@ -13,6 +13,9 @@
 #define GUARD 4096
 #define POISON 0xFF /* NaN for floats, -1 for integers */
 #define MAX_BYTES (4ULL << 30)
+/* All scratch of one plan: past this a plan (many //@scratch lines) exhausts the device or,
+ * on PoCL, the host, and the runtime aborts the worker instead of giving a verdict. */
+#define MAX_SCRATCH (2ULL << 30)
 
 typedef struct dbuf {
     const char *name;
@@ -64,6 +67,7 @@ static int dset_make(run_ctx *c, const sg_val_plan *plan, dset *ds, sg_err *err)
     const sg_val_task *t = c->t;
     ds->n = t->nbuf + plan->nscratch;
     ds->b = sg_xcalloc((size_t)ds->n + 1, sizeof *ds->b);
+    uint64_t scratch = 0;
     for (int i = 0; i < ds->n; i++) {
         dbuf *b = &ds->b[i];
         const char *cnt;
@@ -79,6 +83,12 @@ static int dset_make(run_ctx *c, const sg_val_plan *plan, dset *ds, sg_err *err)
             cnt = sc->count;
         }
         if (count_of(cnt, c->s, b->type, b->name, &b->count, &b->bytes, err) < 0) return -1;
+        if (!b->tb && (scratch += b->bytes) > MAX_SCRATCH)
+            return sg_errf(
+                err,
+                "//@scratch %s: the plan's scratch buffers take %llu bytes at this shape, "
+                "over the limit of %llu bytes (2 GiB) for all of them",
+                b->name, (unsigned long long)scratch, MAX_SCRATCH);
         size_t total = GUARD + b->bytes + GUARD;
         int rc = c->d->ops->alloc(c->d->be, total, &b->mem, err);
         if (rc < 0) return rc;

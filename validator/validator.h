@@ -103,6 +103,7 @@ typedef struct sg_val_scratch {
     sg_val_type type;
 } sg_val_scratch;
 
+#define SG_VAL_MAX_LAUNCHES 64 /* //@launch lines in one source */
 typedef struct sg_val_plan {
     int nlaunch, nscratch;
     sg_val_launch *launch;

@@ -123,7 +123,8 @@ check "redis-benchmark runs against it (SET/GET, pipelined)" \
 
 # Security.
 pw=$TMPDIR_TEST/pass
-printf 's3cret-pass\n' >"$pw"
+# The password is the first line (docs/kv-cache.md): the rest of the file is ignored.
+printf 's3cret-pass\r\nnot part of the password\n' >"$pw"
 chmod 600 "$pw"
 check_output "listening beyond loopback without a password is refused" \
     "refusing to listen on 0.0.0.0 without a password" "$SPECGEN" kvstore --listen 0.0.0.0:0 --memory 8M
@@ -142,6 +143,13 @@ check_output "AUTH default password (two-argument form)" "^OK PONG $" \
 check_output "AUTH with another user is refused" "WRONGPASS" redis-cli -p "$p2" AUTH bob s3cret-pass
 check_output "HELLO 2 AUTH authenticates" "^server$" redis-cli -p "$p2" HELLO 2 AUTH default s3cret-pass
 check_output "redis-cli -a authenticates" "^PONG$" redis-cli --no-auth-warning -a s3cret-pass -p "$p2" PING
+printf '\nsecond\n' >"$TMPDIR_TEST/pass-empty"
+check_output "a password file whose first line is empty is refused" \
+    "pass-empty': its first line holds no password" \
+    "$SPECGEN" kvstore --listen 0.0.0.0:0 --memory 8M --requirepass-file "$TMPDIR_TEST/pass-empty"
+check_output "a password file from /dev/zero is refused, naming the limit" \
+    "/dev/zero: cannot read: larger than the limit of 65536 bytes" \
+    timeout 5 "$SPECGEN" kvstore --listen 0.0.0.0:0 --memory 8M --requirepass-file /dev/zero
 
 # File descriptors: each client needs one. With a hard limit below --maxclients (default
 # 10000) it serves fewer clients, as Redis does, and refuses the rest with the max-clients

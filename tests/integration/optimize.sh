@@ -120,6 +120,26 @@ check "the default fork mode against the same server" \
     "$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model replay --out "$out/compl"
 check_output "  ... forks are raw completions with the template's stops" '^[1-9]' forks_seen completions
 
+# A server that refuses forks (no /v1/completions: 404): each failure is said on the
+# console with the server's message, forking stops at the first refusal and says so, and
+# the summary counts it; the reasoning goes on and meets the target (issue 17, item 6).
+port=$(pick_port)
+"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" --fault no_completions \
+    >"$out/replay404.log" 2>&1 &
+on_exit "kill $!"
+wait_port "$port"
+"$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model replay \
+    --out "$out/f404" >"$out/f404.log" 2>&1
+check_output "refused forks: the failure and the server's message are on the console" \
+    'fork 1 failed: .*HTTP 404.*there is no /v1/completions here' cat "$out/f404.log"
+check_output "  ... forking stops and says so" \
+    'forks stopped: the endpoint refuses them \(HTTP 404\)' cat "$out/f404.log"
+check_output "  ... one fork only was started" '^1$' field "$out/f404/summary.json" forks
+check_output "  ... the summary counts the failure" '^forks: +1 started, 0 finished, 1 failed$' \
+    cat "$out/f404.log"
+check_output "  ... summary.json too" '^1$' field "$out/f404/summary.json" forks_failed
+check_output "  ... the reasoning still met the target" '^target$' field "$out/f404/summary.json" end
+
 # SIGTERM (or Ctrl-C) stops gracefully: summary and best kernel written, exit 130, no
 # worker process left behind.
 "$SPECGEN" optimize $task --device opencl --out "$out/term" >"$out/term.log" 2>&1 &

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Hostile inputs to validate, profile and kvstore (issue 17, items 9, 10, 11, 13, 14): each
+# gets a clear verdict or message naming the file, line and limit, and memory stays bounded.
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT" || exit 1
+task=suites/demo/vector_scale
+t=$TMPDIR_TEST
+have_cl=0
+command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep -q Platform && have_cl=1 # not needed by most
+
+# ---- 13: files read with a limit (a source over 4 MiB, a trace over 64 MiB) ----
+head -c 5000000 /dev/zero | tr '\0' ' ' >"$t/big.cl"
+check_output "validate: a 5 MB candidate is refused, naming the limit" \
+    "big.cl: cannot read: larger than the limit of 4194304 bytes" \
+    "$SPECGEN" validate $task "$t/big.cl" --compile-only
+check_output "validate: a candidate from /dev/zero is refused (the read stops at the limit)" \
+    "larger than the limit" timeout 5 "$SPECGEN" validate $task /dev/zero --compile-only
+check_output "profile: a 5 MB candidate is refused, naming the limit" \
+    "big.cl: cannot read: larger than the limit of 4194304 bytes" \
+    "$SPECGEN" profile $task "$t/big.cl"
+check_output "replay-llm: a trace file from /dev/zero is refused, naming the limit" \
+    "/dev/zero: cannot read: larger than the limit of 67108864 bytes" \
+    timeout 5 "$SPECGEN" replay-llm --trace /dev/zero --listen 127.0.0.1:0
+cp -r $task "$t/bigbase"
+cp "$t/big.cl" "$t/bigbase/baseline.cl"
+check_output "optimize: a 5 MB baseline is refused, naming the limit" \
+    "baseline.cl: cannot read: larger than the limit of 4194304 bytes" \
+    "$SPECGEN" optimize "$t/bigbase" --device opencl --llm http://127.0.0.1:9 --model m --out "$t/o1"
+
+# ---- 9: a NUL byte in a candidate is a rejection, not a dead worker ----
+{ head -n 2 $task/baseline.cl; printf '/* \0 */\n'; tail -n +3 $task/baseline.cl; } >"$t/nul.cl"
+check_output "validate: a NUL byte is rejected with its line" \
+    "^rejected: the source holds a NUL byte \(line 3, offset [0-9]+\)" \
+    "$SPECGEN" validate $task "$t/nul.cl" --compile-only
+check_fails "and validate exits 1" 1 "$SPECGEN" validate $task "$t/nul.cl" --compile-only
+
+# ---- 11: more than 64 //@launch lines is refused, naming the limit and the line ----
+{ for i in $(seq 65); do echo "//@launch vector_scale grid=ceil_div(N,8) block=8"; done
+  tail -n +3 $task/baseline.cl; } >"$t/many.cl"
+check_output "validate: a 65th //@launch line is refused, naming the line and the limit" \
+    "^rejected: .*many.cl:65: more than 64 //@launch lines" \
+    "$SPECGEN" validate $task "$t/many.cl" --compile-only
+
+# ---- 13: the scratch of one plan is capped (three scratch buffers of 1 GiB) ----
+if [ $have_cl = 1 ]; then
+    { sed -n 2p $task/baseline.cl
+      for i in 1 2 3; do echo "//@scratch s$i f32 268435456"; done
+      tail -n +3 $task/baseline.cl; } >"$t/scratch.cl"
+    check_output "validate: 3 GiB of scratch is refused with the limit" \
+        "^launch_error: //@scratch s3: the plan's scratch buffers take 3221225472 bytes .*over the limit of 2147483648 bytes" \
+        "$SPECGEN" validate $task "$t/scratch.cl" --device opencl --timeout 20s
+else
+    skip "validate: 3 GiB of scratch is refused" "no OpenCL platform"
+fi
+
+# ---- 14: messages name the value given ----
+check_output "kvstore --memory 1M names 1048576 bytes, not 0" \
+    "needs at least 2 MiB \(got 1048576 bytes\)" "$SPECGEN" kvstore --memory 1M --listen 127.0.0.1:0
+check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1' must be a speedup above 0" \
+    "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
+check_fails "  ... as a usage error" 2 "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
+
+finish
