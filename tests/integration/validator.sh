@@ -64,7 +64,7 @@ check_output "a missing task folder names task.json" 'nosuch/task.json' "$SPECGE
 check_fails "a bad device is a usage error" 2 "$SPECGEN" validate $demo --device tpu
 check_output "a bad device is named" "unknown device 'tpu'" "$SPECGEN" validate $demo --device tpu
 check_output "a bad arch is named" "--arch: 'ampere'" "$SPECGEN" validate $demo --arch ampere
-check_output "an unreadable candidate is named" "cannot read candidate nosuch.cl" "$SPECGEN" validate $demo nosuch.cl
+check_output "an unreadable candidate is named" "candidate nosuch.cl: cannot read" "$SPECGEN" validate $demo nosuch.cl
 mkdir -p "$TMPDIR_TEST/bad"
 cp $demo/*.cl "$TMPDIR_TEST/bad/"
 sed 's/"f32", "count": "N", "role": "in"/"float", "count": "N", "role": "in"/' $demo/task.json >"$TMPDIR_TEST/bad/task.json"
