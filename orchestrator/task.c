@@ -28,6 +28,7 @@ typedef struct gen_ctx {
 typedef struct job_ctx {
     sg_task *task;
     int candidate, iteration;
+    uint64_t hash; /* its normalized source: forgotten again when the job is cancelled */
     char *source;
 } job_ctx;
 
@@ -221,6 +222,16 @@ static void abort_gens(sg_task *t, int only_iteration) {
 
 /* ---- candidates and jobs ---- */
 
+/* A cancelled candidate was never judged: when it comes back it must run, not count as a
+ * duplicate. */
+static void forget_hash(sg_task *t, uint64_t h) {
+    for (size_t i = 0; i < t->nhashes; i++)
+        if (t->hashes[i] == h) {
+            t->hashes[i] = t->hashes[--t->nhashes];
+            return;
+        }
+}
+
 static int seen_before(sg_task *t, uint64_t h) {
     for (size_t i = 0; i < t->nhashes; i++)
         if (t->hashes[i] == h) return 1;
@@ -246,6 +257,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
     t->jobs_pending--;
     if (o->cancelled) { /* its iteration ended: nothing to learn from it */
         t->st.cancelled_jobs++;
+        forget_hash(t, j->hash);
         record(t, "job_done",
                json_pack("{s:i,s:i,s:b,s:s,s:s}", "candidate", j->candidate, "of_iteration",
                          j->iteration, "correct", 0, "verdict", o->verdict, "message", o->message));
@@ -348,6 +360,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     j->candidate = id;
     j->iteration = t->st.iteration;
     j->source = sg_buf_steal(&src);
+    j->hash = info.hash;
     char name[32];
     snprintf(name, sizeof name, "Candidate %d", id);
     sg_job_request req = {SG_JOB_CANDIDATE, j->source,          strlen(j->source), name,

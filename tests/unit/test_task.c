@@ -367,6 +367,37 @@ static void test_target_cancels_pending_jobs(void **state) {
     sg_buf_free(&r.log);
 }
 
+/* A candidate cancelled by an early stop was never judged: when the next iteration writes
+ * it again it runs, it is not a duplicate. (A slow device: fork 1's 1.3x kernel ends the
+ * iteration while fork 2's kernel is still running.) */
+static void test_cancelled_candidate_runs_again(void **state) {
+    script sc = demo_script();
+    sc.forks[0].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.3\n```\n";
+    sc.forks[1].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 7; } // SPEED=1.1\n```\n";
+    sc.final = "no kernel here";
+    run r;
+    run_task_dev(&sc, "specgen", 0, 2, 2 * SG_SEC, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_true(r.st.cancelled_jobs >= 1);
+    /* fork 2's kernel in iteration 2: submitted (run), not a duplicate */
+    const char *it2 = strstr(r.log.data, "\"ev\":\"iteration_start\",\"t_ms\"");
+    assert_non_null(it2);
+    it2 = strstr(it2 + 1, "\"iteration\":2");
+    assert_non_null(it2);
+    int submitted_again = 0;
+    for (const char *p = it2; (p = strstr(p, "\"rule\":\"transition\"")); p++) {
+        const char *line = p;
+        while (line > r.log.data && line[-1] != '\n') line--;
+        if (strstr(line, "\"ev\":\"candidate\"") && strstr(line, "\"status\":\"submitted\"") &&
+            strstr(line, "\"ev\":\"candidate\"") < p)
+            submitted_again = 1;
+    }
+    assert_true(submitted_again);
+    sg_buf_free(&r.log);
+}
+
 static void test_wrong_and_missing_kernels_are_recorded(void **state) {
     script sc = demo_script();
     sc.forks[0].answer =
@@ -507,6 +538,7 @@ int main(void) {
         cmocka_unit_test(test_specgen_reaches_target_before_reasoning_ends),
         cmocka_unit_test(test_early_stop_then_next_iteration_with_feedback),
         cmocka_unit_test(test_target_cancels_pending_jobs),
+        cmocka_unit_test(test_cancelled_candidate_runs_again),
         cmocka_unit_test(test_wrong_and_missing_kernels_are_recorded),
         cmocka_unit_test(test_broken_baseline_stops_with_a_message),
         cmocka_unit_test(test_parallel_runs_n_streams_without_forks),
