@@ -97,33 +97,17 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
     sg_buf_free(&text);
 }
 
-/* Simulated slots report only the common fields: the same outcome as the real slots'
- * validation and timing results, so the task sees no difference. */
-static int as_val(const sg_pool_result *r, sg_val_result *v) {
-    memset(v, 0, sizeof *v);
-    v->first_bad = -1;
-    if (sg_val_verdict_parse(r->verdict, &v->verdict) < 0) return -1;
-    snprintf(v->message, sizeof v->message, "%s", r->message);
-    if (v->verdict == SG_VAL_COMPILE_ERROR) snprintf(v->detail, sizeof v->detail, "%s", r->message);
-    v->compile_ms = r->compile_ms;
-    v->run_ms = r->run_ms;
-    return 0;
-}
-
-static void as_prof(const sg_pool_result *r, sg_prof_result *p) {
-    memset(p, 0, sizeof *p);
-    p->baseline.median_ns = r->base_ns;
-    p->baseline.runs = r->runs;
-    if (r->cand_ns > 0) {
-        p->candidate.median_ns = r->cand_ns;
-        p->candidate.runs = r->runs;
-        p->speedup.speedup = r->speedup;
-        p->speedup.band = r->noise;
-        p->speedup.verdict = r->speedup > 1 + r->noise   ? SG_CMP_FASTER
-                             : r->speedup < 1 - r->noise ? SG_CMP_SLOWER
-                                                         : SG_CMP_SAME;
-    }
-    p->verdict = SG_VAL_PASS;
+/* The candidate's validate or profile job, in its iteration's priority class. */
+static void submit_kind(job *j, sg_pool_role kind, sg_pool_done_fn done) {
+    sg_port_dev *pd = j->pd;
+    sg_pool_work w = {.kind = kind,
+                      .task_dir = pd->cfg.task_dir,
+                      .candidate = j->source,
+                      .candidate_len = j->len,
+                      .name = j->name,
+                      .prof = kind == SG_POOL_PROFILE ? &pd->cfg.prof : NULL};
+    j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
+                                 j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, done, j);
 }
 
 static void cancelled(job *j, const sg_pool_result *r) {
@@ -143,14 +127,6 @@ static void on_profiled(void *arg, const sg_pool_job *pj, const sg_pool_result *
     if (r->end == SG_POOL_DROPPED || r->end == SG_POOL_KILLED) {
         cancelled(j, r);
         return;
-    }
-    sg_prof_result modelled;
-    sg_pool_result copy;
-    if (!r->prof && r->end == SG_POOL_DONE && r->pass) {
-        as_prof(r, &modelled);
-        copy = *r;
-        copy.prof = &modelled;
-        r = &copy;
     }
     if (!r->prof) { /* correct, but no timing: no speedup to act on */
         fill_outcome(pd->cfg.fb, j->name, &j->vr, NULL, &j->out);
@@ -186,13 +162,6 @@ static void on_validated(void *arg, const sg_pool_job *pj, const sg_pool_result 
         cancelled(j, r);
         return;
     }
-    sg_val_result modelled;
-    sg_pool_result copy;
-    if (!r->val && r->end == SG_POOL_DONE && as_val(r, &modelled) == 0) {
-        copy = *r;
-        copy.val = &modelled;
-        r = &copy;
-    }
     if (!r->val) { /* the slot could not run it */
         memset(&j->out, 0, sizeof j->out);
         snprintf(j->out.verdict, sizeof j->out.verdict, "%s", r->verdict);
@@ -207,14 +176,7 @@ static void on_validated(void *arg, const sg_pool_job *pj, const sg_pool_result 
         deliver(j);
         return;
     }
-    sg_pool_work w = {.kind = SG_POOL_PROFILE,
-                      .task_dir = pd->cfg.task_dir,
-                      .candidate = j->source,
-                      .candidate_len = j->len,
-                      .name = j->name,
-                      .prof = &pd->cfg.prof};
-    j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
-                                 j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, on_profiled, j);
+    submit_kind(j, SG_POOL_PROFILE, on_profiled);
 }
 
 static int submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
@@ -238,13 +200,7 @@ static int submit(void *impl, const sg_job_request *req, sg_job_done_fn done, vo
     j->next = pd->jobs;
     if (pd->jobs) pd->jobs->prev = j;
     pd->jobs = j;
-    sg_pool_work w = {.kind = SG_POOL_VALIDATE,
-                      .task_dir = pd->cfg.task_dir,
-                      .candidate = j->source,
-                      .candidate_len = j->len,
-                      .name = j->name};
-    j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
-                                 j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, on_validated, j);
+    submit_kind(j, SG_POOL_VALIDATE, on_validated);
     return 0;
 }
 

@@ -86,7 +86,9 @@ typedef struct sg_pool_job {
 } sg_pool_job;
 
 /* The result of a finished job. val / prof point into the slot implementation's storage
- * (valid during the done callback only); simulated slots leave them NULL. */
+ * (valid during the done callback only). Every implementation fills them for a finished
+ * job (the simulated slots derive them from their drawn outcome), so callers need not know
+ * which kind of slot ran it; NULL: the slot could not run the job. */
 typedef struct sg_pool_result {
     sg_pool_end end;
     int pass;         /* validate: correct; profile: timed and still correct */

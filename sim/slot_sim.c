@@ -14,6 +14,8 @@ typedef struct sim_slot {
     int index;
     uint64_t timer;
     sg_pool_result r;
+    sg_val_result vr; /* what r.val / r.prof point to, as real slots report them */
+    sg_prof_result pr;
 } sim_slot;
 
 struct sg_sim_slots {
@@ -101,6 +103,35 @@ static int quality_outcome(sg_sim_slots *s, const sg_pool_job *job, sg_pool_resu
     return 1;
 }
 
+/* The validation and timing results a real slot would report, from the drawn outcome. */
+static void as_val(sg_pool_result *r, sg_val_result *v) {
+    memset(v, 0, sizeof *v);
+    v->first_bad = -1;
+    if (sg_val_verdict_parse(r->verdict, &v->verdict) < 0) v->verdict = SG_VAL_MISMATCH;
+    snprintf(v->message, sizeof v->message, "%s", r->message);
+    if (v->verdict == SG_VAL_COMPILE_ERROR) snprintf(v->detail, sizeof v->detail, "%s", r->message);
+    v->compile_ms = r->compile_ms;
+    v->run_ms = r->run_ms;
+    r->val = v;
+}
+
+static void as_prof(sg_pool_result *r, sg_prof_result *p) {
+    memset(p, 0, sizeof *p);
+    p->baseline.median_ns = r->base_ns;
+    p->baseline.runs = r->runs;
+    if (r->cand_ns > 0) {
+        p->candidate.median_ns = r->cand_ns;
+        p->candidate.runs = r->runs;
+        p->speedup.speedup = r->speedup;
+        p->speedup.band = r->noise;
+        p->speedup.verdict = r->speedup > 1 + r->noise   ? SG_CMP_FASTER
+                             : r->speedup < 1 - r->noise ? SG_CMP_SLOWER
+                                                         : SG_CMP_SAME;
+    }
+    p->verdict = SG_VAL_PASS;
+    r->prof = p;
+}
+
 static int sim_start(void *impl, int slot, const sg_pool_job *job, sg_err *err) {
     sg_sim_slots *s = impl;
     if (slot < 0 || slot >= s->n) return sg_errf(err, "sim: no slot %d", slot);
@@ -137,6 +168,10 @@ static int sim_start(void *impl, int slot, const sg_pool_job *job, sg_err *err) 
     }
     if (!ss->r.verdict[0])
         snprintf(ss->r.verdict, sizeof ss->r.verdict, "%s", ss->r.pass ? "pass" : "mismatch");
+    if (kind == SG_POOL_VALIDATE)
+        as_val(&ss->r, &ss->vr);
+    else
+        as_prof(&ss->r, &ss->pr);
     ss->timer = sg_loop_timer(s->loop, (int64_t)(service * SG_SEC), job_end, ss);
     return 0;
 }
