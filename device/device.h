@@ -213,7 +213,6 @@ typedef struct sg_dev_pool sg_dev_pool;
 /* The kinds table in o must outlive the pool. */
 int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err);
 void sg_dev_pool_free(sg_dev_pool *p);
-const sg_dev_opts *sg_dev_pool_opts(const sg_dev_pool *p);
 /* Start req (an object: "type" and the kind's fields; the pool sets "id") on an idle slot,
  * starting its worker if needed. compile_ms / run_ms: this job's deadlines (0: the
  * pool's). 0: running; -1: no such slot, the slot is busy, or no worker could start. */

@@ -56,7 +56,6 @@ int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err) {
     return 0;
 }
 
-const sg_dev_opts *sg_dev_pool_opts(const sg_dev_pool *p) { return &p->o; }
 
 static void kill_slot(slot *s) {
     if (!s->alive) return;

@@ -219,22 +219,10 @@ sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, s
     return pd;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 void sg_port_dev_stats_get(const sg_port_dev *pd, sg_port_dev_stats *s) {
     memset(s, 0, sizeof *s);
     s->feedback = (int)pd->nlat;
-    if (!pd->nlat) return;
-    double *v = sg_xmalloc(pd->nlat * sizeof *v), sum = 0;
-    memcpy(v, pd->latency, pd->nlat * sizeof *v);
-    qsort(v, pd->nlat, sizeof *v, cmp_double);
-    for (size_t i = 0; i < pd->nlat; i++) sum += v[i];
-    s->latency_mean_s = sum / (double)pd->nlat;
-    s->latency_p95_s = v[(size_t)ceil(0.95 * (double)pd->nlat) - 1];
-    free(v);
+    sg_mean_p95(pd->latency, pd->nlat, &s->latency_mean_s, &s->latency_p95_s);
 }
 
 /* Jobs still with the pool are cancelled there without reaching the task (closing stops

@@ -171,7 +171,6 @@ typedef struct sg_pool_stats {
     double utilisation_queued; /* busy share of all slots while some job was waiting */
 } sg_pool_stats;
 void sg_pool_stats_get(const sg_pool *p, sg_pool_stats *s);
-int sg_pool_slot_role(const sg_pool *p, int slot);
 
 /* ---- local slots (pool/slot_local.c) ---- */
 /* ndevices x per_device slots: device d is CUDA device base->cuda_device + d or OpenCL

@@ -585,15 +585,6 @@ void sg_pool_free(sg_pool *p) {
     free(p);
 }
 
-int sg_pool_slot_role(const sg_pool *p, int slot) {
-    return slot >= 0 && slot < p->n ? (int)p->s[slot].role : -1;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
     sg_pool *p = (sg_pool *)cp; /* accounting up to now changes no decision */
     account(p);
@@ -612,16 +603,7 @@ void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
         rs->busy_s = busy / SG_SEC;
         rs->available_s = p->avail_ns[r] / SG_SEC;
         rs->utilisation = rs->available_s > 0 ? rs->busy_s / rs->available_s : 0;
-        size_t n = p->nwait[r];
-        if (n) {
-            double *w = sg_xmalloc(n * sizeof *w), sum = 0;
-            memcpy(w, p->wait[r], n * sizeof *w);
-            qsort(w, n, sizeof *w, cmp_double);
-            for (size_t i = 0; i < n; i++) sum += w[i];
-            rs->wait_mean_s = sum / (double)n;
-            rs->wait_p95_s = w[(size_t)ceil(0.95 * (double)n) - 1];
-            free(w);
-        }
+        sg_mean_p95(p->wait[r], p->nwait[r], &rs->wait_mean_s, &rs->wait_p95_s);
         rs->arrival_rate = rate(p, r);
         rs->service_s = service_s(p, r);
         st->busy_s += rs->busy_s;

@@ -72,3 +72,15 @@ sg_speedup sg_speedup_compare(const sg_timing *b, const sg_timing *c) {
 const char *sg_cmp_name(sg_cmp c) {
     return c == SG_CMP_FASTER ? "faster" : c == SG_CMP_SLOWER ? "slower" : "no change";
 }
+
+void sg_mean_p95(const double *v, size_t n, double *mean, double *p95) {
+    *mean = *p95 = 0;
+    if (!n) return;
+    double *w = sg_xmalloc(n * sizeof *w), sum = 0;
+    memcpy(w, v, n * sizeof *w);
+    qsort(w, n, sizeof *w, cmp_double);
+    for (size_t i = 0; i < n; i++) sum += w[i];
+    *mean = sum / (double)n;
+    *p95 = w[(size_t)ceil(0.95 * (double)n) - 1];
+    free(w);
+}

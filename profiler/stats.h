@@ -39,6 +39,9 @@ void sg_timing_summarize(const double *samples, int n, sg_timing *out);
 /* 1: stop measuring now (stable, or max_runs reached). */
 int sg_timing_stable(const double *samples, int n, const sg_stability *s);
 sg_speedup sg_speedup_compare(const sg_timing *baseline, const sg_timing *candidate);
+/* Mean and 95th percentile (nearest rank) of n values (not modified); 0 and 0 when n is 0.
+ * The pools' waits and the feedback latencies are summarised with it. */
+void sg_mean_p95(const double *v, size_t n, double *mean, double *p95);
 const char *sg_cmp_name(sg_cmp c);
 
 #endif

@@ -134,11 +134,6 @@ typedef struct result {
     int feedback, jobs;
 } result;
 
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 static void summarize(bench *b, result *r) {
     sg_pool_stats st;
     sg_pool_stats_get(b->pool, &st);
@@ -149,13 +144,7 @@ static void summarize(bench *b, result *r) {
     r->jobs = b->done_jobs;
     r->feedback = (int)b->nlat;
     r->end_s = (double)sg_loop_now(b->loop) / SG_SEC;
-    if (b->nlat) {
-        qsort(b->lat, b->nlat, sizeof *b->lat, cmp_double);
-        double sum = 0;
-        for (size_t i = 0; i < b->nlat; i++) sum += b->lat[i];
-        r->lat_mean = sum / (double)b->nlat;
-        r->lat_p95 = b->lat[(size_t)ceil(0.95 * (double)b->nlat) - 1];
-    }
+    sg_mean_p95(b->lat, b->nlat, &r->lat_mean, &r->lat_p95);
 }
 
 /* Part 1: simulated slots. */
