@@ -23,6 +23,7 @@ typedef struct slot {
     json_int_t id;
     int64_t deadline;           /* caller's clock, ms */
     int64_t compile_ms, run_ms; /* this job's limits */
+    char dir[4096];             /* the task folder its worker is sandboxed to ("": none yet) */
 } slot;
 
 struct sg_dev_pool {
@@ -56,7 +57,6 @@ int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err) {
     return 0;
 }
 
-
 static void kill_slot(slot *s) {
     if (!s->alive) return;
     sg_proc_kill(&s->proc, SIGKILL);
@@ -65,16 +65,20 @@ static void kill_slot(slot *s) {
     s->alive = 0;
 }
 
+/* End an idle worker: it exits when its socket closes. */
+static void retire(slot *s) {
+    close(s->proc.sock_fd);
+    s->proc.sock_fd = -1;
+    if (sg_proc_wait(&s->proc, 2000, NULL) != 0) kill_slot(s);
+    sg_proc_close_fds(&s->proc);
+    s->alive = 0;
+}
+
 void sg_dev_pool_free(sg_dev_pool *p) {
     if (!p) return;
     for (int i = 0; i < p->n; i++) {
         slot *s = &p->s[i];
-        if (!s->alive) continue;
-        close(s->proc.sock_fd); /* the worker exits on EOF */
-        s->proc.sock_fd = -1;
-        if (sg_proc_wait(&s->proc, 2000, NULL) != 0) kill_slot(s);
-        sg_proc_close_fds(&s->proc);
-        s->alive = 0;
+        if (s->alive) retire(s);
     }
     free(p->s);
     free(p);
@@ -89,21 +93,28 @@ void sg_dev_pool_kill(sg_dev_pool *p, int si) {
 }
 
 /* A worker that exited between jobs (after a sticky device error it answers, then exits)
- * is reaped here, so the next job gets a fresh one instead of a dead socket. */
-static int ensure(sg_dev_pool *p, slot *s, sg_err *err) {
+ * is reaped here, so the next job gets a fresh one instead of a dead socket. A worker
+ * confines itself to the task folder of its first job (sandbox.c): a job of another folder
+ * (a campaign's next task) gets a fresh worker. */
+static int ensure(sg_dev_pool *p, slot *s, const char *dir, sg_err *err) {
     int st;
+    if (s->alive && dir && s->dir[0] && strcmp(dir, s->dir)) retire(s);
     if (s->alive && waitpid(s->proc.pid, &st, WNOHANG) == s->proc.pid) {
         s->proc.pid = 0;
         sg_proc_close_fds(&s->proc);
         s->alive = 0;
     }
-    if (s->alive) return 0;
+    if (s->alive) {
+        if (dir && !s->dir[0]) snprintf(s->dir, sizeof s->dir, "%s", dir); /* after pings */
+        return 0;
+    }
     fflush(NULL); /* the child must not flush our buffered output again */
     if (sg_proc_fork(&s->proc, sg_dev_worker_main, &p->o, SG_PROC_SOCKET | SG_PROC_NEW_PGRP, err) <
         0)
         return sg_err_prefix(err, "cannot start a worker process");
     s->alive = 1;
     s->spawns++;
+    snprintf(s->dir, sizeof s->dir, "%s", dir ? dir : "");
     return 0;
 }
 
@@ -131,7 +142,7 @@ int sg_dev_pool_submit(sg_dev_pool *p, int si, json_t *req, int64_t compile_ms, 
     if (si < 0 || si >= p->n) return sg_errf(err, "pool: no slot %d", si);
     slot *s = &p->s[si];
     if (s->busy) return sg_errf(err, "pool: slot %d is busy", si);
-    if (ensure(p, s, err) < 0) return -1;
+    if (ensure(p, s, json_string_value(json_object_get(req, "task_dir")), err) < 0) return -1;
     s->id = ++p->jobs;
     json_object_set_new(req, "id", json_integer(s->id));
     s->busy = 1;

@@ -11,8 +11,8 @@ sql() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print('\
 
 # A whole campaign.
 check "the demo suite runs as a campaign" "$SPECGEN" campaign suites/demo --db "$out/a.db" --out "$out/a"
-check_output "three tasks ended, none still running" '^3\|0$' \
-    sql "$out/a.db" "select count(*), sum(status='running') from task"
+check_output "three tasks ended, none still running, none failed" '^3\|0\|0$' \
+    sql "$out/a.db" "select count(*), sum(status='running'), sum(status='error') from task"
 check_output "the campaign row says done" '^campaign\|done$' sql "$out/a.db" "select kind, status from campaign"
 check_output "candidates carry their source and lineage" '^[1-9][0-9]*$' \
     sql "$out/a.db" "select count(*) from candidate where source is not null and (origin='final' or fork is not null)"
@@ -31,17 +31,19 @@ done
 sleep 1 # the second task is under way
 kill -KILL $pid
 wait $pid 2>/dev/null
-before=$(sql "$db" "select t.name||':'||count(c.id)||':'||(select count(*) from event e where e.task=t.id) from task t left join candidate c on c.task=t.id where t.status!='running' group by t.id")
+# a task's signature: name, candidates, events and jobs recorded
+sig="select t.name||':'||count(c.id)||':'||(select count(*) from event e where e.task=t.id)||':'||(select count(*) from job j where j.task=t.id) from task t left join candidate c on c.task=t.id"
+before=$(sql "$db" "$sig where t.status!='running' group by t.id")
 echo "# ended before the kill: $before"
 if [ -n "$before" ]; then ok "a task had ended before the SIGKILL"; else not_ok "a task had ended before the SIGKILL"; fi
 check "--resume continues the campaign" "$SPECGEN" campaign suites/demo --concurrency 1 --db "$db" \
     --out "$out/k" --resume 1
-check_output "after the resume: three tasks, each once, all ended" '^3\|3\|0$' \
-    sql "$db" "select count(*), count(distinct name), sum(status='running') from task"
-after=$(sql "$db" "select t.name||':'||count(c.id)||':'||(select count(*) from event e where e.task=t.id) from task t left join candidate c on c.task=t.id group by t.id")
+check_output "after the resume: three tasks, each once, all ended, none failed" '^3\|3\|0\|0$' \
+    sql "$db" "select count(*), count(distinct name), sum(status='running'), sum(status='error') from task"
+after=$(sql "$db" "$sig group by t.id")
 lost=0
 for row in $before; do grep -qx "$row" <<<"$after" || lost=1; done
-if [ $lost -eq 0 ]; then ok "what ended before the kill is unchanged (candidates, events)"; else
+if [ $lost -eq 0 ]; then ok "what ended before the kill is unchanged (candidates, events, jobs)"; else
     not_ok "what ended before the kill is unchanged"; echo "#   before: $before"; echo "#   after: $after"; fi
 check_output "the campaign ended done" '^done$' sql "$db" "select status from campaign where id=1"
 

@@ -26,6 +26,15 @@ check_output "events.jsonl has job_start and job_end" '"ev":"job_end"' cat "$out
 check_output "no profile job shared its device; every job ended" 'violations: 0' \
     python3 tests/integration/pool_events.py "$out/two/events.jsonl" --min-jobs 4
 
+# The checker itself: a profile job overlapping a validate job on the same device is caught.
+printf '%s\n' \
+    '{"ev":"job_start","job":1,"slot":0,"slot_name":"opencl:0/0","kind":"validate","t_ms":0}' \
+    '{"ev":"job_start","job":2,"slot":1,"slot_name":"opencl:0/1","kind":"profile","t_ms":1}' \
+    '{"ev":"job_end","job":1,"kind":"validate","end":"done","t_ms":5}' \
+    '{"ev":"job_end","job":2,"kind":"profile","end":"done","t_ms":6}' >"$out/overlap.jsonl"
+check_output "the event checker catches a profile job sharing its device" 'violations: 1' \
+    bash -c "python3 tests/integration/pool_events.py '$out/overlap.jsonl'; [ \$? -eq 1 ]"
+
 check "a static split runs too" "$SPECGEN" optimize $task --device opencl --slots-per-device 2 \
     --pools static:1/1 --out "$out/static"
 check_output "  ... and keeps its roles (no split)" '^0$' json "$out/static/summary.json" pools.splits
