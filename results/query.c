@@ -141,7 +141,7 @@ int sg_results_print_rows(sg_results *r, sqlite3_stmt *st, sg_results_fmt fmt, i
         }
         rows++;
     }
-    if (fmt == SG_RESULTS_JSON) fputs(rows ? "\n]\n" : "]\n", out);
+    if (fmt == SG_RESULTS_JSON) fputs(rows ? "\n]\n" : "[]\n", out); /* no row: "[" unwritten */
     if (fmt == SG_RESULTS_TEXT && rc == SQLITE_DONE) print_table(st, &c, cols, out);
     for (size_t k = 0; k < c.n; k++) free(c.v[k]);
     free(c.v);
