@@ -232,7 +232,15 @@ int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<title>specgen report: campaign %lld</title>\n<style>%s</style></head><body>\n",
             (long long)campaign, css);
-    fprintf(out, "<h1>specgen report: campaign %lld</h1>\n<p>", (long long)campaign);
+    int simulated = !strcmp(sg_col_t(st, 0), "sim");
+    fprintf(out, "<h1>specgen report: campaign %lld%s</h1>\n", (long long)campaign,
+            simulated ? " (simulated)" : "");
+    if (simulated)
+        fputs("<p class=\"note\">A simulated campaign (<code>specgen sim</code>): a modelled LLM "
+              "and modelled GPUs in virtual time; times are virtual seconds, kernels are not "
+              "real, and the tasks' start offsets are not recorded (docs/eval.md).</p>\n",
+              out);
+    fputs("<p>", out);
     const char *labels[] = {"kind", "suite", "status", "started", "ended"};
     for (int i = 0; i < 5; i++) {
         fprintf(out, "%s%s: <b>", i ? " · " : "", labels[i]);

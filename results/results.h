@@ -26,7 +26,9 @@
  *    says which command lists the valid ones. sg_results_query_user runs a user's SQL only
  *    when SQLite says the statement cannot write (and the connection is query_only).
  *  - The report (report*.c) is one self-contained HTML file (inline SVG and CSS, no script,
- *    nothing fetched); every text that came from a model or a database is HTML-escaped. */
+ *    nothing fetched); every text that came from a model or a database is HTML-escaped.
+ *    A campaign of kind "sim" (`specgen sim --db`) is marked as simulated. Its chart
+ *    primitives (sg_plot) are public, so that other commands draw their SVG the same way. */
 #ifndef SG_RESULTS_H
 #define SG_RESULTS_H
 
@@ -116,6 +118,28 @@ int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, cons
 
 /* The HTML report of one campaign (docs/results.md says what it draws). */
 int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
+
+/* ---- SVG charts (report_svg.c): the report's, and `specgen sim`'s plots ----
+ * A chart: width and height in px, the data ranges, and the margins around the plot. */
+typedef struct sg_plot {
+    FILE *out;
+    double w, h, left, right, top, bottom;
+    double x0, x1, y0, y1;
+} sg_plot;
+
+/* <svg> with a title (escaped) read by screen readers; close with sg_plot_end. */
+void sg_plot_begin(sg_plot *p, const char *title);
+void sg_plot_end(sg_plot *p);
+double sg_plot_x(const sg_plot *p, double x);
+double sg_plot_y(const sg_plot *p, double y);
+/* Axes with about n ticks at round values; labels formatted with fmt (e.g. "%gs"). */
+void sg_plot_axes(sg_plot *p, int nx, const char *xfmt, int ny, const char *yfmt);
+/* A text label (escaped). anchor: start | middle | end. */
+void sg_plot_text(sg_plot *p, double px, double py, const char *anchor, const char *cls,
+                  const char *text);
+/* A rectangle in data x and pixel y, with a tooltip (escaped; may be NULL). */
+void sg_plot_bar(sg_plot *p, double x0, double x1, double py, double ph, const char *color,
+                 const char *tip);
 
 /* `specgen results` and `specgen report` (cmd_results.c, cmd_report.c). */
 int sg_cmd_results(int argc, char **argv);
