@@ -1,39 +1,51 @@
 /* `specgen sim`: policies compared in virtual time, on the real policy code (sim_run.h). */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/paths.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/sim_run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char details[] =
-    "Runs --tasks tasks at once through the real task loop, trigger policy, early-stop\n"
-    "criterion, device port and pool scheduler, with modelled parts behind the same ports:\n"
-    "an LLM serving model (--llm-instances, decode rate falling with the batch, prefill, a\n"
-    "prefix cache) whose reasoning holds code blocks and cues where a real model writes them,\n"
-    "and --gpus simulated GPUs whose verdicts and speedups follow the quality of each kernel\n"
-    "(better the more reasoning came before it). The workload file (sim/workloads/, every\n"
-    "value with its source or marked as an assumption; docs/eval.md) sets the parameters.\n"
+    "Runs --tasks tasks (--concurrency at a time, all by default) through the real task loop,\n"
+    "trigger policy, early-stop criterion, device port and pool scheduler, with modelled parts\n"
+    "behind the same ports: an LLM serving model (--llm-instances, decode rate falling with\n"
+    "the batch, prefill, a prefix cache) whose reasoning holds code blocks and cues where a\n"
+    "real model writes them, and --gpus simulated GPUs whose verdicts and speedups follow the\n"
+    "quality of each kernel (better the more reasoning came before it). A workload file sets\n"
+    "the parameters, every value with its source or marked as an assumption: `reference` (the\n"
+    "default) or `fitted` (GLM-5 and DeepSeek-V4 on H200s, the published setup), both in\n"
+    "sim/workloads/; docs/eval.md.\n"
     "\n"
     "Prints, per configuration, the mean over --seeds of: end-to-end time per task (to the\n"
-    "target, or to its end when it did not reach it), time to the first correct kernel,\n"
-    "timings fed back (profiling feedback), pool utilisation (all the time, and while work\n"
-    "waited), tokens, mean best speedup, tasks that met the target. The same seeds give the\n"
-    "same output, byte for byte; wall-clock times go to stderr only.\n"
+    "target, or to its end when it did not reach it, under --budget-time and\n"
+    "--budget-tokens), time to the first correct kernel, timings fed back (profiling\n"
+    "feedback), pool utilisation (all the time, and while work waited), tokens, the best\n"
+    "speedup, tasks that met the target. The same seeds give the same output, byte for byte;\n"
+    "wall-clock times go to stderr only.\n"
     "\n"
     "--compare runs specgen and three baselines on the same seeds: sequential (one reasoning,\n"
-    "its final kernel), parallel:4 (four independent reasoning streams), probe:K (a fork every\n"
-    "K tokens, no trigger rules, static pools, no priorities); then ablations of specgen:\n"
-    "static pools, no priorities, no prefix cache (no kvstore), no early stop, no forks.\n"
+    "its final kernel), parallel:4 (four independent reasoning streams), probe:1000 (a fork\n"
+    "every 1000 tokens, no trigger rules, static pools, no priorities); then ablations of\n"
+    "specgen: static pools, no priorities, no prefix cache (no kvstore), no early stop, no\n"
+    "forks. --db records each configuration and seed as a simulated campaign (kind sim) that\n"
+    "`specgen results` and `specgen report` show; --plots draws the time-to-target CDF and\n"
+    "the pool's utilisation over time; --markdown is the form `make bench-sim` puts in\n"
+    "docs/eval.md, beside the published figures.\n"
     "\n"
     "Examples:\n"
     "  specgen sim\n"
     "  specgen sim --compare --seeds 1-5\n"
-    "  specgen sim --policy probe:1000 --gpus 16 --tasks 100\n";
+    "  specgen sim --compare --workload fitted --db sim.db --plots plots/\n"
+    "  specgen sim --policy probe:1000 --gpus 16 --tasks 100\n"
+    "  specgen sim --sweep --seeds 1-3 --tasks 20\n";
 
 /* "3" or "1-20". */
 static int parse_seeds(const char *s, uint64_t *from, uint64_t *to) {
@@ -65,24 +77,37 @@ static int apply_policy(const char *s, sg_sim_config *c, sg_err *err) {
     return sg_policy_parse(s, &c->policy, err);
 }
 
-typedef struct row {
-    char name[64];
-    sg_sim_metrics mean;
-    double e2e_min, e2e_max, fb_min, fb_max;
-} row;
+#define BIN_S 2.0 /* the utilisation trace's bins, virtual seconds */
 
+/* The configuration on every seed: means, spread, and (trace) what the plots draw. */
 static int run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
-                     row *r, sg_err *err) {
+                     int trace, sg_sim_row *r, sg_err *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", c->name);
     int n = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0); /* wall time: stderr only */
+    if (trace) r->reach = sg_xcalloc((size_t)c->tasks * (size_t)(to - from + 1), sizeof *r->reach);
     for (uint64_t seed = from; seed <= to; seed++, n++) {
         sg_sim_metrics m;
         sg_sim_config one = *c;
         if (seed != from) one.events = NULL;
-        if (sg_sim_run(&one, p, seed, &m, err) < 0) return -1;
+        sg_sim_trace tr = {.reach_s = r->reach ? r->reach + (size_t)n * (size_t)c->tasks : NULL,
+                           .bin_s = BIN_S};
+        if (sg_sim_run(&one, p, seed, &m, trace ? &tr : NULL, err) < 0) {
+            free(tr.busy);
+            return -1;
+        }
+        if (trace) r->nreach += c->tasks;
+        if (trace && seed == from) { /* the first seed's utilisation, up to its end */
+            r->busy = tr.busy;
+            r->nbins = (int)ceil(m.virtual_s / BIN_S);
+            if (r->nbins > tr.nbins) r->nbins = tr.nbins;
+            r->bin_s = BIN_S;
+            r->slots = m.slots;
+        } else {
+            free(tr.busy);
+        }
         sg_sim_metrics *a = &r->mean;
         a->tasks += m.tasks;
         a->reached += m.reached;
@@ -99,6 +124,8 @@ static int run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t f
         if (!n || m.e2e_s > r->e2e_max) r->e2e_max = m.e2e_s;
         if (!n || m.feedback < r->fb_min) r->fb_min = m.feedback;
         if (!n || m.feedback > r->fb_max) r->fb_max = m.feedback;
+        if (m.campaign && !r->mean.campaign) r->mean.campaign = m.campaign;
+        if (m.campaign) r->last_campaign = m.campaign;
     }
     sg_sim_metrics *a = &r->mean;
     a->e2e_s /= n;
@@ -115,27 +142,15 @@ static int run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t f
             n, n == 1 ? "" : "s",
             (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
             a->virtual_s);
+    if (c->db && a->campaign)
+        fprintf(stderr, "sim: %-22s recorded as simulated campaign%s %lld%s%lld\n", c->name,
+                n == 1 ? "" : "s", (long long)a->campaign, n == 1 ? "" : "-",
+                n == 1 ? 0LL : (long long)r->last_campaign);
     return 0;
 }
 
-static void header(void) {
-    printf("%-22s %9s %15s %9s %9s %16s %7s %7s %10s %6s %8s\n", "configuration", "e2e s",
-           "(min-max)", "first s", "feedback", "(min-max)", "util", "util/q", "tokens", "best",
-           "reached");
-}
-
-static void print_row(const row *r) {
-    const sg_sim_metrics *m = &r->mean;
-    char span[32], fspan[32];
-    snprintf(span, sizeof span, "(%.0f-%.0f)", r->e2e_min, r->e2e_max);
-    snprintf(fspan, sizeof fspan, "(%.0f-%.0f)", r->fb_min, r->fb_max);
-    printf("%-22s %9.1f %15s %9.1f %9.1f %16s %6.1f%% %6.1f%% %10.0f %6.2f %7.1f%%\n", r->name,
-           m->e2e_s, span, m->first_correct_s, m->feedback, fspan, 100 * m->util,
-           100 * m->util_queued, m->tokens, m->best, m->tasks ? 100.0 * m->reached / m->tasks : 0);
-}
-
 static int by_e2e(const void *a, const void *b) {
-    const row *x = a, *y = b;
+    const sg_sim_row *x = a, *y = b;
     if (x->mean.e2e_s != y->mean.e2e_s) return x->mean.e2e_s < y->mean.e2e_s ? -1 : 1;
     if (x->mean.feedback != y->mean.feedback) return x->mean.feedback > y->mean.feedback ? -1 : 1;
     return strcmp(x->name, y->name);
@@ -150,7 +165,7 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
     static const double delta[] = {0.05, 0.15, 0.3, 0}; /* 0 here: no early stop */
     static const double hyst[] = {0.1, 0.2, 0.4};
     int n = 4 * 4 * 4 * 3, k = 0, def = -1;
-    row *rows = sg_xcalloc((size_t)n, sizeof *rows);
+    sg_sim_row *rows = sg_xcalloc((size_t)n, sizeof *rows);
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++)
             for (int d = 0; d < 4; d++)
@@ -171,37 +186,103 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
                     if (spacing[a] == 150 && in_flight[b] == 4 && delta[d] == 0.05 &&
                         hyst[h] == 0.2)
                         def = k;
-                    if (run_seeds(&c, p, from, to, &rows[k], err) < 0) {
+                    if (run_seeds(&c, p, from, to, 0, &rows[k], err) < 0) {
                         free(rows);
                         return -1;
                     }
                 }
-    row dflt = rows[def];
+    sg_sim_row dflt = rows[def];
     qsort(rows, (size_t)n, sizeof *rows, by_e2e);
     int rank = 0;
     for (int i = 0; i < n; i++)
         if (!strcmp(rows[i].name, dflt.name)) rank = i + 1;
     printf("(s: trigger spacing in tokens, f: forks in flight, d: early-stop margin, h: pool "
            "hysteresis)\n");
-    for (int i = 0; i < 10 && i < n; i++) print_row(&rows[i]);
+    for (int i = 0; i < 10 && i < n; i++) sg_sim_print_row(&rows[i], 0);
     printf("...\n");
-    print_row(&dflt);
+    sg_sim_print_row(&dflt, 0);
     printf("\nthe defaults (%s) rank %d of %d by end-to-end time; the best is %.2fx faster\n",
            dflt.name, rank, n, dflt.mean.e2e_s / rows[0].mean.e2e_s);
     free(rows);
     return 0;
 }
 
+/* --workload: a file, or the name of one in specgen's sim/workloads/ ("fitted"). */
+static int load_workload(const char *w, sg_sim_workload *out, sg_err *err) {
+    char path[4200];
+    if (!strchr(w, '/') && !strstr(w, ".json")) {
+        char dir[4096];
+        if (sg_data_dir("sim/workloads", dir, sizeof dir, err) < 0) return -1;
+        snprintf(path, sizeof path, "%s/%s.json", dir, w);
+        if (access(path, R_OK) != 0)
+            return sg_errf(err, "--workload: no workload named '%s' (%s; %s holds them)", w,
+                           strerror(errno), dir);
+        w = path;
+    }
+    return sg_sim_workload_load(w, out, err);
+}
+
+/* --compare: specgen, three baselines, the ablations; the ratios; plots of the first four. */
+static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
+                       int md, const char *plots, sg_err *err) {
+    enum { N = 9 };
+    sg_pool_config stat;
+    sg_pool_config_default(&stat);
+    stat.mode = SG_POOL_STATIC;
+    int nslots = c->gpus * c->slots_per_gpu;
+    stat.static_validate = nslots > 1 ? nslots / 2 : 1;
+    stat.static_profile = nslots - stat.static_validate;
+    static const struct {
+        const char *name;
+        int policy, streams, fork;
+        uint64_t probe;
+        int static_pools, fifo, no_kv, no_early;
+    } v[N] = {
+        {"specgen", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 0, 0},
+        {"sequential", SG_POLICY_SEQUENTIAL, 1, 0, 0, 1, 1, 0, 0},
+        {"parallel:4", SG_POLICY_PARALLEL, 4, 0, 0, 1, 1, 0, 0},
+        {"probe:1000", SG_POLICY_SPECGEN, 1, 1, 1000, 1, 1, 0, 0},
+        {"specgen static pools", SG_POLICY_SPECGEN, 1, 1, 0, 1, 0, 0, 0},
+        {"specgen no priorities", SG_POLICY_SPECGEN, 1, 1, 0, 0, 1, 0, 0},
+        {"specgen no kvstore", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 1, 0},
+        {"specgen no early stop", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 0, 1},
+        {"specgen no forks", SG_POLICY_SPECGEN, 1, 0, 0, 0, 0, 0, 0},
+    };
+    sg_sim_row rows[N];
+    memset(rows, 0, sizeof rows);
+    int rc = 0;
+    for (int i = 0; i < N && rc == 0; i++) {
+        sg_sim_config x = *c;
+        if (i) x.events = NULL; /* the first configuration's only */
+        snprintf(x.name, sizeof x.name, "%s", v[i].name);
+        x.policy = (sg_policy){(sg_policy_kind)v[i].policy, v[i].streams, v[i].fork};
+        x.probe_tokens = v[i].probe;
+        if (v[i].static_pools && stat.static_profile > 0) x.pools = stat;
+        x.pools.fifo = v[i].fifo;
+        if (v[i].no_kv) x.w.cache_tokens = 0;
+        x.early_stop = !v[i].no_early;
+        if (run_seeds(&x, p, from, to, plots && i < 4, &rows[i], err) < 0)
+            rc = -1;
+        else
+            sg_sim_print_row(&rows[i], md);
+    }
+    if (rc == 0) sg_sim_print_compare(rows, md);
+    if (rc == 0 && plots) rc = sg_sim_plots(plots, rows, 4, err);
+    for (int i = 0; i < N; i++) sg_sim_row_free(&rows[i]);
+    return rc;
+}
+
 int sg_cmd_sim(int argc, char **argv) {
     sg_sim_config c;
     sg_sim_config_default(&c);
     const char *workload = NULL, *policy = "specgen", *seeds = "1-3", *pools = "elastic",
-               *events = NULL;
+               *events = NULL, *db = NULL, *plots = NULL;
     int64_t gpus = c.gpus, slots = c.slots_per_gpu, instances = 0, tasks = c.tasks,
             iterations = c.iterations, concurrency = 0;
-    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, no_fork = 0;
+    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, no_fork = 0, md = 0;
     const sg_opt opts[] = {
-        {"workload", SG_OPT_STR, &workload, "FILE", "workload file (sim/workloads/)",
+        {"workload", SG_OPT_STR, &workload, "W",
+         "a workload file, or the name of one in sim/workloads/ (reference, fitted)",
          "the reference workload", NULL, 0},
         {"policy", SG_OPT_STR, &policy, "P", "specgen|sequential|parallel:N|probe:K", "specgen",
          NULL, 0},
@@ -215,7 +296,8 @@ int sg_cmd_sim(int argc, char **argv) {
          "tasks at once (the next starts when one ends)", "all", NULL, 0},
         {"target", SG_OPT_DOUBLE, &c.target, "X", "target speedup", "the workload's", NULL, 0},
         {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL, 0},
-        {"budget-time", SG_OPT_DURATION, &c.budget_ns, "T", "each task's time", "2h", NULL, 0},
+        {"budget-time", SG_OPT_DURATION, &c.budget_ns, "T", "each task's time (virtual)", "2h",
+         NULL, 0},
         {"budget-tokens", SG_OPT_COUNT, &c.budget_tokens, "N", "each task's tokens", "500k", NULL,
          0},
         {"pools", SG_OPT_STR, &pools, "MODE", "elastic or static:V/P", "elastic", NULL, 0},
@@ -227,6 +309,14 @@ int sg_cmd_sim(int argc, char **argv) {
         {"events", SG_OPT_STR, &events, "FILE",
          "write every task's events (JSON lines, the first configuration's first seed)", NULL, NULL,
          0},
+        {"db", SG_OPT_STR, &db, "FILE",
+         "record every configuration and seed as a simulated campaign in this results database",
+         "not recorded", NULL, 0},
+        {"plots", SG_OPT_STR, &plots, "DIR",
+         "write DIR/time_to_target.svg and DIR/utilisation.svg (not with --sweep)", NULL, NULL, 0},
+        {"markdown", SG_OPT_FLAG, &md, NULL,
+         "the table in Markdown, with --compare the published figures beside it (docs/eval.md)",
+         NULL, NULL, 0},
         {"compare", SG_OPT_FLAG, &compare, NULL, "specgen against three baselines and ablations",
          NULL, NULL, 0},
         {"sweep", SG_OPT_FLAG, &sweep, NULL,
@@ -261,7 +351,9 @@ int sg_cmd_sim(int argc, char **argv) {
     if (instances < 0 || instances > 4096)
         return sg_cli_fail(&spec, 2, "--llm-instances: '%lld' must be 1..4096",
                            (long long)instances);
-    if (workload && sg_sim_workload_load(workload, &c.w, &err) < 0)
+    if (sweep && (plots || md))
+        return sg_cli_fail(&spec, 2, "--sweep prints its ranking only (no --plots, no --markdown)");
+    if (workload && load_workload(workload, &c.w, &err) < 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
     if (apply_policy(policy, &c, &err) < 0) return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
     if (sg_pool_config_parse(pools, &c.pools, &err) < 0)
@@ -277,98 +369,49 @@ int sg_cmd_sim(int argc, char **argv) {
     c.early_stop = !no_early;
     if (no_fork) c.policy.fork = 0;
     snprintf(c.name, sizeof c.name, "%s", policy);
-    FILE *evf = NULL;
-    if (events && !(evf = fopen(events, "w")))
-        return sg_cli_fail(&spec, 1, "cannot write %s: %s", events, strerror(errno));
-    c.events = evf;
 
     sg_run_config rc;
     sg_run_config_default(&rc);
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
     if (sg_run_prompts_load(&rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    printf("workload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "
-           "%llu-%llu\n",
-           c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.gpus,
+    if (db && sg_results_open(db, 0, &c.db, &err) < 0) {
+        sg_run_prompts_free(&p);
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    }
+    FILE *evf = NULL;
+    if (events && !(evf = fopen(events, "w"))) {
+        sg_errf(&err, "cannot write %s: %s", events, strerror(errno));
+        sg_run_prompts_free(&p);
+        if (c.db) sg_results_close(c.db, NULL);
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    }
+    c.events = evf;
+    printf("%sworkload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "
+           "%llu-%llu%s\n",
+           md ? "*" : "", c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.gpus,
            c.gpus == 1 ? "" : "s", c.slots_per_gpu, c.slots_per_gpu == 1 ? "" : "s", c.w.instances,
-           c.w.instances == 1 ? "" : "s", (unsigned long long)from, (unsigned long long)to);
-    header();
+           c.w.instances == 1 ? "" : "s", (unsigned long long)from, (unsigned long long)to,
+           md ? "*\n" : "");
+    sg_sim_print_header(md);
     int rcx = 0;
     if (sweep) {
         rcx = run_sweep(&c, &p, from, to, &err);
-    } else if (!compare) {
-        row r;
-        if (run_seeds(&c, &p, from, to, &r, &err) < 0)
-            rcx = -1;
-        else
-            print_row(&r);
+    } else if (compare) {
+        rcx = run_compare(&c, &p, from, to, md, plots, &err);
     } else {
-        enum { N = 9 };
-        sg_sim_config cs[N];
-        for (int i = 0; i < N; i++) cs[i] = c;
-        for (int i = 1; i < N; i++) cs[i].events = NULL; /* the first configuration's only */
-        sg_policy spec_p = {SG_POLICY_SPECGEN, 1, 1};
-        sg_pool_config stat;
-        sg_pool_config_default(&stat);
-        stat.mode = SG_POOL_STATIC;
-        stat.static_validate = c.gpus * c.slots_per_gpu > 1 ? c.gpus * c.slots_per_gpu / 2 : 1;
-        stat.static_profile = c.gpus * c.slots_per_gpu - stat.static_validate;
-        struct {
-            const char *name;
-            sg_policy pol;
-            uint64_t probe;
-            int static_pools, fifo, no_kv, no_early, no_fork;
-        } v[N] = {
-            {"specgen", spec_p, 0, 0, 0, 0, 0, 0},
-            {"sequential", {SG_POLICY_SEQUENTIAL, 1, 0}, 0, 1, 1, 0, 0, 0},
-            {"parallel:4", {SG_POLICY_PARALLEL, 4, 0}, 0, 1, 1, 0, 0, 0},
-            {"probe:1000", spec_p, 1000, 1, 1, 0, 0, 0},
-            {"specgen static pools", spec_p, 0, 1, 0, 0, 0, 0},
-            {"specgen no priorities", spec_p, 0, 0, 1, 0, 0, 0},
-            {"specgen no kvstore", spec_p, 0, 0, 0, 1, 0, 0},
-            {"specgen no early stop", spec_p, 0, 0, 0, 0, 1, 0},
-            {"specgen no forks", spec_p, 0, 0, 0, 0, 0, 1},
-        };
-        row rows[N];
-        for (int i = 0; i < N && rcx == 0; i++) {
-            sg_sim_config *x = &cs[i];
-            snprintf(x->name, sizeof x->name, "%s", v[i].name);
-            x->policy = v[i].pol;
-            x->probe_tokens = v[i].probe;
-            if (v[i].static_pools && stat.static_profile > 0) x->pools = stat;
-            x->pools.fifo = v[i].fifo;
-            if (v[i].no_kv) x->w.cache_tokens = 0;
-            x->early_stop = !v[i].no_early;
-            if (v[i].no_fork) x->policy.fork = 0;
-            if (run_seeds(x, &p, from, to, &rows[i], &err) < 0)
-                rcx = -1;
-            else
-                print_row(&rows[i]);
-        }
-        if (rcx == 0) {
-            int best = 1; /* the best baseline by end-to-end time */
-            for (int i = 2; i <= 3; i++)
-                if (rows[i].mean.e2e_s < rows[best].mean.e2e_s) best = i;
-            printf("\nspecgen against each baseline (ratio: the baseline's figure / specgen's; "
-                   "feedback: specgen's / the baseline's):\n");
-            for (int i = 1; i <= 3; i++)
-                printf("  vs %-12s end-to-end %.2fx shorter, feedback %.2fx, first correct "
-                       "%.2fx sooner, utilisation %.1f%% vs %.1f%%%s\n",
-                       rows[i].name, rows[i].mean.e2e_s / rows[0].mean.e2e_s,
-                       rows[i].mean.feedback > 0 ? rows[0].mean.feedback / rows[i].mean.feedback
-                                                 : 0,
-                       rows[0].mean.first_correct_s > 0
-                           ? rows[i].mean.first_correct_s / rows[0].mean.first_correct_s
-                           : 0,
-                       100 * rows[0].mean.util, 100 * rows[i].mean.util,
-                       i == best ? "  (the best baseline)" : "");
-        }
+        sg_sim_row r;
+        rcx = run_seeds(&c, &p, from, to, plots != NULL, &r, &err);
+        if (rcx == 0) sg_sim_print_row(&r, md);
+        if (rcx == 0 && plots) rcx = sg_sim_plots(plots, &r, 1, &err);
+        sg_sim_row_free(&r);
     }
     sg_run_prompts_free(&p);
     if (evf && fclose(evf) != 0 && rcx == 0) {
         sg_errf(&err, "cannot write %s: %s", events, strerror(errno));
         rcx = -1;
     }
+    if (c.db && sg_results_close(c.db, rcx < 0 ? NULL : &err) < 0) rcx = -1;
     if (rcx < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     return 0;
 }

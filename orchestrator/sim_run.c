@@ -1,6 +1,6 @@
 /* sim_run.c — one simulated run: the workload's tasks through the real task loop, the
  * model LLM, the device port over the pool scheduler and simulated slots, on the virtual
- * clock. */
+ * clock; recorded into the results database when asked (sim_run.h). */
 #include "orchestrator/sim_run.h"
 
 #include "common/buf.h"
@@ -19,6 +19,7 @@ typedef struct simtask {
     sg_port_dev *pd;
     sg_dev_port dp;
     int64_t first_correct, started_ns;
+    int64_t db_task;
     int finished;
     sg_task_stats st;
 } simtask;
@@ -35,7 +36,58 @@ typedef struct simrun {
     sg_sim_llm *llm;
     sg_err err;
     int failed;
+    sg_results *db;
+    int64_t campaign;
+    sg_err db_err; /* the first failed write: the run stops with it */
+    sg_sim_trace *trace;
 } simrun;
+
+static void db_record(simrun *run, int64_t task, const json_t *ev) {
+    sg_err e;
+    if (run->db && !run->db_err.msg[0] &&
+        sg_results_record(run->db, run->campaign, task, ev, &e) < 0) {
+        run->db_err = e;
+        sg_loop_stop(run->loop);
+    }
+}
+
+/* Busy slot-seconds of the interval [a, b] into the trace's bins. */
+static void add_busy(sg_sim_trace *tr, double a, double b) {
+    int last = (int)(b / tr->bin_s);
+    if (last >= tr->nbins) {
+        int n = last + 64;
+        tr->busy = sg_xrealloc(tr->busy, (size_t)n * sizeof *tr->busy);
+        memset(tr->busy + tr->nbins, 0, (size_t)(n - tr->nbins) * sizeof *tr->busy);
+        tr->nbins = n;
+    }
+    for (int i = (int)(a / tr->bin_s); i <= last; i++) {
+        double lo = a > i * tr->bin_s ? a : i * tr->bin_s;
+        double hi = b < (i + 1) * tr->bin_s ? b : (i + 1) * tr->bin_s;
+        if (hi > lo) tr->busy[i] += hi - lo;
+    }
+}
+
+/* The pool's events: to the database under the task they belong to (times since that
+ * task's start, as a real campaign records them), and job ends into the utilisation trace. */
+static void on_pool_event(void *arg, json_t *ev) {
+    simrun *run = arg;
+    double now = (double)sg_loop_now(run->loop) / SG_SEC;
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    if (run->trace && name && !strcmp(name, "job_end")) {
+        double served = json_number_value(json_object_get(ev, "service_s"));
+        add_busy(run->trace, now - served > 0 ? now - served : 0, now);
+    }
+    if (run->db) {
+        int idx = (int)json_integer_value(json_object_get(ev, "task"));
+        simtask *t = idx >= 0 && idx < run->started ? &run->t[idx] : NULL;
+        json_object_del(ev, "t_s");
+        json_object_set_new(
+            ev, "t_ms",
+            json_real((double)(sg_loop_now(run->loop) - (t ? t->started_ns : 0)) / 1e6));
+        db_record(run, t ? t->db_task : 0, ev);
+    }
+    json_decref(ev);
+}
 
 static int start_task(simrun *run, simtask *t, sg_err *err);
 
@@ -71,6 +123,7 @@ static void on_record(void *arg, json_t *ev) {
         json_dumpf(ev, t->run->events, JSON_COMPACT);
         fputc('\n', t->run->events);
     }
+    db_record(t->run, t->db_task, ev);
     const char *name = json_string_value(json_object_get(ev, "ev"));
     if (!t->first_correct && name && !strcmp(name, "job_done") &&
         json_is_true(json_object_get(ev, "correct")))
@@ -81,6 +134,15 @@ static void on_finished(void *arg, const sg_task_stats *s) {
     simtask *t = arg;
     t->st = *s;
     t->finished = 1;
+    sg_err e;
+    simrun *run = t->run;
+    if (run->db && !run->db_err.msg[0] &&
+        sg_results_task_totals(run->db, t->db_task, (int64_t)s->reasoning_tokens,
+                               (int64_t)s->tokens_total, &e) < 0) {
+        run->db_err = e;
+        sg_loop_stop(run->loop);
+        return;
+    }
     if (++t->run->finished == t->run->n)
         sg_loop_stop(t->run->loop);
     else
@@ -123,6 +185,9 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
     if (!(t->pd = sg_port_dev_new(&dc, &t->dp, err))) return -1;
     sg_task_spec spec = {t->name, "opencl", "a simulated task",
                          "__kernel void k(__global float *y) { y[0] = 1; }"};
+    if (run->db &&
+        (t->db_task = sg_results_task_begin(run->db, run->campaign, t->name, "sim", err)) < 0)
+        return -1;
     sg_task_hooks hooks = {on_record, NULL, on_finished, t};
     if (!(t->task = sg_task_new(run->loop, &run->tc, &spec, &t->lp, &t->dp, &hooks, err)))
         return -1;
@@ -130,10 +195,30 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
     return sg_task_start(t->task, err);
 }
 
+/* The campaign row's config: what the run was, so that its rows can be told apart. */
+static json_t *campaign_config(const sg_sim_config *c, const sg_task_config *tc, uint64_t seed) {
+    char pol[64];
+    sg_policy_name(&c->policy, pol, sizeof pol);
+    return json_pack("{s:s,s:b,s:I,s:s,s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:I,s:i,s:b,s:b,s:s,s:b,"
+                     "s:f,s:f,s:I,s:I,s:i,s:f}",
+                     "configuration", c->name, "simulated", 1, "seed", (json_int_t)seed, "workload",
+                     c->w.name, "policy", pol, "probe_tokens", (json_int_t)c->probe_tokens, "gpus",
+                     c->gpus, "slots_per_gpu", c->slots_per_gpu, "llm_instances", c->w.instances,
+                     "tasks", c->tasks, "concurrency", c->concurrency, "target",
+                     tc->crit.target_speedup, "budget_s", (double)c->budget_ns / SG_SEC,
+                     "budget_tokens", (json_int_t)c->budget_tokens, "iterations", c->iterations,
+                     "early_stop", c->early_stop, "priorities", !c->pools.fifo, "pools",
+                     c->pools.mode == SG_POOL_STATIC ? "static" : "elastic", "kvstore",
+                     c->w.cache_tokens > 0, "cache_tokens", c->w.cache_tokens, "delta",
+                     tc->crit.delta, "spacing_tokens", (json_int_t)tc->trigger.min_spacing_tokens,
+                     "interval_tokens", (json_int_t)tc->trigger.interval_tokens, "in_flight",
+                     tc->trigger.max_in_flight, "hysteresis", c->pools.hysteresis);
+}
+
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
-               sg_err *err) {
+               sg_sim_trace *trace, sg_err *err) {
     memset(m, 0, sizeof *m);
-    simrun run = {.events = c->events};
+    simrun run = {.events = c->events, .db = c->db, .trace = trace};
     int rc = -1, nslots = c->gpus * c->slots_per_gpu;
     sg_sim_llm *llm = NULL;
     sg_sim_slots *slots = NULL;
@@ -161,11 +246,26 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
     run.pool = pool;
     run.llm = llm;
     run.t = sg_xcalloc((size_t)run.n, sizeof *run.t);
+    if (c->db || trace) sg_pool_on_event(pool, on_pool_event, &run);
+    if (c->db) {
+        char suite[160]; /* what `results campaigns` shows: workload, configuration, seed */
+        snprintf(suite, sizeof suite, "sim:%s %s seed %llu", c->w.name, c->name,
+                 (unsigned long long)seed);
+        json_t *cfg = campaign_config(c, &tc, seed);
+        run.campaign = sg_results_campaign_begin(c->db, "sim", suite, cfg, err);
+        json_decref(cfg);
+        if (run.campaign < 0) goto done;
+        m->campaign = run.campaign;
+    }
     int first = c->concurrency > 0 && c->concurrency < run.n ? c->concurrency : run.n;
     for (int i = 0; i < first; i++)
         if (start_task(&run, &run.t[i], err) < 0) goto done;
     while (run.finished < run.n) {
         if (sg_loop_run(run.loop, err) < 0) goto done;
+        if (run.db_err.msg[0]) {
+            *err = run.db_err;
+            goto done;
+        }
         if (run.failed) {
             *err = run.err;
             goto done;
@@ -186,6 +286,9 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
         m->e2e_s += (double)t->st.ended_ns / SG_SEC; /* since its own start */
         m->tokens += (double)t->st.tokens_total;
         m->best += t->st.best_speedup;
+        if (trace && trace->reach_s)
+            trace->reach_s[i] =
+                t->st.end_reason == SG_CRIT_TARGET ? (double)t->st.ended_ns / SG_SEC : -1;
         if (t->first_correct) {
             m->first_correct_s += (double)(t->first_correct - t->started_ns) / SG_SEC;
             m->first_correct_n++;
@@ -202,8 +305,17 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
     uint64_t dec, fill, saved;
     sg_sim_llm_counts(llm, &dec, &fill, &saved);
     m->prefill_saved = fill + saved ? (double)saved / (double)(fill + saved) : 0;
+    m->slots = nslots;
     rc = 0;
+    if (c->db && (sg_results_campaign_end(c->db, run.campaign, "done", err) < 0 ||
+                  sg_results_flush(c->db, err) < 0))
+        rc = -1;
 done:
+    if (rc < 0 && run.campaign > 0) { /* say it ended badly; the first error is the one told */
+        sg_err ignored;
+        sg_results_campaign_end(c->db, run.campaign, "error", &ignored);
+    }
+    if (pool) sg_pool_on_event(pool, NULL, NULL);
     for (int i = 0; run.t && i < run.n; i++) sg_task_free(run.t[i].task);
     for (int i = 0; run.t && i < run.n; i++) sg_port_dev_free(run.t[i].pd);
     sg_pool_free(pool);

@@ -6,11 +6,18 @@
  * Everything is drawn from generators seeded by the seed: the same configuration and seed
  * give the same metrics, bit for bit, on any machine. Nothing here reads the real clock
  * (the caller may time the call). The LLM port over the model is port_llm_sim.c: one per
- * task, so the model knows whose iteration a stream belongs to. */
+ * task, so the model knows whose iteration a stream belongs to.
+ *
+ * Recording (c->db set): the run is one campaign of kind "sim" in the results database
+ * (suite "sim:WORKLOAD CONFIGURATION seed N", config: the configuration's name, the seed and its
+ * parameters), its tasks "sim-N" in folder "sim", every task event and pool event recorded as a
+ * real campaign records them, with virtual times; the same seed writes the same rows, apart from
+ * the wall-clock columns (campaign and task started/ended). */
 #ifndef SG_SIM_RUN_H
 #define SG_SIM_RUN_H
 
 #include "orchestrator/run.h"
+#include "results/results.h"
 #include "sim/sim.h"
 
 #include <stdio.h>
@@ -34,7 +41,16 @@ typedef struct sg_sim_config {
     int in_flight;           /* trigger max_in_flight */
     double delta;            /* early-stop margin */
     FILE *events;            /* when set: every task's events as JSON lines, with "task" added */
+    sg_results *db;          /* when set: the run is recorded (see above) */
 } sg_sim_config;
+
+/* What one run can hand back beyond its means (sg_sim_run's trace argument, may be NULL). */
+typedef struct sg_sim_trace {
+    double *reach_s; /* [tasks] (caller's): each task's time to its target, < 0: not met */
+    double bin_s;    /* the width of a utilisation bin, virtual seconds (> 0) */
+    double *busy;    /* busy slot-seconds per bin (allocated here; the caller frees it) */
+    int nbins;
+} sg_sim_trace;
 
 void sg_sim_config_default(sg_sim_config *c);
 
@@ -49,10 +65,38 @@ typedef struct sg_sim_metrics {
     double best;              /* mean best speedup */
     double virtual_s;         /* how long the run lasted in virtual time */
     double prefill_saved;     /* share of fork prefill served by the prefix cache */
+    int slots;                /* validation/profiling slots */
+    int64_t campaign;         /* its campaign id when recorded, else 0 */
 } sg_sim_metrics;
 
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
-               sg_err *err);
+               sg_sim_trace *trace, sg_err *err);
+
+/* ---- what `specgen sim` prints and draws (sim_out.c) ----
+ * A configuration's means over its seeds, their spread, and (for plots) every task's time
+ * to target over all seeds and the first seed's busy slot-seconds per bin. */
+typedef struct sg_sim_row {
+    char name[64];
+    sg_sim_metrics mean;
+    double e2e_min, e2e_max, fb_min, fb_max;
+    double *reach; /* nreach times, < 0: not met (owned) */
+    int nreach;
+    double *busy; /* nbins bins of bin_s seconds, slots slots (owned) */
+    int nbins, slots;
+    double bin_s;
+    int64_t last_campaign; /* recorded: campaigns mean.campaign..last_campaign */
+} sg_sim_row;
+
+void sg_sim_row_free(sg_sim_row *r);
+/* md: Markdown (docs/eval.md) instead of an aligned table. */
+void sg_sim_print_header(int md);
+void sg_sim_print_row(const sg_sim_row *r, int md);
+/* rows[0] is specgen, rows[1..3] the baselines, rows[4..8] the ablations (static pools, no
+ * priorities, no kvstore, no early stop, no forks): ratios; with md also the published
+ * figures beside ours, and what each ablation's effect rests on in the model. */
+void sg_sim_print_compare(const sg_sim_row *rows, int md);
+/* DIR/time_to_target.svg and DIR/utilisation.svg for rows[0..n-1] (the folder is made). */
+int sg_sim_plots(const char *dir, const sg_sim_row *rows, int n, sg_err *err);
 
 /* ---- the LLM port over the model (port_llm_sim.c) ---- */
 typedef struct sg_port_llm_sim {
