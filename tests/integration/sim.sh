@@ -2,7 +2,9 @@
 # `specgen sim`: the real task loop, trigger policy, criterion, device port and pool
 # scheduler on modelled LLM and GPUs in virtual time. The same seeds give the same bytes;
 # specgen beats each baseline on end-to-end time and on profiling feedback (the direction,
-# not a tuned number); bad inputs get clear errors.
+# not a tuned number); bad inputs get clear errors. --db records simulated campaigns that
+# `results` and `report` show (same seed, same rows apart from wall-clock columns), and
+# sim/eval.sh (make bench-sim) writes the evaluation page: tables, published figures, SVG.
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT" || exit 1
 out=$TMPDIR_TEST
@@ -32,4 +34,60 @@ check_output "a workload's unknown field is named" "unknown field 'decode'" \
 check_output "the reference workload file loads" '^workload reference' "$SPECGEN" sim --workload sim/workloads/reference.json --seeds 1 --tasks 2
 check_fails "bad seeds are a usage error" 2 "$SPECGEN" sim --seeds 5-1
 check_output "an unknown policy is named" "greedy" "$SPECGEN" sim --policy greedy
+# ---- recording into the results database ----
+for x in 1 2; do
+    "$SPECGEN" sim --compare --seeds 1-2 --tasks 4 --db "$out/r$x.db" >"$out/r$x.txt" 2>"$out/r$x.err"
+done
+check "recording does not change the table" cmp "$out/r1.txt" <("$SPECGEN" sim --compare --seeds 1-2 --tasks 4 2>/dev/null)
+check_output "results campaigns lists 9 configurations x 2 seeds as simulated campaigns" '^18 +sim +sim:reference specgen no forks seed 2 +done' \
+    "$SPECGEN" results campaigns --db "$out/r1.db"
+"$SPECGEN" results export --format json --db "$out/r1.db" >"$out/r1.json"
+"$SPECGEN" results export --format json --db "$out/r2.db" >"$out/r2.json"
+check "every table of a simulated campaign is filled (tasks, iterations, forks, candidates, jobs, splits, events)" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+empty = [t for t in ('campaign', 'task', 'iteration', 'generation', 'candidate', 'job', 'pool_split', 'event') if not d[t]]
+tasks = [t for t in d['task'] if t['status'] in ('target', 'budget_iterations') and t['tokens']]
+sys.exit(1 if empty or len(tasks) != len(d['task']) or len(d['task']) != 72 else 0)" "$out/r1.json"
+check "the same seeds record the same rows, apart from the wall-clock columns" python3 -c "
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for d in (a, b):
+    for t in ('campaign', 'task'):
+        for r in d[t]:
+            r.pop('started'); r.pop('ended')
+sys.exit(0 if a == b and a['event'] else 1)" "$out/r1.json" "$out/r2.json"
+check_output "results tasks shows a simulated campaign's tasks" '^[0-9]+ +1 +sim-0 +' "$SPECGEN" results tasks --campaign 1 --db "$out/r1.db"
+"$SPECGEN" report --db "$out/r1.db" --campaign 1 -o "$out/r1.html" >/dev/null 2>&1
+check_output "the report marks a simulated campaign" 'campaign 1 \(simulated\)' cat "$out/r1.html"
+
+# ---- the evaluation page (make bench-sim's sim/eval.sh, small) ----
+mkdir -p "$out/e1" "$out/e2"
+for x in 1 2; do
+    SPECGEN="$SPECGEN" SIM_SEEDS=1-2 SIM_TASKS=4 SIM_LOAD_TASKS=6 sim/eval.sh "$out/e$x/eval.md" 2>/dev/null
+done
+check "sim/eval.sh writes the page and the plots" test -s "$out/e1/eval.md" -a -s "$out/e1/eval/fitted/utilisation.svg"
+check "the page is the same, byte for byte, on the same seeds" diff -r "$out/e1" "$out/e2"
+check "the page has the compare table for both workloads and the load run" python3 -c "
+import sys
+t = open(sys.argv[1]).read()
+need = ['*workload reference: 4 tasks', '*workload fitted: 4 tasks', '*workload fitted: 6 tasks']
+ok = all(n in t for n in need) and t.count('| **specgen** |') == 3 and t.count('| no early stop |') == 3
+ok = ok and '@' + '@' not in t and '@SEEDS@' not in t
+ok = ok and not [l for l in t.splitlines() if l.startswith(('|', '- vs')) and 'wall' in l]
+sys.exit(0 if ok else 1)" "$out/e1/eval.md"
+check_output "the page puts the published figures beside ours" \
+    '^\| end-to-end time, baseline / specgen \| 1\.68–1\.82× \| [0-9.]+–[0-9.]+× \|$' cat "$out/e1/eval.md"
+check "the page's plots exist and are valid SVG with a line per configuration" python3 -c "
+import re, sys, os, xml.etree.ElementTree as E
+md = sys.argv[1]
+links = re.findall(r'!\[[^]]*\]\(([^)]+\.svg)\)', open(md).read())
+ns = '{http://www.w3.org/2000/svg}'
+for l in links:
+    root = E.parse(os.path.join(os.path.dirname(md), l)).getroot()
+    lines = [p for p in root.iter(ns + 'path') if p.get('stroke') and p.get('fill') == 'none']
+    if root.tag != ns + 'svg' or len(lines) != 4: sys.exit(1)
+sys.exit(0 if len(links) == 4 else 1)" "$out/e1/eval.md"
+check_output "a workload is found by its name" '^workload fitted' "$SPECGEN" sim --workload fitted --seeds 1 --tasks 2
+check_output "an unknown workload name is named" "no workload named 'nosuch'" "$SPECGEN" sim --workload nosuch
 finish
