@@ -186,16 +186,18 @@ static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_v
     sg_be_limits lim;
     d->ops->limits(d->be, &lim);
     int ndist = sg_val_task_ndist(t);
+    const sg_val_sizes *passed = NULL;
     for (int k = 0; k <= t->ncheck; k++) {
         const sg_val_sizes *s = k < t->ncheck ? &t->check[k] : sg_val_main_sizes(t, lim.cpu);
         for (int dist = 0; dist < ndist; dist++) {
             /* Distribution 0 keeps the seed a task with one distribution always had. */
             uint64_t seed = r->seed + (uint64_t)k * 0x9e3779b97f4a7c15ULL +
                             (uint64_t)dist * 0xd1b54a32d192ed03ULL;
-            rc = sg_val_check_shape(d, t, s, dist, seed, cand, ref, r);
+            rc = sg_val_check_shape(d, t, s, dist, seed, cand, ref, passed, r);
             if (rc < 0) return rc;
             r->checks_run++;
         }
+        passed = s;
     }
     r->run_ms = now_ms() - t0;
     if (ndist > 1)

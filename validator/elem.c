@@ -35,7 +35,7 @@ static unsigned encode(const fmt *f, double v) {
         e -= 1;
     }
     double q = ldexp(1, e - f->mbits); /* the spacing of representable values near a */
-    double r = nearbyint(a / q) * q;    /* round to nearest, ties to even */
+    double r = nearbyint(a / q) * q;   /* round to nearest, ties to even */
     if (r > f->max) return sign | (f->ieee ? inf : f->maxb);
     if (r < ldexp(1, emin))
         return sign | (unsigned)(r / ldexp(1, emin - f->mbits)); /* subnormal (or zero) */

@@ -40,8 +40,10 @@ typedef struct run_ctx {
     const sg_val_sizes *s;
     sg_be_limits lim;
     unsigned char guard[GUARD];
-    unsigned char **inputs; /* per task buffer: input data (NULL for outputs) */
-    int dist;               /* the input distribution's number */
+    unsigned char **inputs;     /* per task buffer: input data (NULL for outputs) */
+    int dist;                   /* the input distribution's number */
+    const sg_val_sizes *passed; /* the last shape that passed, or NULL */
+    double passed_max_rel;      /* the max relative error over the checks that passed */
 } run_ctx;
 
 static void dset_free(run_ctx *c, dset *ds) {
@@ -252,13 +254,21 @@ static int verify(run_ctx *c, dset *cand, dset *ref, sg_val_result *r) {
         r->max_abs = cmp.max_abs;
         r->max_rel = cmp.max_rel;
         snprintf(r->output, sizeof r->output, "%s", b->name);
+        int64_t n_passed = -1;
+        char passed[128] = "";
+        sg_err e2;
+        if (c->passed && sg_val_expr_eval(b->tb->count, c->passed, &n_passed, &e2) < 0)
+            n_passed = -1;
+        if (c->passed) sg_val_sizes_format(c->passed, passed, sizeof passed);
+        sg_val_precision_hint(c->t, b->tb, b->region + GUARD, ref->b[i].region + GUARD, b->count,
+                              n_passed, passed, c->passed_max_rel, r->detail, sizeof r->detail);
         sg_val_result_set(
             r, SG_VAL_MISMATCH,
             "wrong result in output %s at shape %s: %zu of %zu elements differ; first at "
             "index %lld: got %s, expected %s (atol %g, rtol %g); max abs error %g, max "
-            "rel error %g",
+            "rel error %g%s%s",
             b->name, r->shape, cmp.nbad, b->count, (long long)cmp.first_bad, g, e, b->tb->atol,
-            b->tb->rtol, cmp.max_abs, cmp.max_rel);
+            b->tb->rtol, cmp.max_abs, cmp.max_rel, r->detail[0] ? ". " : "", r->detail);
         return -1;
     }
     return 0;
@@ -267,8 +277,9 @@ static int verify(run_ctx *c, dset *cand, dset *ref, sg_val_result *r) {
 /* Reference then candidate at one shape. 0: matched; -1: r filled; sticky passes through. */
 int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, int dist,
                        uint64_t seed, const sg_val_source *cand, const sg_val_source *ref,
-                       sg_val_result *r) {
-    run_ctx c = {.d = d, .t = t, .s = s, .dist = dist};
+                       const sg_val_sizes *passed, sg_val_result *r) {
+    run_ctx c = {.d = d, .t = t, .s = s, .dist = dist, .passed = passed};
+    c.passed_max_rel = r->max_rel;
     d->ops->limits(d->be, &c.lim);
     sg_val_rng rng = {seed};
     for (size_t i = 0; i < GUARD; i += 8) {

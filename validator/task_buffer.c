@@ -66,10 +66,11 @@ static int parse_dist(const char *s, sg_val_dist *d, const char *where, sg_err *
         if (!ok) break;
         return 0;
     }
-    return sg_errf(err,
-                   "%s: field \"init\": bad value \"%s\" (expected uniform(lo,hi), normal(mean,sd), "
-                   "randint(lo,hi), const(v), outliers(lo,hi,frac,scale) or special)",
-                   where, s);
+    return sg_errf(
+        err,
+        "%s: field \"init\": bad value \"%s\" (expected uniform(lo,hi), normal(mean,sd), "
+        "randint(lo,hi), const(v), outliers(lo,hi,frac,scale) or special)",
+        where, s);
 }
 
 /* "init": one distribution, or an array of them (each check shape runs once per entry). */
@@ -77,7 +78,8 @@ static int load_init(json_t *o, sg_val_buffer *b, const char *where, sg_err *err
     json_t *v = json_object_get(o, "init");
     int is_float = sg_val_type_is_float(b->type);
     if (!v) {
-        const char *const *names = is_float ? float_defaults : (const char *const[]){"randint(0,100)"};
+        const char *const *names =
+            is_float ? float_defaults : (const char *const[]){"randint(0,100)"};
         b->ndist = is_float ? 3 : 1;
         for (int i = 0; i < b->ndist; i++) parse_dist(names[i], &b->dist[i], where, err);
         return 0;
@@ -103,7 +105,7 @@ static int load_init(json_t *o, sg_val_buffer *b, const char *where, sg_err *err
 }
 
 int sg_val_load_buffer(json_t *o, sg_val_buffer *b, const char *where, sg_err *err) {
-    static const char *const keys[] = {"name", "type",  "count", "role", "init",
+    static const char *const keys[] = {"name", "type", "count",           "role", "init",
                                        "atol", "rtol", "allow_nonfinite", NULL};
     const char *name = NULL, *type = NULL, *count = NULL, *role = NULL;
     if (!json_is_object(o))
@@ -142,9 +144,8 @@ int sg_val_load_buffer(json_t *o, sg_val_buffer *b, const char *where, sg_err *e
     if (b->atol < 0 || b->rtol < 0 || !isfinite(b->atol) || !isfinite(b->rtol))
         return sg_errf(err, "%s: tolerances must be finite and not negative", where);
     if (b->allow_nonfinite && (b->role == SG_VAL_IN || !sg_val_type_is_float(b->type)))
-        return sg_errf(err,
-                       "%s: field \"allow_nonfinite\" applies to floating out and inout buffers",
-                       where);
+        return sg_errf(
+            err, "%s: field \"allow_nonfinite\" applies to floating out and inout buffers", where);
     return 0;
 }
 

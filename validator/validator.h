@@ -187,7 +187,7 @@ int sg_val_verdict_parse(const char *s, sg_val_verdict *out); /* 0, or -1: not a
 typedef struct sg_val_result {
     sg_val_verdict verdict;
     char message[1024];
-    char detail[4096];          /* compile log excerpt etc. */
+    char detail[4096];          /* compile log excerpt etc.; a mismatch: the precision hint */
     char shape[128];            /* sizes of the failing (or last) check */
     char output[32];            /* failing output buffer */
     int64_t first_bad;          /* first mismatching index, -1 if none */

@@ -2,6 +2,7 @@
  * encoded with round-to-nearest-even and decoded back; checked on hand-worked values, on
  * every bit pattern (decode then encode is the identity), and against independent
  * oracles: the compiler's _Float16 conversion and the usual float-to-bf16 bit rounding. */
+#include "validator/compare.h"
 #include "validator/elem.h"
 
 #include <math.h>
@@ -18,13 +19,13 @@ static void test_f16_values(void **st) {
     assert_int_equal(sg_val_f16_bits(1.0), 0x3c00);
     assert_int_equal(sg_val_f16_bits(-2.0), 0xc000);
     assert_int_equal(sg_val_f16_bits(-0.0), 0x8000);
-    assert_int_equal(sg_val_f16_bits(65504), 0x7bff);   /* the max */
-    assert_int_equal(sg_val_f16_bits(65519), 0x7bff);   /* below the halfway point */
-    assert_int_equal(sg_val_f16_bits(65520), 0x7c00);   /* the tie rounds to even: inf */
-    assert_int_equal(sg_val_f16_bits(1e9), 0x7c00);     /* overflow: inf */
-    assert_int_equal(sg_val_f16_bits(0x1p-24), 0x0001); /* smallest subnormal */
-    assert_int_equal(sg_val_f16_bits(0x1p-25), 0x0000); /* tie between 0 and it: even */
-    assert_int_equal(sg_val_f16_bits(0x3p-25), 0x0002); /* tie between 1 and 2 ulps: even */
+    assert_int_equal(sg_val_f16_bits(65504), 0x7bff);       /* the max */
+    assert_int_equal(sg_val_f16_bits(65519), 0x7bff);       /* below the halfway point */
+    assert_int_equal(sg_val_f16_bits(65520), 0x7c00);       /* the tie rounds to even: inf */
+    assert_int_equal(sg_val_f16_bits(1e9), 0x7c00);         /* overflow: inf */
+    assert_int_equal(sg_val_f16_bits(0x1p-24), 0x0001);     /* smallest subnormal */
+    assert_int_equal(sg_val_f16_bits(0x1p-25), 0x0000);     /* tie between 0 and it: even */
+    assert_int_equal(sg_val_f16_bits(0x3p-25), 0x0002);     /* tie between 1 and 2 ulps: even */
     assert_int_equal(sg_val_f16_bits(1 + 0x1p-11), 0x3c00); /* tie: even */
     assert_int_equal(sg_val_f16_bits(1 + 0x3p-11), 0x3c02);
     assert_int_equal(sg_val_f16_bits(0x1p-14 - 0x1p-24), 0x03ff); /* largest subnormal */
@@ -102,12 +103,14 @@ static void test_oracles(void **st) {
         /* bf16 from a float: add 0x7fff plus the kept lowest bit, drop 16 bits (RNE). */
         uint32_t want = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
         if (isinf(f)) want = u >> 16;
-        if (sg_val_bf16_bits(f) != want) fail_msg("bf16(%a): got %#x want %#x", f, sg_val_bf16_bits(f), want);
+        if (sg_val_bf16_bits(f) != want)
+            fail_msg("bf16(%a): got %#x want %#x", f, sg_val_bf16_bits(f), want);
 #ifdef __FLT16_MAX__
         _Float16 h = (_Float16)f;
         uint16_t hb;
         memcpy(&hb, &h, 2);
-        if (sg_val_f16_bits(f) != hb) fail_msg("f16(%a): got %#x want %#x", f, sg_val_f16_bits(f), hb);
+        if (sg_val_f16_bits(f) != hb)
+            fail_msg("f16(%a): got %#x want %#x", f, sg_val_f16_bits(f), hb);
 #endif
     }
 }
@@ -128,11 +131,40 @@ static void test_elem(void **st) {
     assert_int_equal(sg_val_type_size(SG_VAL_FP8_E4M3), 1);
 }
 
+/* NaN never matches NaN, unless the buffer allows non-finite values; then NaN must sit
+ * where the reference has NaN and inf must be the same inf. Narrow types compare in double. */
+static void test_compare(void **st) {
+    (void)st;
+    sg_val_buffer b = {.type = SG_VAL_F32, .atol = 1e-5, .rtol = 1e-5};
+    float ref[3] = {1, NAN, INFINITY}, got[3] = {1, NAN, INFINITY};
+    sg_val_cmp c;
+    assert_int_equal(sg_val_compare(&b, got, ref, 3, &c), -1);
+    assert_int_equal(c.nbad, 2);
+    assert_int_equal(c.first_bad, 1);
+    b.allow_nonfinite = 1;
+    assert_int_equal(sg_val_compare(&b, got, ref, 3, &c), 0);
+    got[2] = -INFINITY;
+    assert_int_equal(sg_val_compare(&b, got, ref, 3, &c), -1);
+    got[2] = INFINITY;
+    got[0] = NAN; /* NaN where the reference is finite */
+    assert_int_equal(sg_val_compare(&b, got, ref, 3, &c), -1);
+    assert_int_equal(sg_val_first_nonfinite(SG_VAL_F32, ref, 3), 1);
+    assert_int_equal(sg_val_first_nonfinite(SG_VAL_F32, ref, 1), -1);
+    /* bf16: 1.0 against 1.0078125 (one ulp) is within bf16's default rtol; 3 ulps are not. */
+    sg_val_buffer h = {.type = SG_VAL_BF16, .atol = 1e-5, .rtol = 1.6e-2};
+    uint16_t r16[1] = {sg_val_bf16_bits(1.0)}, g16[1] = {sg_val_bf16_bits(1.0078125)};
+    assert_int_equal(sg_val_compare(&h, g16, r16, 1, &c), 0);
+    g16[0] = sg_val_bf16_bits(1.0234375);
+    assert_int_equal(sg_val_compare(&h, g16, r16, 1, &c), -1);
+    assert_true(c.got == 1.0234375 && c.ref == 1.0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f16_values), cmocka_unit_test(test_bf16_values),
         cmocka_unit_test(test_fp8_values), cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_oracles),    cmocka_unit_test(test_elem),
+        cmocka_unit_test(test_compare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
