@@ -237,4 +237,4 @@ static void local_kill(void *impl, int slot) {
     sg_val_pool_kill(l->dev[s->device], s->worker);
 }
 
-const sg_pool_slot_ops sg_pool_local_ops = {local_start, local_kill};
+const sg_pool_slot_ops sg_pool_local_ops = {local_start, local_kill, NULL};
