@@ -204,6 +204,10 @@ int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int 
 const sg_pool_slot_desc *sg_pool_local_slots(const sg_pool_local *l, int *n);
 /* The scheduler to report to (before the first job). */
 void sg_pool_local_bind(sg_pool_local *l, sg_pool *p);
+/* Or a function to report to instead (the node agent runs its slots without a scheduler):
+ * fn runs on the loop thread, once per started job not killed; r is valid during the call. */
+void sg_pool_local_on_done(sg_pool_local *l, void (*fn)(void *arg, int slot, sg_pool_result *r),
+                           void *arg);
 /* Free after the scheduler (which kills what still runs). */
 void sg_pool_local_free(sg_pool_local *l);
 extern const sg_pool_slot_ops sg_pool_local_ops;
@@ -220,7 +224,7 @@ int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
 double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLES],
                           const double service_s[SG_POOL_NROLES]);
 
-/* `specgen pool`: the node agent (not built yet: says so, exit 2). */
+/* `specgen pool`: the node agent (pool/cmd_pool.c; protocol: docs/agent.md). */
 int sg_cmd_pool(int argc, char **argv);
 
 #endif
