@@ -16,6 +16,8 @@
 #include "common/net.h"
 
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +153,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         r->h = h;
         r->conn = c;
         *con_cls = r;
+        /* answers go out at once: without it Nagle holds a reply's second segment until
+         * the client's delayed ACK (40 ms) */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int one = 1;
+        if (ci) setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (!token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"))) {
             r->refused = 1;
             return refuse(c, 401,

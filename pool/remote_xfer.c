@@ -146,8 +146,8 @@ static int add_url(char *u, char ***urls, int *n, const char *where, sg_err *err
     size_t len = strlen(u);
     while (len && strchr(" \t\r/", u[len - 1])) u[--len] = 0;
     if (!len || u[0] == '#') return 0;
-    if ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) || strchr(u, ' ') ||
-        len > 400 || !strchr(u, ':') || strlen(strchr(u, ':') + 3) == 0)
+    if ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) || strchr(u, ' ') || len > 400 ||
+        !strchr(u, ':') || strlen(strchr(u, ':') + 3) == 0)
         return sg_errf(err, "--pool %s: '%s' is not an http:// or https:// URL", where, u);
     if (*n == 256) return sg_errf(err, "--pool %s: at most 256 agents", where);
     *urls = sg_xrealloc(*urls, (size_t)(*n + 1) * sizeof **urls);
@@ -165,8 +165,8 @@ int sg_pool_urls_parse(const char *spec, char ***urls, int *n, sg_err *err) {
         char why[512];
         if (sg_buf_read_file_max(&b, spec + 1, SG_SMALL_FILE_MAX) != 0) {
             sg_buf_free(&b);
-            return sg_errf(err, "--pool %s", sg_read_error(why, sizeof why, spec + 1,
-                                                           SG_SMALL_FILE_MAX));
+            return sg_errf(err, "--pool %s",
+                           sg_read_error(why, sizeof why, spec + 1, SG_SMALL_FILE_MAX));
         }
         sep = "\n";
     } else {
@@ -177,8 +177,7 @@ int sg_pool_urls_parse(const char *spec, char ***urls, int *n, sg_err *err) {
          u = strtok_r(NULL, sep, &save))
         rc = add_url(u, urls, n, spec, err);
     sg_buf_free(&b);
-    if (rc == 0 && *n == 0)
-        rc = sg_errf(err, "--pool %s: no agent URL in it", spec);
+    if (rc == 0 && *n == 0) rc = sg_errf(err, "--pool %s: no agent URL in it", spec);
     if (rc < 0) {
         sg_pool_urls_free(*urls, *n);
         *urls = NULL;
@@ -215,4 +214,3 @@ char *sg_pool_token_read(const char *opt, const char *path, sg_err *err) {
         sg_warn("pool", "%s is readable by other users (chmod 600 it)", path);
     return sg_buf_steal(&b);
 }
-

@@ -19,8 +19,8 @@ typedef struct agent agent;
 
 typedef struct rslot {
     agent *ag;
-    int index, global; /* on its agent; in the scheduler */
-    char job[80];      /* the running job's id, "" when idle */
+    int index, global;      /* on its agent; in the scheduler */
+    char job[80];           /* the running job's id, "" when idle */
     struct submission *sub; /* the running job's POST, while on its way */
     sg_val_result vr;
     sg_prof_result pr;
@@ -122,8 +122,8 @@ static int connect_agent(sg_pool_remote *r, agent *ag, sg_err *err) {
         if (body && status == 200) break;
         if (body && status == 401) {
             free(body);
-            return sg_errf(err, "--pool %s: the agent wants a token%s (--pool-token-file)",
-                           ag->url, r->token ? ", and not the one given" : "");
+            return sg_errf(err, "--pool %s: the agent wants a token%s (--pool-token-file)", ag->url,
+                           r->token ? ", and not the one given" : "");
         }
         if (body) snprintf(e.msg, sizeof e.msg, "HTTP %ld: %.200s", status, body);
         free(body);
@@ -236,8 +236,7 @@ static void send_role(rslot *s, sg_pool_role role) {
 static void probe(sg_loop *loop, void *arg);
 
 static void retry_later(agent *ag) {
-    ag->retry_timer =
-        sg_loop_timer(ag->owner->loop, (int64_t)(ag->backoff_s * SG_SEC), probe, ag);
+    ag->retry_timer = sg_loop_timer(ag->owner->loop, (int64_t)(ag->backoff_s * SG_SEC), probe, ag);
     ag->backoff_s = ag->backoff_s * 2 > 10 ? 10 : ag->backoff_s * 2;
 }
 
@@ -432,7 +431,7 @@ static void on_submitted(void *arg, sg_pool_xfer *x, long status, const char *bo
     (void)x, (void)len;
     submission *sub = arg;
     rslot *s = sub->s;
-    sub->x = NULL; /* this transfer is over */
+    sub->x = NULL;       /* this transfer is over */
     if (s->sub != sub) { /* detached: its job was killed while this was on its way */
         sg_pool_remote *r = s->ag->owner;
         for (submission **pp = &r->detached; *pp; pp = &(*pp)->next)
@@ -489,19 +488,17 @@ static int remote_start(void *impl, int slot, const sg_pool_job *job, sg_err *er
     if (!b) return -1;
     snprintf(s->job, sizeof s->job, "%s-%" PRIu64, r->client, ++r->next_job);
     json_t *cand = json_null();
-    if (job->work.candidate && !(cand = json_stringn(job->work.candidate,
-                                                      job->work.candidate_len)))
+    if (job->work.candidate && !(cand = json_stringn(job->work.candidate, job->work.candidate_len)))
         return s->job[0] = 0, sg_errf(err, "the candidate is not UTF-8 text");
     sg_prof_opts po;
     if (job->work.prof)
         po = *job->work.prof;
     else
         sg_prof_opts_default(&po);
-    json_t *body = json_pack("{s:s,s:s,s:i,s:s,s:s,s:o,s:s,s:o}", "id", s->job, "client",
-                             r->client, "slot", s->index, "kind",
-                             sg_pool_role_name(job->work.kind), "task", b->hash, "candidate",
-                             cand, "name", job->work.name ? job->work.name : "candidate", "prof",
-                             sg_pool_prof_opts_to_json(&po));
+    json_t *body = json_pack(
+        "{s:s,s:s,s:i,s:s,s:s,s:o,s:s,s:o}", "id", s->job, "client", r->client, "slot", s->index,
+        "kind", sg_pool_role_name(job->work.kind), "task", b->hash, "candidate", cand, "name",
+        job->work.name ? job->work.name : "candidate", "prof", sg_pool_prof_opts_to_json(&po));
     if (!body) return s->job[0] = 0, sg_errf(err, "the job's name is not UTF-8 text");
     drop_submission(s);
     submission *sub = sg_xcalloc(1, sizeof *sub);
