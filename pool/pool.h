@@ -6,9 +6,10 @@
  *    role, validate or profile. Slots are implemented behind sg_pool_slot_ops: local
  *    (pool/slot_local.c: one sandboxed worker process per slot, bound to its device),
  *    simulated (sim/: service times and outcomes from a model on the virtual clock), and
- *    later remote (a node agent). An implementation starts a job when asked, kills it at
- *    once when asked, and reports every started job it was not told to kill exactly once
- *    through sg_pool_slot_done, on the loop's thread, never from inside start() or kill().
+ *    remote (pool/slot_remote.c: the slots of `specgen pool` agents over HTTP). An implementation
+ * starts a job when asked, kills it at once when asked, and reports every started job it was not
+ * told to kill exactly once through sg_pool_slot_done, on the loop's thread, never from inside
+ * start() or kill().
  *  - The scheduler (sg_pool) runs on one sg_loop, has no threads and reads time only from
  *    sg_loop_now, so it runs unchanged on the virtual clock. Jobs are validate or profile;
  *    a validate job runs on a validate slot, a profile job on a profile slot, and while a
@@ -33,10 +34,12 @@
  *    `hysteresis` and wait `dwell_ns` after the last change (twice as long each time a
  *    split undoes the one before); a role with work and no slot gets one at once. A slot
  *    changes role only between jobs. Every decision is an event with its reason.
- *  - Events (job_start, job_end, pool_split) go to on_event as JSON objects owned by the
- *    receiver, when the pool's state is already consistent; on_event must not call the
- *    pool (defer that to the loop); sg_pool_stats gives per-role utilisation (busy / available slot
- * time), mean and p95 wait, and jobs done. */
+ *  - Lost slots: an implementation that loses a slot (sg_pool_slot_offline) gets its running
+ *    job re-queued, never ended; the job runs again on another slot.
+ *  - Events (job_start, job_end, pool_split, slot_offline, slot_online, job_requeue) go to on_event
+ * as JSON objects owned by the receiver, when the pool's state is already consistent; on_event must
+ * not call the pool (defer that to the loop); sg_pool_stats gives per-role utilisation (busy /
+ * available slot time), mean and p95 wait, and jobs done. */
 #ifndef SG_POOL_H
 #define SG_POOL_H
 
@@ -82,7 +85,8 @@ typedef struct sg_pool_job {
     uint64_t seq; /* arrival order in the pool (forks: newer is larger) */
     sg_pool_work work;
     int64_t queued_ns, started_ns, ended_ns;
-    int slot; /* -1 while queued */
+    int slot;     /* -1 while queued */
+    int requeued; /* times its slot was lost while it ran (sg_pool_slot_offline) */
 } sg_pool_job;
 
 /* The result of a finished job. val / prof point into the slot implementation's storage
@@ -111,6 +115,9 @@ typedef struct sg_pool_slot_ops {
     /* Stop slot i's job at once (kill its worker); the implementation must not report that
      * job afterwards: the scheduler ends it KILLED itself. */
     void (*kill)(void *impl, int slot);
+    /* Optional (NULL: not told): slot i's role changed (between jobs). Remote slots tell
+     * their agent, whose status and metrics show it. */
+    void (*role)(void *impl, int slot, sg_pool_role role);
 } sg_pool_slot_ops;
 
 typedef struct sg_pool_slot_desc {
@@ -121,6 +128,19 @@ typedef struct sg_pool_slot_desc {
 /* Called by slot implementations, on the loop thread, once per started job. r->end is
  * ignored (the scheduler sets it). */
 void sg_pool_slot_done(sg_pool *p, int slot, sg_pool_result *r);
+/* A slot its implementation lost (a remote agent that died or stopped answering): it takes
+ * no job until sg_pool_slot_online. Its running job, if any, goes back to the queue at its
+ * place by arrival (a `job_requeue` event) and runs again elsewhere: its done callback still
+ * runs exactly once, its wait is one sample (the whole wait, updated when it starts again),
+ * its lost run counts as busy slot time but neither as a finished job nor in the service
+ * average; the implementation must not report that job afterwards. Offline slots are not
+ * available slot time and (elastic) not part of the split; a static split keeps its roles,
+ * so a role whose slots are all offline waits for one to return. Events: slot_offline
+ * (with the reason), slot_online. Call on the loop thread, never inside start() or kill(). */
+void sg_pool_slot_offline(sg_pool *p, int slot, const char *why);
+void sg_pool_slot_online(sg_pool *p, int slot);
+int sg_pool_slot_is_online(const sg_pool *p, int slot);
+sg_pool_role sg_pool_slot_role(const sg_pool *p, int slot);
 
 /* ---- the scheduler ---- */
 typedef enum { SG_POOL_ELASTIC = 0, SG_POOL_STATIC = 1 } sg_pool_mode;
@@ -184,9 +204,59 @@ int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int 
 const sg_pool_slot_desc *sg_pool_local_slots(const sg_pool_local *l, int *n);
 /* The scheduler to report to (before the first job). */
 void sg_pool_local_bind(sg_pool_local *l, sg_pool *p);
+/* Or a function to report to instead (the node agent runs its slots without a scheduler):
+ * fn runs on the loop thread, once per started job not killed; r is valid during the call. */
+void sg_pool_local_on_done(sg_pool_local *l, void (*fn)(void *arg, int slot, sg_pool_result *r),
+                           void *arg);
 /* Free after the scheduler (which kills what still runs). */
 void sg_pool_local_free(sg_pool_local *l);
 extern const sg_pool_slot_ops sg_pool_local_ops;
+
+/* ---- remote slots: the slots of `specgen pool` agents (pool/slot_remote.c) ----
+ * At the start every agent is asked for its slots (waiting up to connect_wait_s for one
+ * that is still starting); an agent that cannot be reached then, or runs another device
+ * language, is an error. Afterwards everything runs on the loop: a job is a POST naming its
+ * slot (the task by hash; the files once, when the agent asks with 412), its end comes on
+ * a long-poll of the agent's events, a kill is a cancel request. An agent whose poll or
+ * request fails, times out, answers 429/503/401, or that restarted (a new instance) is
+ * lost: its slots go offline (sg_pool_slot_offline: running jobs re-queued elsewhere), and
+ * it is asked again with backoff (0.25 s doubling to 10 s) until it answers; then its
+ * slots come back and jobs it may still run for us are cancelled. Slot names are
+ * "HOST:PORT/<the agent's name>" ("127.0.0.1:9000/opencl:0/1"); devices are numbered
+ * from first_device so that they differ from local ones. Messages go to stderr, prefixed by
+ * log_name. */
+typedef struct sg_pool_remote_config {
+    const char *urls;   /* "URL[,URL...]" or "@FILE" */
+    const char *token;  /* bearer token, or NULL */
+    const char *cacert; /* CA bundle for https agents, or NULL: the system's */
+    const char *log_name;
+    int lang;              /* the sg_dev_lang every agent must run */
+    int first_slot;        /* the scheduler index of the first remote slot */
+    int first_device;      /* device numbers from here on */
+    double connect_wait_s; /* at the start (default 10 when 0) */
+    double poll_wait_s;    /* long-poll length; an agent silent this + 10 s is lost (10) */
+} sg_pool_remote_config;
+typedef struct sg_pool_remote sg_pool_remote;
+int sg_pool_remote_new(sg_loop *loop, const sg_pool_remote_config *cfg, sg_pool_remote **out,
+                       sg_err *err);
+const sg_pool_slot_desc *sg_pool_remote_slots(const sg_pool_remote *r, int *n);
+/* The scheduler to report to; starts listening to the agents. */
+void sg_pool_remote_bind(sg_pool_remote *r, sg_pool *p);
+/* Free after the scheduler. */
+void sg_pool_remote_free(sg_pool_remote *r);
+extern const sg_pool_slot_ops sg_pool_remote_ops;
+/* A token file's first line (a new string), or NULL with err naming opt and the file. */
+char *sg_pool_token_read(const char *opt, const char *path, sg_err *err);
+
+/* ---- two sets of slots behind one scheduler (pool/slot_mux.c) ----
+ * Slots 0..n0-1 go to ops0/impl0, the rest to ops1/impl1, with the scheduler's own index
+ * (so the second set is made with its first index n0: remote slots after local ones). */
+typedef struct sg_pool_mux {
+    const sg_pool_slot_ops *ops[2];
+    void *impl[2];
+    int n0;
+} sg_pool_mux;
+extern const sg_pool_slot_ops sg_pool_mux_ops;
 
 /* ---- the split (pure; pool/split.c) ---- */
 /* Expected wait (s) of an M/M/c queue with arrival rate lambda (1/s), mean service s
@@ -200,7 +270,7 @@ int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
 double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLES],
                           const double service_s[SG_POOL_NROLES]);
 
-/* `specgen pool`: the node agent (not built yet: says so, exit 2). */
+/* `specgen pool`: the node agent (pool/cmd_pool.c; protocol: docs/agent.md). */
 int sg_cmd_pool(int argc, char **argv);
 
 #endif
