@@ -112,7 +112,8 @@ int sg_cmd_kvstore(int argc, char **argv) {
      * redis-benchmark for them in bench-kv. */
     int64_t ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int64_t threads = ncpu < 8 ? 1 : ncpu < 16 ? ncpu / 4 : 4;
-    int64_t maxclients = 10000, idle_ns = 0;
+    int64_t maxclients = 10000, idle_ns = 0,
+            request_ns = (int64_t)SG_KV_DEFAULT_REQUEST_TIMEOUT_MS * 1000000;
     int memory_given = 0;
     const sg_opt opts[] = {
         {"listen", SG_OPT_STR, &listen, "HOST:PORT",
@@ -136,6 +137,10 @@ int sg_cmd_kvstore(int argc, char **argv) {
          "64M", NULL, 0},
         {"timeout", SG_OPT_DURATION, &idle_ns, "DURATION",
          "close connections idle this long (0: never)", "0", NULL, 0},
+        {"request-timeout", SG_OPT_DURATION, &request_ns, "DURATION",
+         "close a client that sends nothing for this long in the middle of a request (a value "
+         "half sent holds memory) or does not read its replies (0: never)",
+         "30s", NULL, 0},
         {"self-test", SG_OPT_SIZE, &test_bytes, "SIZE",
          "instead of serving: write SIZE bytes through the backend, read them back, compare and "
          "print the copy rates",
@@ -181,9 +186,16 @@ int sg_cmd_kvstore(int argc, char **argv) {
     char *password = NULL;
     if (passfile && read_password(passfile, &password, &err) != 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
-    sg_kv_config cfg = {listen,       memory,          backend,           password,
-                        (int)threads, (int)maxclients, idle_ns / 1000000, 0,
-                        reply_limit};
+    sg_kv_config cfg = {listen,
+                        memory,
+                        backend,
+                        password,
+                        (int)threads,
+                        (int)maxclients,
+                        idle_ns / 1000000,
+                        0,
+                        reply_limit,
+                        request_ns ? (request_ns + 999999) / 1000000 : -1};
     if (getrandom(&cfg.hash_seed, sizeof cfg.hash_seed, 0) != sizeof cfg.hash_seed)
         cfg.hash_seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     sigset_t set;

@@ -21,18 +21,22 @@
 #include <stdint.h>
 
 #define SG_KV_DEFAULT_REPLY_LIMIT ((uint64_t)64 << 20)
+#define SG_KV_DEFAULT_REQUEST_TIMEOUT_MS 30000
 
 typedef struct sg_kv_config {
-    const char *listen;      /* "HOST:PORT"; port 0 picks a free one */
-    uint64_t memory;         /* bytes of the value region; 0: auto */
-    const char *backend;     /* "host", "host-staged" or "cuda:N" */
-    const char *password;    /* NULL: none (then loopback only) */
-    int io_threads;          /* >= 1 */
-    int maxclients;          /* >= 1 */
-    int64_t idle_timeout_ms; /* 0: never close idle clients */
-    uint64_t hash_seed;      /* keyspace hash seed (random in the command) */
-    uint64_t reply_limit;    /* pending reply bytes of a client that pause reading its
-                                requests; 0: SG_KV_DEFAULT_REPLY_LIMIT */
+    const char *listen;         /* "HOST:PORT"; port 0 picks a free one */
+    uint64_t memory;            /* bytes of the value region; 0: auto */
+    const char *backend;        /* "host", "host-staged" or "cuda:N" */
+    const char *password;       /* NULL: none (then loopback only) */
+    int io_threads;             /* >= 1 */
+    int maxclients;             /* >= 1 */
+    int64_t idle_timeout_ms;    /* 0: never close idle clients */
+    uint64_t hash_seed;         /* keyspace hash seed (random in the command) */
+    uint64_t reply_limit;       /* pending reply bytes of a client that pause reading its
+                                   requests; 0: SG_KV_DEFAULT_REPLY_LIMIT */
+    int64_t request_timeout_ms; /* close a client stalled this long inside a request (part
+                                   of it or of a value received) or with replies it does not
+                                   read; 0: SG_KV_DEFAULT_REQUEST_TIMEOUT_MS; < 0: never */
 } sg_kv_config;
 
 typedef struct sg_kv_server sg_kv_server;

@@ -19,14 +19,21 @@
 
 #define CRON_MS 100
 
+/* Inside a request (part of one buffered, a value arriving) or with replies unsent. */
+static int mid_request(const sg_kv_conn *c) {
+    return c->rx_active || c->in.len > c->in_off || c->out_sent < c->out.len || c->ov_head < c->nov;
+}
+
 static void close_idle(sg_kv_io *io, int64_t now) {
-    int64_t limit = io->srv->cfg.idle_timeout_ms;
-    if (limit <= 0) return;
+    int64_t idle = io->srv->cfg.idle_timeout_ms, stalled = io->srv->cfg.request_timeout_ms;
     for (sg_kv_conn *c = io->conns, *next; c; c = next) {
         next = c->next;
         /* As in Redis, a client stalled inside a request or not reading its replies is
-         * idle too: closing it frees what its values hold. */
-        if (now - c->last_ms > limit) {
+         * idle too; and such a client is closed after request_timeout_ms even when idle
+         * clients are kept: what it holds (a value half received, replies pinning evicted
+         * values) is freed. */
+        int64_t quiet = now - c->last_ms;
+        if ((idle > 0 && quiet > idle) || (stalled > 0 && quiet > stalled && mid_request(c))) {
             atomic_fetch_add(&io->srv->idle_closed, 1);
             sg_kv_conn_close(c);
         }
@@ -90,6 +97,7 @@ int sg_kv_server_start(const sg_kv_config *cfg, sg_kv_server **out, sg_err *err)
     sg_kv_server *s = sg_xcalloc(1, sizeof *s);
     s->cfg = *cfg;
     if (!s->cfg.reply_limit) s->cfg.reply_limit = SG_KV_DEFAULT_REPLY_LIMIT;
+    if (!s->cfg.request_timeout_ms) s->cfg.request_timeout_ms = SG_KV_DEFAULT_REQUEST_TIMEOUT_MS;
     s->lfd = s->stop_fd = s->timer_fd = s->epfd = -1;
     *out = NULL;
     if (cfg->io_threads < 1 || cfg->io_threads > 256) {

@@ -17,6 +17,7 @@ struct sg_kv_store {
     sg_kv_entry **buckets;
     uint64_t nbuckets, count, expires;
     sg_kv_entry *lru_head, *lru_tail; /* head: most recently used */
+    sg_kv_val *arriving;              /* values whose bytes are still coming in */
     uint64_t expire_cursor;
     sg_kv_stats st;
 };
@@ -102,45 +103,131 @@ static int evict_one(sg_kv_store *st) {
     return 0;
 }
 
-sg_kv_val *sg_kv_val_new(sg_kv_store *st, uint64_t len, sg_err *err) {
+/* Allocate n bytes for v into ext, evicting least-recently-used keys until they fit.
+ * Returns the extent count, or -1 with a message. */
+static int alloc_evicting(sg_kv_store *st, sg_kv_val *v, uint64_t n, sg_kv_ext *ext, uint64_t whole,
+                          sg_err *err) {
+    int k;
+    while ((k = sg_kv_slab_alloc(st->slab, n, v, ext)) < 0) {
+        if (st->st.policy == SG_KV_NOEVICTION || evict_one(st) != 0) {
+            sg_errf(err, "no room for a value of %llu bytes: %llu of %llu bytes used%s",
+                    (unsigned long long)whole, (unsigned long long)sg_kv_slab_used(st->slab),
+                    (unsigned long long)sg_kv_slab_limit(st->slab),
+                    st->st.policy == SG_KV_NOEVICTION ? " and the policy is noeviction"
+                                                      : " by values in flight");
+            return -1;
+        }
+    }
+    return k;
+}
+
+static sg_kv_val *val_alloc(sg_kv_store *st, uint64_t len, sg_err *err) {
     uint64_t limit = sg_kv_slab_limit(st->slab);
-    uint32_t max_ext = sg_kv_slab_max_ext(len);
     if (len > limit) {
         sg_errf(err, "a value of %llu bytes is larger than maxmemory (%llu bytes)",
                 (unsigned long long)len, (unsigned long long)limit);
         return NULL;
     }
-    sg_kv_val *v = sg_xmalloc(sizeof *v + max_ext * sizeof(sg_kv_ext));
-    int n;
-    while ((n = sg_kv_slab_alloc(st->slab, len, v, v->ext)) < 0) {
-        if (st->st.policy == SG_KV_NOEVICTION || evict_one(st) != 0) {
-            sg_errf(err, "no room for a value of %llu bytes: %llu of %llu bytes used%s",
-                    (unsigned long long)len, (unsigned long long)sg_kv_slab_used(st->slab),
-                    (unsigned long long)limit,
-                    st->st.policy == SG_KV_NOEVICTION ? " and the policy is noeviction"
-                                                      : " by values still being sent");
-            free(v);
-            return NULL;
-        }
-    }
+    uint32_t max_ext = sg_kv_slab_max_ext(len);
+    sg_kv_val *v = sg_xcalloc(1, sizeof *v + max_ext * sizeof(sg_kv_ext));
     v->len = len;
     v->refs = 1;
-    v->n_ext = (uint32_t)n;
-    v->entry = NULL;
-    st->st.value_bytes += len;
     st->st.meta_bytes += sizeof *v + max_ext * sizeof(sg_kv_ext);
     return v;
+}
+
+static void val_free(sg_kv_store *st, sg_kv_val *v) {
+    st->st.meta_bytes -= sizeof *v + sg_kv_slab_max_ext(v->len) * sizeof(sg_kv_ext);
+    free(v);
+}
+
+sg_kv_val *sg_kv_val_new(sg_kv_store *st, uint64_t len, sg_err *err) {
+    sg_kv_val *v = val_alloc(st, len, err);
+    if (!v) return NULL;
+    int n = alloc_evicting(st, v, len, v->ext, len, err);
+    if (n < 0) {
+        val_free(st, v);
+        return NULL;
+    }
+    v->n_ext = (uint32_t)n;
+    v->room = len;
+    st->st.value_bytes += len;
+    return v;
+}
+
+static void arriving_unlink(sg_kv_store *st, sg_kv_val *v) {
+    if (!v->arriving) return;
+    if (v->aprev)
+        v->aprev->anext = v->anext;
+    else
+        st->arriving = v->anext;
+    if (v->anext) v->anext->aprev = v->aprev;
+    v->aprev = v->anext = NULL;
+    v->arriving = 0;
+}
+
+/* Give the value's region memory back (it keeps its references). */
+static void val_release_memory(sg_kv_store *st, sg_kv_val *v) {
+    sg_kv_slab_release(st->slab, v->ext, v->n_ext);
+    st->st.value_bytes -= v->room;
+    v->n_ext = 0;
+    v->room = 0;
+    if (sg_kv_slab_limit(st->slab) < sg_kv_slab_capacity(st->slab)) release_chunks(st);
+}
+
+sg_kv_val *sg_kv_val_new_arriving(sg_kv_store *st, uint64_t len, sg_err *err) {
+    sg_kv_val *v = val_alloc(st, len, err);
+    if (!v) return NULL;
+    v->arriving = 1;
+    v->anext = st->arriving;
+    if (st->arriving) st->arriving->aprev = v;
+    st->arriving = v;
+    return v;
+}
+
+int sg_kv_val_reserve(sg_kv_store *st, sg_kv_val *v, uint64_t upto, sg_err *err) {
+    if (v->dropped)
+        return sg_errf(err, "maxmemory was lowered to %llu bytes while the value arrived",
+                       (unsigned long long)sg_kv_slab_limit(st->slab));
+    if (upto > v->len) upto = v->len;
+    /* The value's whole pages come one step at a time, then its tail: the extents end up
+     * exactly as sg_kv_slab_alloc would lay out the whole value (at most max_ext). */
+    uint64_t whole = v->len & ~(SG_KV_PAGE - 1);
+    while (v->room < upto) {
+        uint64_t n = v->room < whole ? (upto < whole ? upto : whole) - v->room : v->len - v->room;
+        if (v->room < whole) n = (n + SG_KV_PAGE - 1) & ~(SG_KV_PAGE - 1);
+        int k = alloc_evicting(st, v, n, v->ext + v->n_ext, v->len, err);
+        if (k < 0) {
+            val_release_memory(st, v);
+            arriving_unlink(st, v);
+            return -1;
+        }
+        v->n_ext += (uint32_t)k;
+        v->room += n;
+        st->st.value_bytes += n;
+    }
+    v->writing = 1;
+    return 0;
+}
+
+int sg_kv_val_written(sg_kv_store *st, sg_kv_val *v, int complete) {
+    v->writing = 0;
+    if (v->dropped) {
+        val_release_memory(st, v);
+        arriving_unlink(st, v);
+        return -1;
+    }
+    if (complete) arriving_unlink(st, v);
+    return 0;
 }
 
 void sg_kv_val_ref(sg_kv_val *v) { v->refs++; }
 
 void sg_kv_val_unref(sg_kv_store *st, sg_kv_val *v) {
     if (--v->refs) return;
-    sg_kv_slab_release(st->slab, v->ext, v->n_ext);
-    st->st.value_bytes -= v->len;
-    st->st.meta_bytes -= sizeof *v + sg_kv_slab_max_ext(v->len) * sizeof(sg_kv_ext);
-    free(v);
-    if (sg_kv_slab_limit(st->slab) < sg_kv_slab_capacity(st->slab)) release_chunks(st);
+    arriving_unlink(st, v);
+    val_release_memory(st, v);
+    val_free(st, v);
 }
 
 /* Walk the extents covering [off, off + n): fn(region offset, value offset, length). */
@@ -433,6 +520,17 @@ int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err) {
         }
     }
     free(owners);
+    /* An unfinished request must not pin memory above the new budget: its value is
+     * dropped (the request will answer -OOM), now, or right after the copy in progress. */
+    for (sg_kv_val *v = st->arriving, *next; v; v = next) {
+        next = v->anext;
+        if (!above_limit(st, v)) continue;
+        v->dropped = 1;
+        if (!v->writing) {
+            val_release_memory(st, v);
+            arriving_unlink(st, v);
+        }
+    }
     while (sg_kv_slab_used(st->slab) > sg_kv_slab_limit(st->slab) && evict_one(st) == 0) {}
     release_chunks(st);
     return 0;
