@@ -29,32 +29,6 @@ static int parse_memory_opt(const char *v, void *out, sg_err *err) {
     return 0;
 }
 
-/* The password is the file's first line (the rest, a comment say, is ignored). */
-static int read_password(const char *path, char **out, sg_err *err) {
-    sg_buf b = {0};
-    char why[512];
-    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
-        sg_buf_free(&b);
-        return sg_errf(err, "--requirepass-file %s",
-                       sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
-    }
-    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
-    if (nl) b.len = (size_t)(nl - b.data);
-    if (b.len && b.data[b.len - 1] == '\r') b.len--;
-    if (b.data) b.data[b.len] = 0;
-    if (b.len == 0 || strlen(b.data) != b.len) {
-        sg_buf_free(&b);
-        return sg_errf(err,
-                       "--requirepass-file: '%s': its first line holds no password (or a NUL byte)",
-                       path);
-    }
-    struct stat st;
-    if (stat(path, &st) == 0 && (st.st_mode & 077))
-        sg_warn("kvstore", "%s is readable by other users (chmod 600 it)", path);
-    *out = sg_buf_steal(&b);
-    return 0;
-}
-
 /* Each client takes a file descriptor: raise the soft limit to fit maxclients plus a
  * reserve for the server's own, or serve fewer clients (as Redis does). Past the limit
  * accept() would fail, over and over, instead of answering "max number of clients". */
@@ -184,7 +158,7 @@ int sg_cmd_kvstore(int argc, char **argv) {
     maxclients = fit_fd_limit(maxclients, threads);
     sg_err err;
     char *password = NULL;
-    if (passfile && read_password(passfile, &password, &err) != 0)
+    if (passfile && sg_kv_password_file("--requirepass-file", passfile, &password, &err) != 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
     sg_kv_config cfg = {listen,
                         memory,

@@ -204,26 +204,53 @@ static void accept_all(sg_kv_server *s) {
     }
 }
 
-int sg_kv_server_run(sg_kv_server *s, sg_err *err) {
+/* Handle what the acceptor's epoll reports within timeout_ms (-1: wait). */
+static int dispatch(sg_kv_server *s, int timeout_ms, sg_err *err) {
     struct epoll_event evs[8];
-    while (!atomic_load(&s->stopping)) {
-        int n = epoll_wait(s->epfd, evs, 8, -1);
-        if (n < 0 && errno != EINTR) return sg_errf(err, "epoll_wait: %s", strerror(errno));
-        for (int i = 0; i < n; i++) {
-            if (evs[i].data.u64 == 1)
-                accept_all(s);
-            else if (evs[i].data.u64 == 2)
-                atomic_store(&s->stopping, 1);
-            else {
-                uint64_t ticks;
-                if (read(s->timer_fd, &ticks, sizeof ticks) < 0) {}
-                sg_kv_store_lock(s->store);
-                sg_kv_expire_cycle(s->store, 64, sg_kv_now_ms());
-                sg_kv_store_unlock(s->store);
-            }
+    int n = epoll_wait(s->epfd, evs, 8, timeout_ms);
+    if (n < 0 && errno != EINTR) return sg_errf(err, "epoll_wait: %s", strerror(errno));
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u64 == 1)
+            accept_all(s);
+        else if (evs[i].data.u64 == 2)
+            atomic_store(&s->stopping, 1);
+        else {
+            uint64_t ticks;
+            if (read(s->timer_fd, &ticks, sizeof ticks) < 0) {}
+            sg_kv_store_lock(s->store);
+            sg_kv_expire_cycle(s->store, 64, sg_kv_now_ms());
+            sg_kv_store_unlock(s->store);
         }
     }
     return 0;
+}
+
+int sg_kv_server_run(sg_kv_server *s, sg_err *err) {
+    if (s->loop) return sg_errf(err, "the kvstore is attached to a loop; it runs there");
+    while (!atomic_load(&s->stopping))
+        if (dispatch(s, -1, err) != 0) return -1;
+    return 0;
+}
+
+static void on_ready(sg_loop *loop, int fd, unsigned events, void *arg) {
+    (void)loop, (void)fd, (void)events;
+    sg_kv_server *s = arg;
+    sg_err err;
+    if (dispatch(s, 0, &err) != 0) sg_warn("kvstore", "%s", err.msg);
+    if (atomic_load(&s->stopping)) sg_kv_server_detach(s); /* sg_kv_server_stop was called */
+}
+
+int sg_kv_server_attach(sg_kv_server *s, sg_loop *loop, sg_err *err) {
+    if (s->loop) return sg_errf(err, "the kvstore is already attached to a loop");
+    if (sg_loop_fd_watch(loop, s->epfd, SG_EV_READ, on_ready, s, err) != 0) return -1;
+    s->loop = loop;
+    return 0;
+}
+
+void sg_kv_server_detach(sg_kv_server *s) {
+    if (!s->loop) return;
+    sg_loop_fd_unwatch(s->loop, s->epfd);
+    s->loop = NULL;
 }
 
 int sg_kv_server_set_maxmemory(sg_kv_server *s, uint64_t bytes, sg_err *err) {
@@ -238,7 +265,8 @@ void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out) {
     sg_kv_store_lock(s->store);
     sg_kv_get_stats(s->store, &st);
     sg_kv_store_unlock(s->store);
-    *out = (sg_kv_memory){st.capacity, st.maxmemory, st.used, st.released_bytes, st.keys};
+    *out = (sg_kv_memory){st.capacity, st.maxmemory, st.used,    st.released_bytes,         st.keys,
+                          st.hits,     st.misses,    st.evicted, atomic_load(&s->connected)};
 }
 
 void sg_kv_server_stop(sg_kv_server *s) {
@@ -248,6 +276,7 @@ void sg_kv_server_stop(sg_kv_server *s) {
 
 void sg_kv_server_free(sg_kv_server *s) {
     if (!s) return;
+    sg_kv_server_detach(s);
     atomic_store(&s->stopping, 1);
     for (int i = 0; s->ios && i < s->nio; i++) {
         sg_kv_io *io = &s->ios[i];
