@@ -471,6 +471,44 @@ uint64_t sg_kv_expire_cycle(sg_kv_store *st, int budget, int64_t now_ms) {
     return removed;
 }
 
+#define MOVE_WINDOW ((size_t)1 << 20)
+
+/* Move a stored value out of the pages at or above the limit into free pages below it.
+ * Not a value that a reply is still sending (it is read without the lock): -1, as when
+ * there is no room below or the copy fails; the caller evicts it then. */
+static int relocate(sg_kv_store *st, sg_kv_val *v) {
+    if (v->refs > 1 || v->arriving) return -1;
+    uint32_t max_ext = sg_kv_slab_max_ext(v->len);
+    sg_kv_val *to = sg_xcalloc(1, sizeof *to + max_ext * sizeof(sg_kv_ext));
+    int n = sg_kv_slab_alloc(st->slab, v->len, v, to->ext);
+    if (n < 0) {
+        free(to);
+        return -1;
+    }
+    to->len = v->len;
+    to->n_ext = (uint32_t)n;
+    char *win = sg_xmalloc(MOVE_WINDOW);
+    sg_err err;
+    int rc = 0;
+    for (uint64_t off = 0; off < v->len && rc == 0; off += MOVE_WINDOW) {
+        size_t k = v->len - off < MOVE_WINDOW ? (size_t)(v->len - off) : MOVE_WINDOW;
+        rc = sg_kv_val_read(st, v, off, win, k, &err);
+        if (rc == 0) rc = sg_kv_val_write(st, to, off, win, k, &err);
+    }
+    free(win);
+    if (rc != 0) {
+        sg_warn("kvstore", "moving a value below a lowered maxmemory: %s", err.msg);
+        sg_kv_slab_release(st->slab, to->ext, to->n_ext);
+    } else {
+        sg_kv_slab_release(st->slab, v->ext, v->n_ext);
+        memcpy(v->ext, to->ext, (size_t)n * sizeof(sg_kv_ext));
+        v->n_ext = (uint32_t)n;
+        st->st.moved++;
+    }
+    free(to);
+    return rc;
+}
+
 static int cmp_ptr(const void *a, const void *b) {
     uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
     return (x > y) - (x < y);
@@ -508,13 +546,15 @@ int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err) {
         }
     }
     sg_kv_slab_set_limit(st->slab, bytes);
-    /* Whatever lives above the new limit goes first, then the least recently used. */
+    /* Least recently used keys go until the rest fits; the survivors living above the new
+     * limit then move below it (so a shrink evicts by recency, not by address). */
+    while (sg_kv_slab_used(st->slab) > sg_kv_slab_limit(st->slab) && evict_one(st) == 0) {}
     size_t n = sg_kv_slab_owners_above(st->slab, &owners);
     qsort(owners, n, sizeof *owners, cmp_ptr);
     for (size_t i = 0; i < n; i++) {
         if (i && owners[i] == owners[i - 1]) continue;
         sg_kv_val *v = owners[i];
-        if (v->entry) {
+        if (v->entry && relocate(st, v) != 0) {
             remove_entry(st, v->entry);
             st->st.evicted++;
         }
@@ -548,7 +588,7 @@ void sg_kv_get_stats(sg_kv_store *st, sg_kv_stats *out) {
 }
 
 void sg_kv_reset_stats(sg_kv_store *st) {
-    st->st.hits = st->st.misses = st->st.evicted = st->st.expired = 0;
+    st->st.hits = st->st.misses = st->st.evicted = st->st.expired = st->st.moved = 0;
 }
 
 void sg_kv_store_free(sg_kv_store *st) {

@@ -57,6 +57,7 @@ enum { SG_KV_NX = 1, SG_KV_XX = 2, SG_KV_KEEPTTL = 4 };
 typedef struct sg_kv_stats {
     uint64_t keys, expires;
     uint64_t hits, misses, evicted, expired;
+    uint64_t moved; /* values moved below a lowered maxmemory instead of evicted */
     uint64_t used, maxmemory, capacity; /* region bytes */
     uint64_t value_bytes;               /* bytes of live values (incl. in flight) */
     uint64_t meta_bytes;                /* host bytes of keys and bookkeeping */
@@ -128,7 +129,9 @@ void sg_kv_flush(sg_kv_store *st);
 /* Check up to `budget` keys for expiry; returns how many were removed. */
 uint64_t sg_kv_expire_cycle(sg_kv_store *st, int budget, int64_t now_ms);
 
-/* bytes == 0: the whole region. Evicts (or with noeviction refuses) when lowering; an
+/* bytes == 0: the whole region. Lowering evicts least-recently-used keys until the rest
+ * fits (with noeviction it refuses instead), then moves the values that still live above
+ * the new limit into free pages below it (a value a reply is sending is evicted); an
  * arriving value with memory above the new limit is dropped (its memory freed at once,
  * or right after the copy in progress), so memory pinned by unfinished requests never
  * outlives a lowered budget. */

@@ -282,6 +282,33 @@ static void shrink_drops_arriving_values(void **state) {
     assert_int_equal(s.value_bytes, 0);
 }
 
+/* A shrink evicts by recency, not by address: the most recently used key, living in the
+ * top pages, moves below the new limit with its bytes intact. */
+static void shrink_keeps_recent_keys_above_the_limit(void **state) {
+    fixture *f = *state;
+    char *data = malloc(MiB - 64);
+    for (uint64_t i = 0; i < MiB - 64; i++) data[i] = (char)(i * 31 + 7);
+    fill(f->st, 13);
+    put(f->st, "hot", data, MiB - 64, 20); /* page 13 */
+    sg_err err;
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 8 * MiB, &err), 0);
+    sg_kv_val *v = sg_kv_get(f->st, "hot", 3, 21);
+    assert_non_null(v);
+    assert_true(v->ext[0].off + v->ext[0].len <= 8 * MiB);
+    char *back = malloc(MiB - 64);
+    assert_int_equal(sg_kv_val_read(f->st, v, 0, back, MiB - 64, &err), 0);
+    assert_memory_equal(back, data, MiB - 64);
+    assert_null(sg_kv_get(f->st, "m0", 2, 22)); /* the least recently used went */
+    assert_non_null(sg_kv_get(f->st, "m12", 3, 22));
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_true(s.used <= 8 * MiB);
+    assert_true(s.moved >= 1);
+    assert_int_equal(s.released_bytes, 8 * MiB);
+    free(back);
+    free(data);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(set_get_roundtrip, setup, teardown),
@@ -293,6 +320,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(value_in_flight_across_a_shrink, setup, teardown),
         cmocka_unit_test_setup_teardown(arriving_value_reserves_as_bytes_come, setup, teardown),
         cmocka_unit_test_setup_teardown(shrink_drops_arriving_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(shrink_keeps_recent_keys_above_the_limit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
