@@ -81,9 +81,12 @@ typedef struct sg_kv_memory {
     uint64_t used;     /* region bytes in use (whole 1 MiB pages) */
     uint64_t released; /* region bytes given back to the backend */
     uint64_t keys;
-    uint64_t hits, misses; /* lookups (GET, EXISTS, ...) that found / missed a key */
-    uint64_t evicted;      /* keys evicted for room or by a lowered budget */
-    uint64_t connected;    /* clients connected now */
+    uint64_t hits, misses;  /* lookups (GET, EXISTS, ...) that found / missed a key */
+    uint64_t evicted;       /* keys evicted for room or by a lowered budget */
+    uint64_t connected;     /* clients connected now */
+    uint64_t free_at_start; /* the backend's free memory before the region was taken (a
+                               GPU's free memory; host: MemAvailable): the memory that the
+                               kvstore and the node's jobs share, for the budget policy */
 } sg_kv_memory;
 void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out); /* thread-safe */
 

@@ -265,8 +265,16 @@ void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out) {
     sg_kv_store_lock(s->store);
     sg_kv_get_stats(s->store, &st);
     sg_kv_store_unlock(s->store);
-    *out = (sg_kv_memory){st.capacity, st.maxmemory, st.used,    st.released_bytes,         st.keys,
-                          st.hits,     st.misses,    st.evicted, atomic_load(&s->connected)};
+    *out = (sg_kv_memory){.capacity = st.capacity,
+                          .limit = st.maxmemory,
+                          .used = st.used,
+                          .released = st.released_bytes,
+                          .keys = st.keys,
+                          .hits = st.hits,
+                          .misses = st.misses,
+                          .evicted = st.evicted,
+                          .connected = atomic_load(&s->connected),
+                          .free_at_start = s->be->free_at_start};
 }
 
 void sg_kv_server_stop(sg_kv_server *s) {

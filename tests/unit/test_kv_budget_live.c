@@ -107,6 +107,7 @@ static void budget_follows_a_real_job(void **st) {
     assert_int_equal(sg_kv_server_attach(srv, loop, &err), -1);
     sg_kv_memory m;
     sg_kv_server_memory(srv, &m);
+    assert_true(m.free_at_start > 0); /* what a GPU agent's policy shares with jobs */
     sg_pool_kv_budget_set_capacity(&b, m.capacity);
     assert_int_equal(b.budget, 96 * MiB);
     int port = sg_kv_server_port(srv);
@@ -114,13 +115,14 @@ static void budget_follows_a_real_job(void **st) {
     snprintf(cli, sizeof cli, "redis-cli -p %d -a s3cret --no-auth-warning", port);
 
     /* Fill: 80 values of 1 MiB through redis-cli --pipe. */
-    snprintf(cmd, sizeof cmd,
-             "python3 -c 'import sys,os\n"
-             "for i in range(80):\n"
-             "    v=os.urandom(1<<20)\n"
-             "    sys.stdout.buffer.write(b\"*3\\r\\n$3\\r\\nSET\\r\\n$%%d\\r\\nk%%d\\r\\n$%%d\\r\\n\" "
-             "%% (len(str(i))+1, i, len(v)) + v + b\"\\r\\n\")' | %s --pipe > %s/fill.out 2>&1",
-             cli, tmp);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 -c 'import sys,os\n"
+        "for i in range(80):\n"
+        "    v=os.urandom(1<<20)\n"
+        "    sys.stdout.buffer.write(b\"*3\\r\\n$3\\r\\nSET\\r\\n$%%d\\r\\nk%%d\\r\\n$%%d\\r\\n\" "
+        "%% (len(str(i))+1, i, len(v)) + v + b\"\\r\\n\")' | %s --pipe > %s/fill.out 2>&1",
+        cli, tmp);
     int status = serve_until_exit(loop, sh(cmd));
     assert_int_equal(WEXITSTATUS(status), 0);
     sg_kv_server_memory(srv, &m);
@@ -190,13 +192,14 @@ static void budget_follows_a_real_job(void **st) {
     free(big);
     snprintf(path, sizeof path, "%s/.venv/bin/python", root);
     if (access(path, X_OK) == 0) {
-        snprintf(cmd, sizeof cmd,
-                 "%s -c 'import redis,sys\n"
-                 "r=redis.Redis(port=%d,password=\"s3cret\")\n"
-                 "r.set(\"py\", b\"v\"*300000)\n"
-                 "sys.exit(0 if r.get(\"py\")==b\"v\"*300000 and r.strlen(\"big\")==41943040 else 3)'"
-                 " > %s/py.out 2>&1 || { grep -q No.module %s/py.out && exit 0; exit 1; }",
-                 path, port, tmp, tmp);
+        snprintf(
+            cmd, sizeof cmd,
+            "%s -c 'import redis,sys\n"
+            "r=redis.Redis(port=%d,password=\"s3cret\")\n"
+            "r.set(\"py\", b\"v\"*300000)\n"
+            "sys.exit(0 if r.get(\"py\")==b\"v\"*300000 and r.strlen(\"big\")==41943040 else 3)'"
+            " > %s/py.out 2>&1 || { grep -q No.module %s/py.out && exit 0; exit 1; }",
+            path, port, tmp, tmp);
         assert_int_equal(WEXITSTATUS(serve_until_exit(loop, sh(cmd))), 0);
     }
 
@@ -208,10 +211,12 @@ static void budget_follows_a_real_job(void **st) {
     char *seen = slurp(path);
     /* The budget the clients saw, in order: the whole, the shrunk, the whole again. */
     char shrunk[32];
-    snprintf(shrunk, sizeof shrunk, "\n%llu\n", (unsigned long long)((96 * MiB - need) & ~(MiB - 1)));
+    snprintf(shrunk, sizeof shrunk, "\n%llu\n",
+             (unsigned long long)((96 * MiB - need) & ~(MiB - 1)));
     const char *a = strstr(seen, "\n100663296\n"), *s = a ? strstr(a, shrunk) : NULL;
     const char *back = s ? strstr(s, "\n100663296\n") : NULL;
-    if (!a || !s || !back) fail_msg("redis-cli did not see 96M, %s, 96M in turn:\n%.2000s", shrunk, seen);
+    if (!a || !s || !back)
+        fail_msg("redis-cli did not see 96M, %s, 96M in turn:\n%.2000s", shrunk, seen);
     assert_null(strstr(seen, "rror"));
     free(seen);
     snprintf(path, sizeof path, "%s/w2.out", tmp);
