@@ -62,7 +62,8 @@ uint64_t sg_pool_kv_budget_free(const sg_pool_kv_budget *b) {
 
 static int move(sg_pool_kv_budget *b, uint64_t need, uint64_t free_before, sg_pool_kv_change *ch) {
     uint64_t to = target(b);
-    *ch = (sg_pool_kv_change){.from = b->budget, .to = to, .need = need, .free_before = free_before};
+    *ch =
+        (sg_pool_kv_change){.from = b->budget, .to = to, .need = need, .free_before = free_before};
     if (to < b->budget) {
         uint64_t given = b->budget - to;
         ch->deficit = need > free_before ? need - free_before : 0;
