@@ -29,9 +29,11 @@ typedef struct sg_kv_backend_ops {
 } sg_kv_backend_ops;
 
 struct sg_kv_backend {
-    char name[64];     /* "host", "host-staged", "cuda:0 (NVIDIA H100 ...)" */
-    char detail[160];  /* one line for logs and INFO: huge pages, device memory, ... */
-    uint64_t capacity; /* bytes */
+    char name[64];          /* "host", "host-staged", "cuda:0 (NVIDIA H100 ...)" */
+    char detail[160];       /* one line for logs and INFO: huge pages, device memory, ... */
+    uint64_t capacity;      /* bytes */
+    uint64_t free_at_start; /* memory free before the region was taken: the GPU's free
+                               memory (cuda), MemAvailable (host) */
     uint64_t chunk_bytes;
     char *host_base; /* NULL unless the region is host-addressable */
     const sg_kv_backend_ops *ops;

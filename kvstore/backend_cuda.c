@@ -150,6 +150,7 @@ int sg_kv_backend_cuda_open(int device, uint64_t bytes, sg_kv_backend **out, sg_
         goto fail;
     }
     b->capacity = bytes;
+    b->free_at_start = free_b;
     b->chunk_bytes = CHUNK;
     c->nchunks = (uint32_t)(bytes / CHUNK);
     c->chunks = sg_xcalloc(c->nchunks, sizeof *c->chunks);

@@ -57,7 +57,8 @@ static uint64_t mem_available(void) {
 }
 
 int sg_kv_backend_host_open(uint64_t bytes, int staged, sg_kv_backend **out, sg_err *err) {
-    if (bytes == 0) bytes = mem_available() / 2;
+    uint64_t avail = mem_available();
+    if (bytes == 0) bytes = avail / 2;
     uint64_t asked = bytes; /* the message names it, not the rounded-down 0 */
     bytes &= ~(HUGE_2M - 1);
     if (bytes < HUGE_2M)
@@ -86,6 +87,7 @@ int sg_kv_backend_host_open(uint64_t bytes, int staged, sg_kv_backend **out, sg_
              hugetlb ? "explicit 2 MiB huge pages" : "4 KiB pages");
     b->ops = &host_ops;
     b->capacity = bytes;
+    b->free_at_start = avail;
     b->chunk_bytes = HUGE_2M;
     b->host_base = staged ? NULL : p;
     b->impl = p;

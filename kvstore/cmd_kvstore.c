@@ -29,32 +29,6 @@ static int parse_memory_opt(const char *v, void *out, sg_err *err) {
     return 0;
 }
 
-/* The password is the file's first line (the rest, a comment say, is ignored). */
-static int read_password(const char *path, char **out, sg_err *err) {
-    sg_buf b = {0};
-    char why[512];
-    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
-        sg_buf_free(&b);
-        return sg_errf(err, "--requirepass-file %s",
-                       sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
-    }
-    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
-    if (nl) b.len = (size_t)(nl - b.data);
-    if (b.len && b.data[b.len - 1] == '\r') b.len--;
-    if (b.data) b.data[b.len] = 0;
-    if (b.len == 0 || strlen(b.data) != b.len) {
-        sg_buf_free(&b);
-        return sg_errf(err,
-                       "--requirepass-file: '%s': its first line holds no password (or a NUL byte)",
-                       path);
-    }
-    struct stat st;
-    if (stat(path, &st) == 0 && (st.st_mode & 077))
-        sg_warn("kvstore", "%s is readable by other users (chmod 600 it)", path);
-    *out = sg_buf_steal(&b);
-    return 0;
-}
-
 /* Each client takes a file descriptor: raise the soft limit to fit maxclients plus a
  * reserve for the server's own, or serve fewer clients (as Redis does). Past the limit
  * accept() would fail, over and over, instead of answering "max number of clients". */
@@ -112,7 +86,8 @@ int sg_cmd_kvstore(int argc, char **argv) {
      * redis-benchmark for them in bench-kv. */
     int64_t ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int64_t threads = ncpu < 8 ? 1 : ncpu < 16 ? ncpu / 4 : 4;
-    int64_t maxclients = 10000, idle_ns = 0;
+    int64_t maxclients = 10000, idle_ns = 0,
+            request_ns = (int64_t)SG_KV_DEFAULT_REQUEST_TIMEOUT_MS * 1000000;
     int memory_given = 0;
     const sg_opt opts[] = {
         {"listen", SG_OPT_STR, &listen, "HOST:PORT",
@@ -136,6 +111,10 @@ int sg_cmd_kvstore(int argc, char **argv) {
          "64M", NULL, 0},
         {"timeout", SG_OPT_DURATION, &idle_ns, "DURATION",
          "close connections idle this long (0: never)", "0", NULL, 0},
+        {"request-timeout", SG_OPT_DURATION, &request_ns, "DURATION",
+         "close a client that sends nothing for this long in the middle of a request (a value "
+         "half sent holds memory) or does not read its replies (0: never)",
+         "30s", NULL, 0},
         {"self-test", SG_OPT_SIZE, &test_bytes, "SIZE",
          "instead of serving: write SIZE bytes through the backend, read them back, compare and "
          "print the copy rates",
@@ -179,11 +158,18 @@ int sg_cmd_kvstore(int argc, char **argv) {
     maxclients = fit_fd_limit(maxclients, threads);
     sg_err err;
     char *password = NULL;
-    if (passfile && read_password(passfile, &password, &err) != 0)
+    if (passfile && sg_kv_password_file("--requirepass-file", passfile, &password, &err) != 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
-    sg_kv_config cfg = {listen,       memory,          backend,           password,
-                        (int)threads, (int)maxclients, idle_ns / 1000000, 0,
-                        reply_limit};
+    sg_kv_config cfg = {listen,
+                        memory,
+                        backend,
+                        password,
+                        (int)threads,
+                        (int)maxclients,
+                        idle_ns / 1000000,
+                        0,
+                        reply_limit,
+                        request_ns ? (request_ns + 999999) / 1000000 : -1};
     if (getrandom(&cfg.hash_seed, sizeof cfg.hash_seed, 0) != sizeof cfg.hash_seed)
         cfg.hash_seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     sigset_t set;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -265,13 +266,51 @@ static void rx_done(sg_kv_conn *c) {
     sg_kv_parse_external(&c->p);
 }
 
+/* The value being received cannot be kept (no room, or a lowered maxmemory dropped
+ * it): the rest of its bytes are read and dropped and the request answers -OOM. Store
+ * lock held. */
+static void rx_drop(sg_kv_conn *c, const sg_err *why) {
+    snprintf(c->req_err, sizeof c->req_err,
+             "OOM command not allowed when used memory > 'maxmemory' (%s)", why->msg);
+    if (c->rx) sg_kv_val_unref(c->srv->store, c->rx);
+    c->rx = NULL;
+    c->rx_discard = 1;
+}
+
+/* Room in the value for its bytes up to `upto`, reserved as they arrive so that an
+ * unfinished request pins no more than it sent. 0: copy into it now (then rx_written);
+ * -1: the value was dropped. */
+static int rx_reserve(sg_kv_conn *c, uint64_t upto) {
+    if (c->rx_discard) return -1;
+    sg_err err;
+    sg_kv_store_lock(c->srv->store);
+    int rc = sg_kv_val_reserve(c->srv->store, c->rx, upto, &err);
+    if (rc != 0) rx_drop(c, &err);
+    sg_kv_store_unlock(c->srv->store);
+    return rc;
+}
+
+static void rx_written(sg_kv_conn *c, uint64_t got) {
+    sg_kv_store_lock(c->srv->store);
+    if (sg_kv_val_written(c->srv->store, c->rx, got == c->rx_len) != 0) {
+        sg_err err;
+        sg_errf(&err, "maxmemory was lowered while the value arrived");
+        rx_drop(c, &err);
+    }
+    sg_kv_store_unlock(c->srv->store);
+}
+
 /* Copy/write n bytes received for the out-of-band value (unless discarding). */
 static int rx_store(sg_kv_conn *c, const char *src, size_t n) {
-    sg_err err;
-    if (!c->rx_discard && sg_kv_val_write(c->srv->store, c->rx, c->rx_got, src, n, &err) != 0) {
-        sg_error("kvstore", "writing a value to the backend: %s", err.msg);
-        c->dead = 1;
-        return -1;
+    if (rx_reserve(c, c->rx_got + n) == 0) {
+        sg_err err;
+        int rc = sg_kv_val_write(c->srv->store, c->rx, c->rx_got, src, n, &err);
+        rx_written(c, c->rx_got + n);
+        if (rc != 0) {
+            sg_error("kvstore", "writing a value to the backend: %s", err.msg);
+            c->dead = 1;
+            return -1;
+        }
     }
     c->rx_got += n;
     return 0;
@@ -292,26 +331,23 @@ static void start_external(sg_kv_conn *c) {
     uint64_t len = (uint64_t)c->p.bulk_len;
     sg_err err;
     sg_kv_store_lock(c->srv->store);
-    c->rx = sg_kv_val_new(c->srv->store, len, &err);
+    c->rx = sg_kv_val_new_arriving(c->srv->store, len, &err);
     sg_kv_store_unlock(c->srv->store);
     c->rx_len = len;
     c->rx_got = 0;
     c->rx_arg = c->p.nargs;
-    c->rx_discard = c->rx == NULL;
+    c->rx_discard = 0;
     c->rx_active = 1;
-    if (c->rx_discard)
-        snprintf(c->req_err, sizeof c->req_err,
-                 "OOM command not allowed when used memory > 'maxmemory' (%s)", err.msg);
+    if (!c->rx) {
+        sg_kv_store_lock(c->srv->store);
+        rx_drop(c, &err);
+        sg_kv_store_unlock(c->srv->store);
+    }
     /* The body's first bytes may be in the buffer already: move them over. */
     size_t have = c->in.len - c->in_off - c->p.pos;
     size_t take = have < len ? have : (size_t)len;
     char *body = c->in.data + c->in_off + c->p.pos;
-    if (take) {
-        if (c->rx_discard)
-            c->rx_got += take;
-        else if (rx_store(c, body, take) != 0)
-            return;
-    }
+    if (take && rx_store(c, body, take) != 0) return;
     memmove(body, body + take, have - take);
     c->in.len -= take;
     if (c->rx_got == c->rx_len) rx_done(c);
@@ -346,17 +382,28 @@ static int process(sg_kv_conn *c) {
     return paused;
 }
 
+/* Bytes the socket holds now (at least 1: a wake-up with none is an EOF or an error,
+ * which the read then reports). */
+static uint64_t socket_pending(int fd) {
+    int n = 0;
+    if (ioctl(fd, FIONREAD, &n) != 0 || n < 1) return 1;
+    return (uint64_t)n;
+}
+
 /* Receive the out-of-band value; a few reads per wake-up while the socket has data. */
 static void read_external(sg_kv_conn *c) {
     for (int round = 0; round < 8 && c->rx_active && !c->dead; round++) {
         uint64_t left = c->rx_len - c->rx_got, asked;
         ssize_t n;
-        if (host_direct(c) && !c->rx_discard) {
+        /* Region memory only for the bytes that are here (the last page partly ahead). */
+        uint64_t avail = socket_pending(c->fd);
+        if (host_direct(c) && rx_reserve(c, c->rx_got + (avail < left ? avail : left)) == 0) {
             struct iovec iov[MAX_IOV];
             int k = sg_kv_val_iov(c->srv->store, c->rx, c->rx_got, left, iov, MAX_IOV);
             asked = 0;
             for (int i = 0; i < k; i++) asked += iov[i].iov_len;
             n = readv(c->fd, iov, k);
+            rx_written(c, c->rx_got + (n > 0 ? (uint64_t)n : 0));
             if (n > 0) c->rx_got += (uint64_t)n;
         } else {
             char *win = ensure_stage(c, &c->rx_stage);

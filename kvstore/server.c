@@ -19,14 +19,21 @@
 
 #define CRON_MS 100
 
+/* Inside a request (part of one buffered, a value arriving) or with replies unsent. */
+static int mid_request(const sg_kv_conn *c) {
+    return c->rx_active || c->in.len > c->in_off || c->out_sent < c->out.len || c->ov_head < c->nov;
+}
+
 static void close_idle(sg_kv_io *io, int64_t now) {
-    int64_t limit = io->srv->cfg.idle_timeout_ms;
-    if (limit <= 0) return;
+    int64_t idle = io->srv->cfg.idle_timeout_ms, stalled = io->srv->cfg.request_timeout_ms;
     for (sg_kv_conn *c = io->conns, *next; c; c = next) {
         next = c->next;
         /* As in Redis, a client stalled inside a request or not reading its replies is
-         * idle too: closing it frees what its values hold. */
-        if (now - c->last_ms > limit) {
+         * idle too; and such a client is closed after request_timeout_ms even when idle
+         * clients are kept: what it holds (a value half received, replies pinning evicted
+         * values) is freed. */
+        int64_t quiet = now - c->last_ms;
+        if ((idle > 0 && quiet > idle) || (stalled > 0 && quiet > stalled && mid_request(c))) {
             atomic_fetch_add(&io->srv->idle_closed, 1);
             sg_kv_conn_close(c);
         }
@@ -90,6 +97,7 @@ int sg_kv_server_start(const sg_kv_config *cfg, sg_kv_server **out, sg_err *err)
     sg_kv_server *s = sg_xcalloc(1, sizeof *s);
     s->cfg = *cfg;
     if (!s->cfg.reply_limit) s->cfg.reply_limit = SG_KV_DEFAULT_REPLY_LIMIT;
+    if (!s->cfg.request_timeout_ms) s->cfg.request_timeout_ms = SG_KV_DEFAULT_REQUEST_TIMEOUT_MS;
     s->lfd = s->stop_fd = s->timer_fd = s->epfd = -1;
     *out = NULL;
     if (cfg->io_threads < 1 || cfg->io_threads > 256) {
@@ -196,26 +204,53 @@ static void accept_all(sg_kv_server *s) {
     }
 }
 
-int sg_kv_server_run(sg_kv_server *s, sg_err *err) {
+/* Handle what the acceptor's epoll reports within timeout_ms (-1: wait). */
+static int dispatch(sg_kv_server *s, int timeout_ms, sg_err *err) {
     struct epoll_event evs[8];
-    while (!atomic_load(&s->stopping)) {
-        int n = epoll_wait(s->epfd, evs, 8, -1);
-        if (n < 0 && errno != EINTR) return sg_errf(err, "epoll_wait: %s", strerror(errno));
-        for (int i = 0; i < n; i++) {
-            if (evs[i].data.u64 == 1)
-                accept_all(s);
-            else if (evs[i].data.u64 == 2)
-                atomic_store(&s->stopping, 1);
-            else {
-                uint64_t ticks;
-                if (read(s->timer_fd, &ticks, sizeof ticks) < 0) {}
-                sg_kv_store_lock(s->store);
-                sg_kv_expire_cycle(s->store, 64, sg_kv_now_ms());
-                sg_kv_store_unlock(s->store);
-            }
+    int n = epoll_wait(s->epfd, evs, 8, timeout_ms);
+    if (n < 0 && errno != EINTR) return sg_errf(err, "epoll_wait: %s", strerror(errno));
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u64 == 1)
+            accept_all(s);
+        else if (evs[i].data.u64 == 2)
+            atomic_store(&s->stopping, 1);
+        else {
+            uint64_t ticks;
+            if (read(s->timer_fd, &ticks, sizeof ticks) < 0) {}
+            sg_kv_store_lock(s->store);
+            sg_kv_expire_cycle(s->store, 64, sg_kv_now_ms());
+            sg_kv_store_unlock(s->store);
         }
     }
     return 0;
+}
+
+int sg_kv_server_run(sg_kv_server *s, sg_err *err) {
+    if (s->loop) return sg_errf(err, "the kvstore is attached to a loop; it runs there");
+    while (!atomic_load(&s->stopping))
+        if (dispatch(s, -1, err) != 0) return -1;
+    return 0;
+}
+
+static void on_ready(sg_loop *loop, int fd, unsigned events, void *arg) {
+    (void)loop, (void)fd, (void)events;
+    sg_kv_server *s = arg;
+    sg_err err;
+    if (dispatch(s, 0, &err) != 0) sg_warn("kvstore", "%s", err.msg);
+    if (atomic_load(&s->stopping)) sg_kv_server_detach(s); /* sg_kv_server_stop was called */
+}
+
+int sg_kv_server_attach(sg_kv_server *s, sg_loop *loop, sg_err *err) {
+    if (s->loop) return sg_errf(err, "the kvstore is already attached to a loop");
+    if (sg_loop_fd_watch(loop, s->epfd, SG_EV_READ, on_ready, s, err) != 0) return -1;
+    s->loop = loop;
+    return 0;
+}
+
+void sg_kv_server_detach(sg_kv_server *s) {
+    if (!s->loop) return;
+    sg_loop_fd_unwatch(s->loop, s->epfd);
+    s->loop = NULL;
 }
 
 int sg_kv_server_set_maxmemory(sg_kv_server *s, uint64_t bytes, sg_err *err) {
@@ -230,7 +265,16 @@ void sg_kv_server_memory(sg_kv_server *s, sg_kv_memory *out) {
     sg_kv_store_lock(s->store);
     sg_kv_get_stats(s->store, &st);
     sg_kv_store_unlock(s->store);
-    *out = (sg_kv_memory){st.capacity, st.maxmemory, st.used, st.released_bytes, st.keys};
+    *out = (sg_kv_memory){.capacity = st.capacity,
+                          .limit = st.maxmemory,
+                          .used = st.used,
+                          .released = st.released_bytes,
+                          .keys = st.keys,
+                          .hits = st.hits,
+                          .misses = st.misses,
+                          .evicted = st.evicted,
+                          .connected = atomic_load(&s->connected),
+                          .free_at_start = s->be->free_at_start};
 }
 
 void sg_kv_server_stop(sg_kv_server *s) {
@@ -240,6 +284,7 @@ void sg_kv_server_stop(sg_kv_server *s) {
 
 void sg_kv_server_free(sg_kv_server *s) {
     if (!s) return;
+    sg_kv_server_detach(s);
     atomic_store(&s->stopping, 1);
     for (int i = 0; s->ios && i < s->nio; i++) {
         sg_kv_io *io = &s->ios[i];

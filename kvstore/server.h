@@ -87,6 +87,7 @@ struct sg_kv_server {
     char *password;
     size_t passlen;
     int64_t start_ms;
+    sg_loop *loop; /* attached to the embedder's loop (sg_kv_server_attach), or NULL */
     atomic_int stopping;
     atomic_uint_fast64_t next_id, connected, total_conns, total_cmds, rejected, idle_closed;
 };

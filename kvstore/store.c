@@ -17,6 +17,7 @@ struct sg_kv_store {
     sg_kv_entry **buckets;
     uint64_t nbuckets, count, expires;
     sg_kv_entry *lru_head, *lru_tail; /* head: most recently used */
+    sg_kv_val *arriving;              /* values whose bytes are still coming in */
     uint64_t expire_cursor;
     sg_kv_stats st;
 };
@@ -102,45 +103,131 @@ static int evict_one(sg_kv_store *st) {
     return 0;
 }
 
-sg_kv_val *sg_kv_val_new(sg_kv_store *st, uint64_t len, sg_err *err) {
+/* Allocate n bytes for v into ext, evicting least-recently-used keys until they fit.
+ * Returns the extent count, or -1 with a message. */
+static int alloc_evicting(sg_kv_store *st, sg_kv_val *v, uint64_t n, sg_kv_ext *ext, uint64_t whole,
+                          sg_err *err) {
+    int k;
+    while ((k = sg_kv_slab_alloc(st->slab, n, v, ext)) < 0) {
+        if (st->st.policy == SG_KV_NOEVICTION || evict_one(st) != 0) {
+            sg_errf(err, "no room for a value of %llu bytes: %llu of %llu bytes used%s",
+                    (unsigned long long)whole, (unsigned long long)sg_kv_slab_used(st->slab),
+                    (unsigned long long)sg_kv_slab_limit(st->slab),
+                    st->st.policy == SG_KV_NOEVICTION ? " and the policy is noeviction"
+                                                      : " by values in flight");
+            return -1;
+        }
+    }
+    return k;
+}
+
+static sg_kv_val *val_alloc(sg_kv_store *st, uint64_t len, sg_err *err) {
     uint64_t limit = sg_kv_slab_limit(st->slab);
-    uint32_t max_ext = sg_kv_slab_max_ext(len);
     if (len > limit) {
         sg_errf(err, "a value of %llu bytes is larger than maxmemory (%llu bytes)",
                 (unsigned long long)len, (unsigned long long)limit);
         return NULL;
     }
-    sg_kv_val *v = sg_xmalloc(sizeof *v + max_ext * sizeof(sg_kv_ext));
-    int n;
-    while ((n = sg_kv_slab_alloc(st->slab, len, v, v->ext)) < 0) {
-        if (st->st.policy == SG_KV_NOEVICTION || evict_one(st) != 0) {
-            sg_errf(err, "no room for a value of %llu bytes: %llu of %llu bytes used%s",
-                    (unsigned long long)len, (unsigned long long)sg_kv_slab_used(st->slab),
-                    (unsigned long long)limit,
-                    st->st.policy == SG_KV_NOEVICTION ? " and the policy is noeviction"
-                                                      : " by values still being sent");
-            free(v);
-            return NULL;
-        }
-    }
+    uint32_t max_ext = sg_kv_slab_max_ext(len);
+    sg_kv_val *v = sg_xcalloc(1, sizeof *v + max_ext * sizeof(sg_kv_ext));
     v->len = len;
     v->refs = 1;
-    v->n_ext = (uint32_t)n;
-    v->entry = NULL;
-    st->st.value_bytes += len;
     st->st.meta_bytes += sizeof *v + max_ext * sizeof(sg_kv_ext);
     return v;
+}
+
+static void val_free(sg_kv_store *st, sg_kv_val *v) {
+    st->st.meta_bytes -= sizeof *v + sg_kv_slab_max_ext(v->len) * sizeof(sg_kv_ext);
+    free(v);
+}
+
+sg_kv_val *sg_kv_val_new(sg_kv_store *st, uint64_t len, sg_err *err) {
+    sg_kv_val *v = val_alloc(st, len, err);
+    if (!v) return NULL;
+    int n = alloc_evicting(st, v, len, v->ext, len, err);
+    if (n < 0) {
+        val_free(st, v);
+        return NULL;
+    }
+    v->n_ext = (uint32_t)n;
+    v->room = len;
+    st->st.value_bytes += len;
+    return v;
+}
+
+static void arriving_unlink(sg_kv_store *st, sg_kv_val *v) {
+    if (!v->arriving) return;
+    if (v->aprev)
+        v->aprev->anext = v->anext;
+    else
+        st->arriving = v->anext;
+    if (v->anext) v->anext->aprev = v->aprev;
+    v->aprev = v->anext = NULL;
+    v->arriving = 0;
+}
+
+/* Give the value's region memory back (it keeps its references). */
+static void val_release_memory(sg_kv_store *st, sg_kv_val *v) {
+    sg_kv_slab_release(st->slab, v->ext, v->n_ext);
+    st->st.value_bytes -= v->room;
+    v->n_ext = 0;
+    v->room = 0;
+    if (sg_kv_slab_limit(st->slab) < sg_kv_slab_capacity(st->slab)) release_chunks(st);
+}
+
+sg_kv_val *sg_kv_val_new_arriving(sg_kv_store *st, uint64_t len, sg_err *err) {
+    sg_kv_val *v = val_alloc(st, len, err);
+    if (!v) return NULL;
+    v->arriving = 1;
+    v->anext = st->arriving;
+    if (st->arriving) st->arriving->aprev = v;
+    st->arriving = v;
+    return v;
+}
+
+int sg_kv_val_reserve(sg_kv_store *st, sg_kv_val *v, uint64_t upto, sg_err *err) {
+    if (v->dropped)
+        return sg_errf(err, "maxmemory was lowered to %llu bytes while the value arrived",
+                       (unsigned long long)sg_kv_slab_limit(st->slab));
+    if (upto > v->len) upto = v->len;
+    /* The value's whole pages come one step at a time, then its tail: the extents end up
+     * exactly as sg_kv_slab_alloc would lay out the whole value (at most max_ext). */
+    uint64_t whole = v->len & ~(SG_KV_PAGE - 1);
+    while (v->room < upto) {
+        uint64_t n = v->room < whole ? (upto < whole ? upto : whole) - v->room : v->len - v->room;
+        if (v->room < whole) n = (n + SG_KV_PAGE - 1) & ~(SG_KV_PAGE - 1);
+        int k = alloc_evicting(st, v, n, v->ext + v->n_ext, v->len, err);
+        if (k < 0) {
+            val_release_memory(st, v);
+            arriving_unlink(st, v);
+            return -1;
+        }
+        v->n_ext += (uint32_t)k;
+        v->room += n;
+        st->st.value_bytes += n;
+    }
+    v->writing = 1;
+    return 0;
+}
+
+int sg_kv_val_written(sg_kv_store *st, sg_kv_val *v, int complete) {
+    v->writing = 0;
+    if (v->dropped) {
+        val_release_memory(st, v);
+        arriving_unlink(st, v);
+        return -1;
+    }
+    if (complete) arriving_unlink(st, v);
+    return 0;
 }
 
 void sg_kv_val_ref(sg_kv_val *v) { v->refs++; }
 
 void sg_kv_val_unref(sg_kv_store *st, sg_kv_val *v) {
     if (--v->refs) return;
-    sg_kv_slab_release(st->slab, v->ext, v->n_ext);
-    st->st.value_bytes -= v->len;
-    st->st.meta_bytes -= sizeof *v + sg_kv_slab_max_ext(v->len) * sizeof(sg_kv_ext);
-    free(v);
-    if (sg_kv_slab_limit(st->slab) < sg_kv_slab_capacity(st->slab)) release_chunks(st);
+    arriving_unlink(st, v);
+    val_release_memory(st, v);
+    val_free(st, v);
 }
 
 /* Walk the extents covering [off, off + n): fn(region offset, value offset, length). */
@@ -384,6 +471,44 @@ uint64_t sg_kv_expire_cycle(sg_kv_store *st, int budget, int64_t now_ms) {
     return removed;
 }
 
+#define MOVE_WINDOW ((size_t)1 << 20)
+
+/* Move a stored value out of the pages at or above the limit into free pages below it.
+ * Not a value that a reply is still sending (it is read without the lock): -1, as when
+ * there is no room below or the copy fails; the caller evicts it then. */
+static int relocate(sg_kv_store *st, sg_kv_val *v) {
+    if (v->refs > 1 || v->arriving) return -1;
+    uint32_t max_ext = sg_kv_slab_max_ext(v->len);
+    sg_kv_val *to = sg_xcalloc(1, sizeof *to + max_ext * sizeof(sg_kv_ext));
+    int n = sg_kv_slab_alloc(st->slab, v->len, v, to->ext);
+    if (n < 0) {
+        free(to);
+        return -1;
+    }
+    to->len = v->len;
+    to->n_ext = (uint32_t)n;
+    char *win = sg_xmalloc(MOVE_WINDOW);
+    sg_err err;
+    int rc = 0;
+    for (uint64_t off = 0; off < v->len && rc == 0; off += MOVE_WINDOW) {
+        size_t k = v->len - off < MOVE_WINDOW ? (size_t)(v->len - off) : MOVE_WINDOW;
+        rc = sg_kv_val_read(st, v, off, win, k, &err);
+        if (rc == 0) rc = sg_kv_val_write(st, to, off, win, k, &err);
+    }
+    free(win);
+    if (rc != 0) {
+        sg_warn("kvstore", "moving a value below a lowered maxmemory: %s", err.msg);
+        sg_kv_slab_release(st->slab, to->ext, to->n_ext);
+    } else {
+        sg_kv_slab_release(st->slab, v->ext, v->n_ext);
+        memcpy(v->ext, to->ext, (size_t)n * sizeof(sg_kv_ext));
+        v->n_ext = (uint32_t)n;
+        st->st.moved++;
+    }
+    free(to);
+    return rc;
+}
+
 static int cmp_ptr(const void *a, const void *b) {
     uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
     return (x > y) - (x < y);
@@ -421,18 +546,31 @@ int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err) {
         }
     }
     sg_kv_slab_set_limit(st->slab, bytes);
-    /* Whatever lives above the new limit goes first, then the least recently used. */
+    /* Least recently used keys go until the rest fits; the survivors living above the new
+     * limit then move below it (so a shrink evicts by recency, not by address). */
+    while (sg_kv_slab_used(st->slab) > sg_kv_slab_limit(st->slab) && evict_one(st) == 0) {}
     size_t n = sg_kv_slab_owners_above(st->slab, &owners);
     qsort(owners, n, sizeof *owners, cmp_ptr);
     for (size_t i = 0; i < n; i++) {
         if (i && owners[i] == owners[i - 1]) continue;
         sg_kv_val *v = owners[i];
-        if (v->entry) {
+        if (v->entry && relocate(st, v) != 0) {
             remove_entry(st, v->entry);
             st->st.evicted++;
         }
     }
     free(owners);
+    /* An unfinished request must not pin memory above the new budget: its value is
+     * dropped (the request will answer -OOM), now, or right after the copy in progress. */
+    for (sg_kv_val *v = st->arriving, *next; v; v = next) {
+        next = v->anext;
+        if (!above_limit(st, v)) continue;
+        v->dropped = 1;
+        if (!v->writing) {
+            val_release_memory(st, v);
+            arriving_unlink(st, v);
+        }
+    }
     while (sg_kv_slab_used(st->slab) > sg_kv_slab_limit(st->slab) && evict_one(st) == 0) {}
     release_chunks(st);
     return 0;
@@ -450,7 +588,7 @@ void sg_kv_get_stats(sg_kv_store *st, sg_kv_stats *out) {
 }
 
 void sg_kv_reset_stats(sg_kv_store *st) {
-    st->st.hits = st->st.misses = st->st.evicted = st->st.expired = 0;
+    st->st.hits = st->st.misses = st->st.evicted = st->st.expired = st->st.moved = 0;
 }
 
 void sg_kv_store_free(sg_kv_store *st) {

@@ -31,9 +31,14 @@ typedef struct sg_kv_entry sg_kv_entry;
 
 typedef struct sg_kv_val {
     uint64_t len;
+    uint64_t room; /* bytes with region memory (len, except while arriving) */
     uint32_t refs;
     uint32_t n_ext;
-    sg_kv_entry *entry; /* the key holding it, or NULL */
+    uint8_t arriving; /* its bytes are still being received (see sg_kv_val_new_arriving) */
+    uint8_t writing;  /* its receiver copies into it without the lock right now */
+    uint8_t dropped;  /* a lowered maxmemory took its memory: the request fails */
+    struct sg_kv_val *aprev, *anext; /* the store's list of arriving values */
+    sg_kv_entry *entry;              /* the key holding it, or NULL */
     sg_kv_ext ext[];
 } sg_kv_val;
 
@@ -52,6 +57,7 @@ enum { SG_KV_NX = 1, SG_KV_XX = 2, SG_KV_KEEPTTL = 4 };
 typedef struct sg_kv_stats {
     uint64_t keys, expires;
     uint64_t hits, misses, evicted, expired;
+    uint64_t moved; /* values moved below a lowered maxmemory instead of evicted */
     uint64_t used, maxmemory, capacity; /* region bytes */
     uint64_t value_bytes;               /* bytes of live values (incl. in flight) */
     uint64_t meta_bytes;                /* host bytes of keys and bookkeeping */
@@ -71,6 +77,22 @@ sg_kv_backend *sg_kv_store_backend(sg_kv_store *st);
 /* A new unlinked value of len bytes holding one reference (the caller's); evicts as
  * needed. NULL with a message when it cannot fit. */
 sg_kv_val *sg_kv_val_new(sg_kv_store *st, uint64_t len, sg_err *err);
+/* A value whose bytes are still to arrive over the network: it starts with no region
+ * memory and gets it as the bytes come in (sg_kv_val_reserve), so a client that
+ * announces a 512 MiB value and stalls holds only what it has sent. Fails (NULL, with
+ * a message) only when len is above maxmemory. */
+sg_kv_val *sg_kv_val_new_arriving(sg_kv_store *st, uint64_t len, sg_err *err);
+/* Room for the value's bytes [0, upto) (upto <= len), evicting least-recently-used
+ * keys as needed, and mark the value as being written: the caller then copies into it
+ * without the lock and calls sg_kv_val_written. -1 with a message when the room cannot
+ * be found (noeviction, or the rest is held by other values in flight) or when a lowered
+ * maxmemory dropped the value; the value then holds no region memory and the caller
+ * drops it (unref) and reads the rest of its bytes into nothing. */
+int sg_kv_val_reserve(sg_kv_store *st, sg_kv_val *v, uint64_t upto, sg_err *err);
+/* The copy that sg_kv_val_reserve allowed has ended; complete: all len bytes are in (the
+ * value stops arriving). -1 when maxmemory was lowered under the copy: the value's memory
+ * is freed now and the caller drops it as above. */
+int sg_kv_val_written(sg_kv_store *st, sg_kv_val *v, int complete);
 void sg_kv_val_ref(sg_kv_val *v);
 void sg_kv_val_unref(sg_kv_store *st, sg_kv_val *v);
 
@@ -107,7 +129,12 @@ void sg_kv_flush(sg_kv_store *st);
 /* Check up to `budget` keys for expiry; returns how many were removed. */
 uint64_t sg_kv_expire_cycle(sg_kv_store *st, int budget, int64_t now_ms);
 
-/* bytes == 0: the whole region. Evicts (or with noeviction refuses) when lowering. */
+/* bytes == 0: the whole region. Lowering evicts least-recently-used keys until the rest
+ * fits (with noeviction it refuses instead), then moves the values that still live above
+ * the new limit into free pages below it (a value a reply is sending is evicted); an
+ * arriving value with memory above the new limit is dropped (its memory freed at once,
+ * or right after the copy in progress), so memory pinned by unfinished requests never
+ * outlives a lowered budget. */
 int sg_kv_set_maxmemory(sg_kv_store *st, uint64_t bytes, sg_err *err);
 void sg_kv_set_policy(sg_kv_store *st, sg_kv_policy p);
 void sg_kv_get_stats(sg_kv_store *st, sg_kv_stats *out);

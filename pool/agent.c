@@ -157,8 +157,15 @@ static void end_job(sg_agent *a, ajob *j, sg_pool_end how, json_t *result) {
             json_object_set_new(s->verdicts, v, json_integer(c ? json_integer_value(c) + 1 : 1));
         }
         if (s->job == j) s->job = NULL;
-        if (a->cfg.hooks.job_ended)
-            a->cfg.hooks.job_ended(a->cfg.hooks.arg, s->desc.device, j->kind, ev);
+        if (a->cfg.hooks.job_ended) {
+            sg_pool_work w = {.kind = j->kind,
+                              .task_dir = j->task_dir,
+                              .candidate = j->candidate,
+                              .candidate_len = j->len,
+                              .name = j->name,
+                              .prof = &j->prof};
+            a->cfg.hooks.job_ended(a->cfg.hooks.arg, s->desc.device, j->seq, &w, ev);
+        }
     }
     emit(a, j, ev);
     schedule_dispatch(a);
@@ -185,8 +192,6 @@ static void start_job(sg_agent *a, int si, ajob *j) {
     json_t *ev = job_fields(a, j, "job_start");
     json_object_set_new(ev, "role", json_string(sg_pool_role_name(s->role)));
     json_object_set_new(ev, "wait_s", json_real(wait));
-    if (a->cfg.hooks.job_starting)
-        a->cfg.hooks.job_starting(a->cfg.hooks.arg, s->desc.device, j->kind, ev);
     sg_pool_job pj = {.id = j->seq, .slot = si, .started_ns = j->started_ns};
     pj.work = (sg_pool_work){.kind = j->kind,
                              .task_dir = j->task_dir,
@@ -194,6 +199,8 @@ static void start_job(sg_agent *a, int si, ajob *j) {
                              .candidate_len = j->len,
                              .name = j->name,
                              .prof = &j->prof};
+    if (a->cfg.hooks.job_starting)
+        a->cfg.hooks.job_starting(a->cfg.hooks.arg, s->desc.device, j->seq, &pj.work, ev);
     sg_err err;
     if (sg_pool_local_ops.start(a->local[s->local], s->index, &pj, &err) < 0) {
         json_decref(ev);

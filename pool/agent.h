@@ -30,8 +30,9 @@
 
 typedef struct sg_agent_hooks {
     void *arg;
-    void (*job_starting)(void *arg, int device, sg_pool_role kind, json_t *ev);
-    void (*job_ended)(void *arg, int device, sg_pool_role kind, json_t *ev);
+    /* job: the job's number (the same at its start and its end); w: what it runs. */
+    void (*job_starting)(void *arg, int device, uint64_t job, const sg_pool_work *w, json_t *ev);
+    void (*job_ended)(void *arg, int device, uint64_t job, const sg_pool_work *w, json_t *ev);
     void (*metrics)(void *arg, sg_buf *out);
 } sg_agent_hooks;
 

@@ -5,7 +5,8 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "common/proc.h"
-#include "pool/agent.h"
+#include "common/units.h"
+#include "pool/agent_kv.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,13 @@ static const char *details =
     "--devices all          every GPU CUDA sees here (else every OpenCL device; PoCL: the CPU)\n"
     "--devices cuda:0,1     those CUDA devices (numbers as CUDA_VISIBLE_DEVICES leaves them)\n"
     "--devices opencl:0     that OpenCL device\n"
+    "\n"
+    "--kv-listen ADDR starts a kvstore (Redis protocol, docs/kv-cache.md) in the memory the\n"
+    "jobs leave spare: on the first CUDA device's memory, or host memory on OpenCL (PoCL).\n"
+    "--kv-memory auto takes the GPU's free memory less a reserve (10%, at least 1 GiB; on\n"
+    "PoCL half the available memory); before a job that needs more memory than is free,\n"
+    "the kvstore's budget drops by the deficit (least recently used keys are evicted) and\n"
+    "grows back when the job ends: in the job's events (\"kv\") and /metrics (specgen_kv_*).\n"
     "\n"
     "Security: beyond loopback the agent refuses to start without --token-file; with a\n"
     "token, every request (/metrics too) needs `Authorization: Bearer TOKEN`, else 401.\n"
@@ -49,6 +57,17 @@ static char *read_pem(const char *opt, const char *path, sg_err *err) {
         return NULL;
     }
     return sg_buf_steal(&b);
+}
+
+static int parse_kv_memory(const char *v, void *out, sg_err *err) {
+    uint64_t *m = out;
+    if (!strcmp(v, "auto")) {
+        *m = 0;
+        return 0;
+    }
+    if (sg_parse_size_bytes(v, m, err) < 0) return -1;
+    if (*m < ((uint64_t)2 << 20)) return sg_errf(err, "'%s': the kvstore needs at least 2M", v);
+    return 0;
 }
 
 /* "all", "cuda:0,1", "opencl:0" into cfg's language and device numbers. */
@@ -110,11 +129,14 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
 
 int sg_cmd_pool(int argc, char **argv) {
     static const char *listen_s, *devices_s, *token_file, *cert_file, *key_file, *cache_dir;
+    static const char *kv_listen, *kv_pass_file;
+    static uint64_t kv_memory;
     static int64_t per_device, max_jobs;
     static uint64_t max_body;
     listen_s = "127.0.0.1:9000";
     devices_s = "all";
-    token_file = cert_file = key_file = cache_dir = NULL;
+    token_file = cert_file = key_file = cache_dir = kv_listen = kv_pass_file = NULL;
+    kv_memory = 0;
     per_device = 1;
     max_jobs = 0;
     max_body = (uint64_t)16 << 20;
@@ -138,6 +160,15 @@ int sg_cmd_pool(int argc, char **argv) {
          "jobs queued or running at once (more: 429); 0: 16 per slot", "0", NULL, 0},
         {"cache-dir", SG_OPT_STR, &cache_dir, "DIR",
          "where tasks sent by clients are kept, by hash", "$TMPDIR/specgen-pool-UID", NULL, 0},
+        {"kv-listen", SG_OPT_STR, &kv_listen, "HOST:PORT",
+         "serve a kvstore in the memory the jobs leave spare (see below); beyond loopback "
+         "needs --kv-requirepass-file",
+         NULL, NULL, 0},
+        {"kv-memory", SG_OPT_FN, &kv_memory, "auto|SIZE",
+         "the kvstore's region; on PoCL the memory it shares with the jobs", "auto",
+         parse_kv_memory, 0},
+        {"kv-requirepass-file", SG_OPT_STR, &kv_pass_file, "F",
+         "the kvstore's password (the file's first line); clients AUTH with it", NULL, NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     static const sg_cmd_spec spec = {
@@ -201,7 +232,18 @@ int sg_cmd_pool(int argc, char **argv) {
     run_state st = {0};
     sg_agent *a = NULL;
     sg_agent_http *h = NULL;
+    sg_agent_kv *kv = NULL;
     sg_loop *loop = sg_loop_new_real(&err);
+    if (loop && kv_listen) {
+        sg_agent_kv_config kc = {.listen = kv_listen,
+                                 .is_auto = kv_memory == 0,
+                                 .size = kv_memory,
+                                 .password_file = kv_pass_file,
+                                 .lang = ac.lang,
+                                 .device = ac.devices[0]};
+        if (sg_agent_kv_start(loop, &kc, &kv, &err) < 0) goto out;
+        ac.hooks = sg_agent_kv_hooks(kv);
+    }
     if (!loop || sg_agent_new(loop, &ac, &a, &err) < 0 ||
         !(h = sg_agent_http_start(loop, a, &hc, &err)))
         goto out;
@@ -215,6 +257,7 @@ int sg_cmd_pool(int argc, char **argv) {
             sg_agent_slots(a), sg_agent_slots(a) == 1 ? "" : "s", devices_s,
             cert ? "https" : "http", host, sg_agent_http_port(h), token ? " (token required)" : "",
             cache);
+    if (kv) fprintf(stderr, "specgen pool: %s\n", sg_agent_kv_describe(kv));
     if (sg_loop_run(loop, &err) < 0) goto out;
     sg_agent_drain(a);
     rc = 0;
@@ -222,6 +265,7 @@ out:
     if (rc) fprintf(stderr, "specgen pool: %s\n", err.msg);
     sg_agent_http_stop(h);
     sg_agent_free(a);
+    sg_agent_kv_free(kv); /* after the agent: its hooks use the kvstore */
     if (sfd >= 0) close(sfd);
     sg_loop_free(loop);
     free(token);

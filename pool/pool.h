@@ -270,6 +270,68 @@ int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
 double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLES],
                           const double service_s[SG_POOL_NROLES]);
 
+/* ---- the kvstore's budget beside the jobs (pure; pool/kv_budget.c, pool/job_memory.c) ----
+ * The node agent embeds a kvstore (kvstore.h) in the device memory its jobs leave spare
+ * and moves the kvstore's budget around the jobs. No I/O, no clock: the agent measures
+ * (free device memory, the task's buffers), asks, applies each new budget with
+ * sg_kv_server_set_maxmemory, and reports the change (/metrics, the job's events).
+ *
+ * Model: `shared` bytes are shared by the kvstore and the jobs — on a GPU its free memory
+ * when the agent starts; on PoCL (the host backend stands in) --kv-memory, the memory the
+ * kvstore may use, against which the jobs' needs are counted. The kvstore's region,
+ * `capacity`, is at most `shared`; the rest is the reserve that jobs use without any
+ * shrink. While jobs needing N bytes in all run on the device (jobs that run at once need
+ * their memory at once, so their needs add up), the budget is
+ *     min(capacity, shared - N), and never below `floor` (1 MiB: the store's least):
+ * a job that needs more than is free shrinks the budget by exactly the deficit (the
+ * kvstore evicts least-recently-used keys down to it), and when it ends the budget grows
+ * back by what it gave. A deficit the kvstore cannot cover (past the floor) is reported as
+ * `uncovered`: the job runs anyway and may fail to allocate. */
+typedef enum { SG_POOL_KV_GPU, SG_POOL_KV_HOST } sg_pool_kv_mem;
+
+typedef struct sg_pool_kv_opts {
+    int is_auto;         /* --kv-memory auto */
+    uint64_t size;       /* --kv-memory SIZE (bytes) */
+    sg_pool_kv_mem mem;  /* GPU memory (cuda) or host memory (PoCL) */
+    uint64_t free_bytes; /* GPU: its free memory now; host: MemAvailable */
+    uint64_t reserve;    /* GPU, auto: kept for jobs; 0: 10% of free, at least 1 GiB */
+} sg_pool_kv_opts;
+
+typedef struct sg_pool_kv_budget {
+    uint64_t shared, capacity, floor;
+    uint64_t need;   /* sum of the running jobs' needs */
+    uint64_t budget; /* the kvstore's maxmemory now */
+    int jobs;        /* jobs running */
+} sg_pool_kv_budget;
+
+typedef struct sg_pool_kv_change {
+    uint64_t from, to;    /* budget before and after */
+    uint64_t need;        /* the job's need */
+    uint64_t free_before; /* memory free for jobs before the job started */
+    uint64_t deficit;     /* need beyond free_before: what the kvstore gives */
+    uint64_t uncovered;   /* deficit the kvstore could not give (at its floor) */
+} sg_pool_kv_change;
+
+/* The kvstore's region and the shared memory from --kv-memory; errors name the option. */
+int sg_pool_kv_budget_init(sg_pool_kv_budget *b, const sg_pool_kv_opts *o, sg_err *err);
+/* The region the kvstore actually got (backends round down to whole chunks). */
+void sg_pool_kv_budget_set_capacity(sg_pool_kv_budget *b, uint64_t capacity);
+/* Memory free for jobs now: shared - budget - need (0 when over). */
+uint64_t sg_pool_kv_budget_free(const sg_pool_kv_budget *b);
+/* A job needing `need` bytes starts / ends. Fill *ch; return 1 when the budget moved. */
+int sg_pool_kv_job_start(sg_pool_kv_budget *b, uint64_t need, sg_pool_kv_change *ch);
+int sg_pool_kv_job_end(sg_pool_kv_budget *b, uint64_t need, sg_pool_kv_change *ch);
+
+/* Device memory a job takes, from the task's buffers at its shapes (the largest shape
+ * counts): validate — the reference's and the candidate's sets of the task's buffers at
+ * once, each buffer with its guard bytes, plus each plan's //@scratch; profile — the
+ * inputs once per input set, the outputs and scratch of both sides timed (baseline and
+ * candidate) at the main shape, and the cache-flush buffer. Plans may be NULL (no
+ * scratch). input_sets < 1 counts as 1. Errors name the buffer. */
+int sg_pool_job_memory(const sg_val_task *t, sg_pool_role kind, const sg_val_plan *candidate,
+                       const sg_val_plan *other, int input_sets, uint64_t flush_bytes,
+                       uint64_t *out, sg_err *err);
+
 /* `specgen pool`: the node agent (pool/cmd_pool.c; protocol: docs/agent.md). */
 int sg_cmd_pool(int argc, char **argv);
 

@@ -1,6 +1,6 @@
 /* kvstore store: set/get through a real host backend, LRU eviction within the budget,
  * references keeping values alive, expiry on the caller's clock, SCAN across resizes,
- * shrinking maxmemory. */
+ * shrinking maxmemory, values that get their memory as their bytes arrive. */
 #include "kvstore/store.h"
 
 #include <setjmp.h>
@@ -196,6 +196,119 @@ static void value_in_flight_across_a_shrink(void **state) {
     assert_non_null(sg_kv_get(f->st, "fits", 4, 23));
 }
 
+/* A value announced big gets region memory only as its bytes arrive: announcing 12 MiB
+ * in a full 16 MiB store evicts nothing; reserving evicts LRU keys only as needed; the
+ * bytes written piecewise read back whole (whole pages first, then the tail's slot). */
+static void arriving_value_reserves_as_bytes_come(void **state) {
+    fixture *f = *state;
+    fill(f->st, 14);
+    sg_err err;
+    uint64_t len = 12 * MiB + 300;
+    sg_kv_val *v = sg_kv_val_new_arriving(f->st, len, &err);
+    assert_non_null(v);
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.keys, 14);
+    assert_int_equal(s.evicted, 0);
+    char *data = malloc(len);
+    for (uint64_t i = 0; i < len; i++) data[i] = (char)(i * 13 + i / 999);
+    uint64_t got = 0, step = 700 * 1024; /* not a page multiple: pages straddle writes */
+    while (got < len) {
+        uint64_t n = len - got < step ? len - got : step;
+        assert_int_equal(sg_kv_val_reserve(f->st, v, got + n, &err), 0);
+        assert_true(v->room >= got + n);
+        assert_true(v->room < got + n + MiB); /* at most the last page is ahead */
+        assert_int_equal(sg_kv_val_write(f->st, v, got, data + got, n, &err), 0);
+        got += n;
+        assert_int_equal(sg_kv_val_written(f->st, v, got == len), 0);
+    }
+    assert_true(v->n_ext <= sg_kv_slab_max_ext(len));
+    sg_kv_get_stats(f->st, &s);
+    assert_true(s.used <= 16 * MiB);
+    assert_int_equal(s.evicted, 11); /* 13 pages for the value (12 + one of slots): 3 keys stay */
+    assert_int_equal(sg_kv_set(f->st, "arrived", 7, v, 0, 0, 5), 1);
+    sg_kv_val_unref(f->st, v);
+    sg_kv_val *back = sg_kv_get(f->st, "arrived", 7, 6);
+    assert_non_null(back);
+    char *out = malloc(len);
+    assert_int_equal(sg_kv_val_read(f->st, back, 0, out, len, &err), 0);
+    assert_memory_equal(out, data, len);
+    free(out);
+    free(data);
+}
+
+/* Lowering maxmemory drops an arriving value whose memory lies above the new limit: at
+ * once when nobody is copying into it, right after the copy when someone is. */
+static void shrink_drops_arriving_values(void **state) {
+    fixture *f = *state;
+    sg_err err;
+    sg_kv_val *a = sg_kv_val_new_arriving(f->st, 6 * MiB, &err);
+    sg_kv_val *b = sg_kv_val_new_arriving(f->st, 6 * MiB, &err);
+    assert_int_equal(sg_kv_val_reserve(f->st, a, 4 * MiB, &err), 0); /* pages 0..3 */
+    assert_int_equal(sg_kv_val_written(f->st, a, 0), 0);
+    assert_int_equal(sg_kv_val_reserve(f->st, b, 4 * MiB, &err), 0); /* pages 4..7 */
+    /* b is being written (no sg_kv_val_written yet) when the budget drops to 6 MiB. */
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 6 * MiB, &err), 0);
+    assert_int_equal(a->dropped, 0); /* wholly below the limit: it stays */
+    assert_int_equal(b->dropped, 1);
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.used, 8 * MiB); /* b's copy is still running */
+    assert_int_equal(sg_kv_val_written(f->st, b, 0), -1);
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.used, 4 * MiB);
+    assert_int_equal(sg_kv_val_reserve(f->st, b, 5 * MiB, &err), -1);
+    assert_non_null(strstr(err.msg, "maxmemory was lowered"));
+    sg_kv_val_unref(f->st, b);
+    /* a grows on within the new budget; past it there is no room. */
+    assert_int_equal(sg_kv_val_reserve(f->st, a, 6 * MiB, &err), 0);
+    assert_int_equal(sg_kv_val_written(f->st, a, 1), 0);
+    sg_kv_val *c = sg_kv_val_new_arriving(f->st, 2 * MiB, &err);
+    assert_int_equal(sg_kv_val_reserve(f->st, c, MiB, &err), -1);
+    assert_non_null(strstr(err.msg, "no room"));
+    sg_kv_val_unref(f->st, c);
+    /* An idle drop (nobody copying) frees at once. */
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 0, &err), 0);
+    sg_kv_val *d = sg_kv_val_new_arriving(f->st, 8 * MiB, &err);
+    assert_int_equal(sg_kv_val_reserve(f->st, d, 8 * MiB, &err), 0); /* pages 6..13 */
+    assert_int_equal(sg_kv_val_written(f->st, d, 0), 0);
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 7 * MiB, &err), 0);
+    sg_kv_get_stats(f->st, &s);
+    assert_true(s.used <= 7 * MiB);
+    sg_kv_val_unref(f->st, d);
+    sg_kv_val_unref(f->st, a);
+    sg_kv_get_stats(f->st, &s);
+    assert_int_equal(s.used, 0);
+    assert_int_equal(s.value_bytes, 0);
+}
+
+/* A shrink evicts by recency, not by address: the most recently used key, living in the
+ * top pages, moves below the new limit with its bytes intact. */
+static void shrink_keeps_recent_keys_above_the_limit(void **state) {
+    fixture *f = *state;
+    char *data = malloc(MiB - 64);
+    for (uint64_t i = 0; i < MiB - 64; i++) data[i] = (char)(i * 31 + 7);
+    fill(f->st, 13);
+    put(f->st, "hot", data, MiB - 64, 20); /* page 13 */
+    sg_err err;
+    assert_int_equal(sg_kv_set_maxmemory(f->st, 8 * MiB, &err), 0);
+    sg_kv_val *v = sg_kv_get(f->st, "hot", 3, 21);
+    assert_non_null(v);
+    assert_true(v->ext[0].off + v->ext[0].len <= 8 * MiB);
+    char *back = malloc(MiB - 64);
+    assert_int_equal(sg_kv_val_read(f->st, v, 0, back, MiB - 64, &err), 0);
+    assert_memory_equal(back, data, MiB - 64);
+    assert_null(sg_kv_get(f->st, "m0", 2, 22)); /* the least recently used went */
+    assert_non_null(sg_kv_get(f->st, "m12", 3, 22));
+    sg_kv_stats s;
+    sg_kv_get_stats(f->st, &s);
+    assert_true(s.used <= 8 * MiB);
+    assert_true(s.moved >= 1);
+    assert_int_equal(s.released_bytes, 8 * MiB);
+    free(back);
+    free(data);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(set_get_roundtrip, setup, teardown),
@@ -205,6 +318,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(scan_survives_resizes, setup, teardown),
         cmocka_unit_test_setup_teardown(shrinking_evicts_and_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(value_in_flight_across_a_shrink, setup, teardown),
+        cmocka_unit_test_setup_teardown(arriving_value_reserves_as_bytes_come, setup, teardown),
+        cmocka_unit_test_setup_teardown(shrink_drops_arriving_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(shrink_keeps_recent_keys_above_the_limit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
