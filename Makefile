@@ -14,7 +14,7 @@ CPPFLAGS += -I. -MMD -MP
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
 CPPFLAGS += -DSG_HAVE_CUDA_H=1 -isystem $(CUDA_HOME)/include
 endif
-LDLIBS   := -lcurl -ljansson -lsqlite3 -lmicrohttpd -lOpenCL -lpthread -ldl -lm
+LDLIBS   := -lcurl -ljansson -lsqlite3 -lmicrohttpd -lgnutls -lOpenCL -lpthread -ldl -lm
 
 SAN      :=
 ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SAN)

@@ -1,15 +1,260 @@
+/* `specgen pool`: the node agent. Parses its options, chooses the devices, and runs the
+ * job table and the HTTP server on one real loop until SIGINT/SIGTERM (pool/agent.h). */
+#include "common/buf.h"
 #include "common/cli.h"
-#include "pool/pool.h"
+#include "common/log.h"
+#include "common/net.h"
+#include "common/proc.h"
+#include "pool/agent.h"
 
-/* Not built yet: the options below are the documented interface; see a later issue. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *details =
+    "The agent serves its devices' validation and profiling slots to `specgen optimize\n"
+    "--pool URL` (and `specgen campaign --pool`) on other machines, over HTTP/JSON\n"
+    "(docs/agent.md): jobs carry the task (cached here by content hash) and the candidate's\n"
+    "source; each runs in a sandboxed worker process, as local slots do.\n"
+    "\n"
+    "--devices all          every GPU CUDA sees here (else every OpenCL device; PoCL: the CPU)\n"
+    "--devices cuda:0,1     those CUDA devices (numbers as CUDA_VISIBLE_DEVICES leaves them)\n"
+    "--devices opencl:0     that OpenCL device\n"
+    "\n"
+    "Security: beyond loopback the agent refuses to start without --token-file; with a\n"
+    "token, every request (/metrics too) needs `Authorization: Bearer TOKEN`, else 401.\n"
+    "--tls-cert/--tls-key serve HTTPS. Bodies over --max-body get 413; jobs beyond\n"
+    "--max-jobs in flight get 429; while stopping, 503.\n"
+    "\n"
+    "Example:\n"
+    "  specgen pool --listen 0.0.0.0:9000 --devices all --token-file /etc/specgen/pool.token\n"
+    "  specgen optimize suites/builtin/softmax --pool http://node7:9000 \\\n"
+    "      --pool-token-file /etc/specgen/pool.token\n";
+
+/* The first line of a small file (a token): NULL with err. */
+static char *read_first_line(const char *opt, const char *path, sg_err *err) {
+    sg_buf b = {0};
+    char why[512];
+    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
+        sg_buf_free(&b);
+        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
+        return NULL;
+    }
+    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
+    if (nl) b.len = (size_t)(nl - b.data);
+    if (b.len && b.data[b.len - 1] == '\r') b.len--;
+    if (b.data) b.data[b.len] = 0;
+    if (b.len == 0 || strlen(b.data) != b.len) {
+        sg_buf_free(&b);
+        sg_errf(err, "%s '%s': its first line holds no token (or a NUL byte)", opt, path);
+        return NULL;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        sg_warn("pool", "%s is readable by other users (chmod 600 it)", path);
+    return sg_buf_steal(&b);
+}
+
+static char *read_pem(const char *opt, const char *path, sg_err *err) {
+    sg_buf b = {0};
+    char why[512];
+    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
+        sg_buf_free(&b);
+        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
+        return NULL;
+    }
+    if (!b.data || !strstr(b.data, "-----BEGIN ")) {
+        sg_buf_free(&b);
+        sg_errf(err, "%s '%s': not a PEM file (no -----BEGIN line)", opt, path);
+        return NULL;
+    }
+    return sg_buf_steal(&b);
+}
+
+/* "all", "cuda:0,1", "opencl:0" into cfg's language and device numbers. */
+static int parse_devices(const char *s, sg_agent_config *cfg, sg_err *err) {
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    if (!strcmp(s, "all")) {
+        sg_err e;
+        o.device = SG_DEV_CUDA;
+        int n = sg_dev_count(&o, &e);
+        if (n < 1) {
+            o.device = SG_DEV_OPENCL;
+            n = sg_dev_count(&o, &e);
+            if (n < 1)
+                return sg_errf(err, "--devices all: no CUDA GPU and no OpenCL device: %s", e.msg);
+        }
+        if (n > 64) n = 64;
+        cfg->lang = o.device;
+        cfg->ndevices = n;
+        for (int i = 0; i < n; i++) cfg->devices[i] = i;
+        return 0;
+    }
+    const char *colon = strchr(s, ':');
+    char lang[16];
+    if (!colon || colon - s >= (long)sizeof lang || !colon[1])
+        return sg_errf(err, "--devices '%s': expected all, cuda:N[,N...] or opencl:N[,N...]", s);
+    snprintf(lang, sizeof lang, "%.*s", (int)(colon - s), s);
+    if (sg_dev_lang_parse(lang, &cfg->lang, err) < 0) return sg_err_prefix(err, "--devices"), -1;
+    cfg->ndevices = 0;
+    for (const char *p = colon + 1; *p;) {
+        char *end;
+        long d = strtol(p, &end, 10);
+        if (end == p || d < 0 || d > 255 || (*end && *end != ','))
+            return sg_errf(err, "--devices '%s': '%s' is not a list of device numbers", s,
+                           colon + 1);
+        for (int i = 0; i < cfg->ndevices; i++)
+            if (cfg->devices[i] == d) return sg_errf(err, "--devices '%s': %ld twice", s, d);
+        if (cfg->ndevices == 64) return sg_errf(err, "--devices '%s': at most 64 devices", s);
+        cfg->devices[cfg->ndevices++] = (int)d;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+typedef struct run_state {
+    sg_loop *loop;
+    int signals;
+} run_state;
+
+static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
+    (void)ev;
+    run_state *st = arg;
+    struct signalfd_siginfo si;
+    if (read(fd, &si, sizeof si) != sizeof si) return;
+    st->signals++;
+    fprintf(stderr, "specgen pool: %s — stopping\n", strsignal((int)si.ssi_signo));
+    sg_loop_stop(loop);
+}
+
 int sg_cmd_pool(int argc, char **argv) {
-    static const char *s;
+    static const char *listen_s, *devices_s, *token_file, *cert_file, *key_file, *cache_dir;
+    static int64_t per_device, max_jobs;
+    static uint64_t max_body;
+    listen_s = "127.0.0.1:9000";
+    devices_s = "all";
+    token_file = cert_file = key_file = cache_dir = NULL;
+    per_device = 1;
+    max_jobs = 0;
+    max_body = (uint64_t)16 << 20;
     static const sg_opt opts[] = {
-        {"listen", SG_OPT_STR, &s, "HOST:PORT", "address to serve on", NULL, NULL, 0},
+        {"listen", SG_OPT_STR, &listen_s, "HOST:PORT",
+         "address to serve on (port 0: any free one, printed); beyond loopback needs "
+         "--token-file",
+         "127.0.0.1:9000", NULL, 0},
+        {"devices", SG_OPT_STR, &devices_s, "LIST", "all, cuda:0,1 or opencl:0 (see below)", "all",
+         NULL, 0},
+        {"slots-per-device", SG_OPT_INT, &per_device, "N", "worker slots on each device (1..64)",
+         "1", NULL, 0},
+        {"token-file", SG_OPT_STR, &token_file, "F",
+         "bearer token every request must carry (the file's first line)", NULL, NULL, 0},
+        {"tls-cert", SG_OPT_STR, &cert_file, "F", "serve HTTPS with this PEM certificate", NULL,
+         NULL, 0},
+        {"tls-key", SG_OPT_STR, &key_file, "F", "the certificate's PEM private key", NULL, NULL, 0},
+        {"max-body", SG_OPT_SIZE, &max_body, "SIZE", "largest request body (larger: 413)", "16M",
+         NULL, 0},
+        {"max-jobs", SG_OPT_INT, &max_jobs, "N",
+         "jobs queued or running at once (more: 429); 0: 16 per slot", "0", NULL, 0},
+        {"cache-dir", SG_OPT_STR, &cache_dir, "DIR",
+         "where tasks sent by clients are kept, by hash", "$TMPDIR/specgen-pool-UID", NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     static const sg_cmd_spec spec = {
         "pool", "", "Run a pool agent serving validation and profiling jobs over HTTP.", NULL, opts,
-        0,      -1};
-    return sg_cli_not_built(&spec, argc, argv, "tracked in a later issue");
+        0,      0};
+    sg_cmd_spec sp = spec;
+    sp.details = details;
+    char **pos;
+    int npos;
+    int prc = sg_cli_parse(&sp, argc, argv, &pos, &npos);
+    if (prc == SG_CLI_HELP) return 0;
+    if (prc != SG_CLI_OK) return 2;
+    if (per_device < 1 || per_device > 64)
+        return sg_cli_fail(&sp, 2, "--slots-per-device: '%lld' must be 1..64",
+                           (long long)per_device);
+    if (max_jobs < 0 || max_jobs > 100000)
+        return sg_cli_fail(&sp, 2, "--max-jobs: '%lld' must be 0..100000", (long long)max_jobs);
+    if (max_body < 4096 || max_body > ((uint64_t)1 << 30))
+        return sg_cli_fail(&sp, 2, "--max-body: must be between 4k and 1G");
+    sg_err err;
+    sg_agent_http_config hc = {.max_body = (size_t)max_body};
+    char host[256];
+    if (sg_net_parse_hostport(listen_s, host, sizeof host, &hc.port, &err) < 0)
+        return sg_cli_fail(&sp, 2, "--listen: %s", err.msg);
+    hc.host = host;
+    char *token = NULL, *cert = NULL, *key = NULL;
+    int rc = 2;
+    if (token_file && !(token = read_first_line("--token-file", token_file, &err))) goto usage;
+    if (!sg_net_is_loopback(host) && !token) {
+        sg_errf(&err,
+                "--listen %s: refusing to listen beyond loopback without --token-file (anyone "
+                "who can reach it could run code on this machine's devices)",
+                listen_s);
+        goto usage;
+    }
+    if (!cert_file != !key_file) {
+        sg_errf(&err, "--tls-cert and --tls-key go together");
+        goto usage;
+    }
+    if (cert_file && (!(cert = read_pem("--tls-cert", cert_file, &err)) ||
+                      !(key = read_pem("--tls-key", key_file, &err))))
+        goto usage;
+    hc.token = token;
+    hc.tls_cert = cert;
+    hc.tls_key = key;
+    sg_agent_config ac = {.per_device = (int)per_device};
+    if (parse_devices(devices_s, &ac, &err) < 0) goto usage;
+    ac.max_jobs = max_jobs ? (int)max_jobs : 16 * ac.ndevices * ac.per_device;
+    char cache[4096];
+    if (cache_dir)
+        snprintf(cache, sizeof cache, "%s", cache_dir);
+    else
+        snprintf(cache, sizeof cache, "%s/specgen-pool-%u",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (unsigned)getuid());
+    ac.cache_dir = cache;
+
+    rc = 1;
+    sigset_t sigs;
+    sg_proc_block_stop_signals(&sigs);
+    int sfd = -1;
+    run_state st = {0};
+    sg_agent *a = NULL;
+    sg_agent_http *h = NULL;
+    sg_loop *loop = sg_loop_new_real(&err);
+    if (!loop || sg_agent_new(loop, &ac, &a, &err) < 0 ||
+        !(h = sg_agent_http_start(loop, a, &hc, &err)))
+        goto out;
+    st.loop = loop;
+    sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0 || sg_loop_fd_watch(loop, sfd, SG_EV_READ, on_signal, &st, &err) < 0) {
+        if (sfd < 0) sg_errf(&err, "signalfd failed");
+        goto out;
+    }
+    fprintf(stderr, "specgen pool: serving %d slot%s (%s) at %s://%s:%d%s; tasks in %s\n",
+            sg_agent_slots(a), sg_agent_slots(a) == 1 ? "" : "s", devices_s,
+            cert ? "https" : "http", host, sg_agent_http_port(h), token ? " (token required)" : "",
+            cache);
+    if (sg_loop_run(loop, &err) < 0) goto out;
+    sg_agent_drain(a);
+    rc = 0;
+out:
+    if (rc) fprintf(stderr, "specgen pool: %s\n", err.msg);
+    sg_agent_http_stop(h);
+    sg_agent_free(a);
+    if (sfd >= 0) close(sfd);
+    sg_loop_free(loop);
+    free(token);
+    free(cert);
+    free(key);
+    return rc;
+usage:
+    free(token);
+    free(cert);
+    free(key);
+    return sg_cli_fail(&sp, 2, "%s", err.msg);
 }

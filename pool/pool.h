@@ -6,9 +6,10 @@
  *    role, validate or profile. Slots are implemented behind sg_pool_slot_ops: local
  *    (pool/slot_local.c: one sandboxed worker process per slot, bound to its device),
  *    simulated (sim/: service times and outcomes from a model on the virtual clock), and
- *    later remote (a node agent). An implementation starts a job when asked, kills it at
- *    once when asked, and reports every started job it was not told to kill exactly once
- *    through sg_pool_slot_done, on the loop's thread, never from inside start() or kill().
+ *    remote (pool/slot_remote.c: the slots of `specgen pool` agents over HTTP). An implementation
+ * starts a job when asked, kills it at once when asked, and reports every started job it was not
+ * told to kill exactly once through sg_pool_slot_done, on the loop's thread, never from inside
+ * start() or kill().
  *  - The scheduler (sg_pool) runs on one sg_loop, has no threads and reads time only from
  *    sg_loop_now, so it runs unchanged on the virtual clock. Jobs are validate or profile;
  *    a validate job runs on a validate slot, a profile job on a profile slot, and while a
@@ -33,10 +34,12 @@
  *    `hysteresis` and wait `dwell_ns` after the last change (twice as long each time a
  *    split undoes the one before); a role with work and no slot gets one at once. A slot
  *    changes role only between jobs. Every decision is an event with its reason.
- *  - Events (job_start, job_end, pool_split) go to on_event as JSON objects owned by the
- *    receiver, when the pool's state is already consistent; on_event must not call the
- *    pool (defer that to the loop); sg_pool_stats gives per-role utilisation (busy / available slot
- * time), mean and p95 wait, and jobs done. */
+ *  - Lost slots: an implementation that loses a slot (sg_pool_slot_offline) gets its running
+ *    job re-queued, never ended; the job runs again on another slot.
+ *  - Events (job_start, job_end, pool_split, slot_offline, slot_online, job_requeue) go to on_event
+ * as JSON objects owned by the receiver, when the pool's state is already consistent; on_event must
+ * not call the pool (defer that to the loop); sg_pool_stats gives per-role utilisation (busy /
+ * available slot time), mean and p95 wait, and jobs done. */
 #ifndef SG_POOL_H
 #define SG_POOL_H
 
@@ -82,7 +85,8 @@ typedef struct sg_pool_job {
     uint64_t seq; /* arrival order in the pool (forks: newer is larger) */
     sg_pool_work work;
     int64_t queued_ns, started_ns, ended_ns;
-    int slot; /* -1 while queued */
+    int slot;     /* -1 while queued */
+    int requeued; /* times its slot was lost while it ran (sg_pool_slot_offline) */
 } sg_pool_job;
 
 /* The result of a finished job. val / prof point into the slot implementation's storage
@@ -111,6 +115,9 @@ typedef struct sg_pool_slot_ops {
     /* Stop slot i's job at once (kill its worker); the implementation must not report that
      * job afterwards: the scheduler ends it KILLED itself. */
     void (*kill)(void *impl, int slot);
+    /* Optional (NULL: not told): slot i's role changed (between jobs). Remote slots tell
+     * their agent, whose status and metrics show it. */
+    void (*role)(void *impl, int slot, sg_pool_role role);
 } sg_pool_slot_ops;
 
 typedef struct sg_pool_slot_desc {
@@ -121,6 +128,19 @@ typedef struct sg_pool_slot_desc {
 /* Called by slot implementations, on the loop thread, once per started job. r->end is
  * ignored (the scheduler sets it). */
 void sg_pool_slot_done(sg_pool *p, int slot, sg_pool_result *r);
+/* A slot its implementation lost (a remote agent that died or stopped answering): it takes
+ * no job until sg_pool_slot_online. Its running job, if any, goes back to the queue at its
+ * place by arrival (a `job_requeue` event) and runs again elsewhere: its done callback still
+ * runs exactly once, its wait is one sample (the whole wait, updated when it starts again),
+ * its lost run counts as busy slot time but neither as a finished job nor in the service
+ * average; the implementation must not report that job afterwards. Offline slots are not
+ * available slot time and (elastic) not part of the split; a static split keeps its roles,
+ * so a role whose slots are all offline waits for one to return. Events: slot_offline
+ * (with the reason), slot_online. Call on the loop thread, never inside start() or kill(). */
+void sg_pool_slot_offline(sg_pool *p, int slot, const char *why);
+void sg_pool_slot_online(sg_pool *p, int slot);
+int sg_pool_slot_is_online(const sg_pool *p, int slot);
+sg_pool_role sg_pool_slot_role(const sg_pool *p, int slot);
 
 /* ---- the scheduler ---- */
 typedef enum { SG_POOL_ELASTIC = 0, SG_POOL_STATIC = 1 } sg_pool_mode;
@@ -184,6 +204,10 @@ int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int 
 const sg_pool_slot_desc *sg_pool_local_slots(const sg_pool_local *l, int *n);
 /* The scheduler to report to (before the first job). */
 void sg_pool_local_bind(sg_pool_local *l, sg_pool *p);
+/* Or a function to report to instead (the node agent runs its slots without a scheduler):
+ * fn runs on the loop thread, once per started job not killed; r is valid during the call. */
+void sg_pool_local_on_done(sg_pool_local *l, void (*fn)(void *arg, int slot, sg_pool_result *r),
+                           void *arg);
 /* Free after the scheduler (which kills what still runs). */
 void sg_pool_local_free(sg_pool_local *l);
 extern const sg_pool_slot_ops sg_pool_local_ops;
@@ -200,7 +224,7 @@ int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
 double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLES],
                           const double service_s[SG_POOL_NROLES]);
 
-/* `specgen pool`: the node agent (not built yet: says so, exit 2). */
+/* `specgen pool`: the node agent (pool/cmd_pool.c; protocol: docs/agent.md). */
 int sg_cmd_pool(int argc, char **argv);
 
 #endif

@@ -14,7 +14,8 @@ enum { NCLASS = 4 }; /* final of a live iteration, newest fork, older forks, end
 
 typedef struct qjob {
     sg_pool_job j;
-    int iter; /* index of its iteration in sg_pool.it (entries are never removed) */
+    int iter;      /* index of its iteration in sg_pool.it (entries are never removed) */
+    long wait_idx; /* its sample in sg_pool.wait (a re-queued job updates it): -1 none */
     sg_pool_done_fn done;
     void *arg;
 } qjob;
@@ -22,7 +23,8 @@ typedef struct qjob {
 typedef struct slot {
     sg_pool_slot_desc d;
     sg_pool_role role;
-    qjob *job; /* running, or NULL */
+    int offline; /* its implementation lost it: it takes no job until it is back */
+    qjob *job;   /* running, or NULL */
 } slot;
 
 typedef struct iter {
@@ -139,12 +141,15 @@ static void account(sg_pool *p) {
     int64_t now = sg_loop_now(p->loop);
     double dt = (double)(now - p->acc_t);
     int busy = 0;
+    int online = 0;
     for (int i = 0; i < p->n; i++) {
+        if (p->s[i].offline) continue;
         p->avail_ns[p->s[i].role] += dt;
         busy += p->s[i].job != NULL;
+        online++;
     }
     if (p->nq > 0) {
-        p->queued_avail_ns += dt * p->n;
+        p->queued_avail_ns += dt * online;
         p->queued_busy_ns += dt * busy;
     }
     p->acc_t = now;
@@ -209,9 +214,16 @@ static void remove_queued(sg_pool *p, int i) {
 static void schedule_dispatch(sg_pool *p);
 
 /* ---- the split ---- */
+/* Slots of a role that can take jobs (offline ones cannot). */
 static int count_role(const sg_pool *p, sg_pool_role r) {
     int c = 0;
-    for (int i = 0; i < p->n; i++) c += p->s[i].role == r;
+    for (int i = 0; i < p->n; i++) c += p->s[i].role == r && !p->s[i].offline;
+    return c;
+}
+
+static int count_online(const sg_pool *p) {
+    int c = 0;
+    for (int i = 0; i < p->n; i++) c += !p->s[i].offline;
     return c;
 }
 
@@ -228,21 +240,24 @@ static void work_of(const sg_pool *p, int queued[SG_POOL_NROLES], int running[SG
  * undoes the previous one doubles the dwell (up to 16 times the configured one). */
 static void decide_split(sg_pool *p) {
     if (p->cfg.mode != SG_POOL_ELASTIC) return;
+    int n = count_online(p); /* the split is over the slots that can take jobs */
+    if (n == 0) return;
+    if (p->target_v > n) p->target_v = n;
     int queued[2], running[2], need[2];
     work_of(p, queued, running);
     double lambda[2], svc[2];
     for (int r = 0; r < SG_POOL_NROLES; r++) {
         need[r] = queued[r] + running[r] > 0;
-        int slots = r == SG_POOL_VALIDATE ? p->target_v : p->n - p->target_v;
+        int slots = r == SG_POOL_VALIDATE ? p->target_v : n - p->target_v;
         double backlog = queued[r] > slots ? queued[r] - slots : 0;
         lambda[r] = rate(p, r) + backlog / ((double)p->cfg.rate_window_ns / SG_SEC / 4);
         svc[r] = service_s(p, r);
     }
-    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, p->n, lambda, svc);
-    int v = sg_pool_best_split(p->n, lambda, svc, need, &best_cost);
+    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, n, lambda, svc);
+    int v = sg_pool_best_split(n, lambda, svc, need, &best_cost);
     if (v == p->target_v) return;
-    int starved = (need[SG_POOL_VALIDATE] && p->target_v == 0) ||
-                  (need[SG_POOL_PROFILE] && p->target_v == p->n);
+    int starved =
+        (need[SG_POOL_VALIDATE] && p->target_v == 0) || (need[SG_POOL_PROFILE] && p->target_v == n);
     int64_t now = sg_loop_now(p->loop);
     const char *reason;
     if (starved) /* at once: a role with work and no slot would wait forever */
@@ -257,12 +272,12 @@ static void decide_split(sg_pool *p) {
         return;
     emit(p, "pool_split",
          json_pack("{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v,
-                   "profile", p->n - v, "was_validate", p->target_v, "was_profile",
-                   p->n - p->target_v, "reason", reason, "rate_validate", lambda[0], "rate_profile",
-                   lambda[1], "service_validate_s", svc[0], "service_profile_s", svc[1],
-                   "wait_before_s", isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost,
-                   "wait_after_s", isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost,
-                   "queued_validate", queued[0], "queued_profile", queued[1]));
+                   "profile", n - v, "was_validate", p->target_v, "was_profile", n - p->target_v,
+                   "reason", reason, "rate_validate", lambda[0], "rate_profile", lambda[1],
+                   "service_validate_s", svc[0], "service_profile_s", svc[1], "wait_before_s",
+                   isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost, "wait_after_s",
+                   isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost, "queued_validate",
+                   queued[0], "queued_profile", queued[1]));
     if (v == p->prev_v && p->dwell < 16 * p->cfg.dwell_ns) p->dwell *= 2; /* a reversal */
     p->prev_v = p->target_v;
     p->target_v = v;
@@ -273,14 +288,16 @@ static void decide_split(sg_pool *p) {
 /* Give idle slots the roles the split wants; busy slots change when their job ends. A
  * slot that becomes a profile slot is preferably one whose device is idle. */
 static void apply_split(sg_pool *p) {
-    int want[2] = {p->target_v, p->n - p->target_v};
+    if (p->cfg.mode != SG_POOL_ELASTIC) return; /* static roles never change */
+    int n = count_online(p), v = p->target_v < n ? p->target_v : n;
+    int want[2] = {v, n - v};
     int have[2] = {count_role(p, SG_POOL_VALIDATE), count_role(p, SG_POOL_PROFILE)};
     for (int from = 0; from < SG_POOL_NROLES; from++) {
         int to = 1 - from;
         for (int pass = 0; pass < 2 && have[from] > want[from]; pass++)
             for (int i = 0; i < p->n && have[from] > want[from]; i++) {
                 slot *s = &p->s[i];
-                if (s->role != (sg_pool_role)from || s->job) continue;
+                if (s->role != (sg_pool_role)from || s->job || s->offline) continue;
                 if (pass == 0 && to == SG_POOL_PROFILE) { /* first: slots on idle devices */
                     int busy = 0;
                     for (int k = 0; k < p->n; k++)
@@ -289,6 +306,7 @@ static void apply_split(sg_pool *p) {
                 }
                 account(p);
                 s->role = (sg_pool_role)to;
+                if (p->ops->role) p->ops->role(p->impl, i, s->role);
                 have[from]--;
                 have[to]++;
             }
@@ -348,11 +366,16 @@ static void start(sg_pool *p, int si, int qi) {
     s->job = q;
     int kind = q->j.work.kind;
     double wait = (double)(q->j.started_ns - q->j.queued_ns) / SG_SEC;
-    if (p->nwait[kind] == p->capwait[kind]) {
-        p->capwait[kind] = p->capwait[kind] ? 2 * p->capwait[kind] : 64;
-        p->wait[kind] = sg_xrealloc(p->wait[kind], p->capwait[kind] * sizeof(double));
+    if (q->wait_idx >= 0) { /* re-queued: one sample per job, its whole wait */
+        p->wait[kind][q->wait_idx] = wait;
+    } else {
+        if (p->nwait[kind] == p->capwait[kind]) {
+            p->capwait[kind] = p->capwait[kind] ? 2 * p->capwait[kind] : 64;
+            p->wait[kind] = sg_xrealloc(p->wait[kind], p->capwait[kind] * sizeof(double));
+        }
+        q->wait_idx = (long)p->nwait[kind];
+        p->wait[kind][p->nwait[kind]++] = wait;
     }
-    p->wait[kind][p->nwait[kind]++] = wait;
     sg_err err;
     if (p->ops->start(p->impl, si, &q->j, &err) < 0) {
         sg_pool_result r;
@@ -366,12 +389,12 @@ static void start(sg_pool *p, int si, int qi) {
         return;
     }
     emit(p, "job_start",
-         json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s}", "slot", si, "slot_name",
-                   s->d.name, "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind),
-                   "job", (json_int_t)q->j.id, "task", q->j.task, "iteration",
-                   (json_int_t)q->j.iteration, "origin",
-                   q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent",
-                   p->lending, "name", q->j.work.name ? q->j.work.name : ""));
+         json_pack(
+             "{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s,s:i}", "slot", si, "slot_name",
+             s->d.name, "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
+             (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration,
+             "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent",
+             p->lending, "name", q->j.work.name ? q->j.work.name : "", "requeued", q->j.requeued));
 }
 
 /* Start queued profile jobs on idle slots of `role`: each needs a device to itself. When
@@ -383,7 +406,7 @@ static void dispatch_profile(sg_pool *p, sg_pool_role role, int *drain) {
         if (qi < 0) return;
         int chosen = -1, fewest = 1 << 30;
         for (int i = 0; i < p->n; i++) {
-            if (p->s[i].role != role || p->s[i].job) continue;
+            if (p->s[i].role != role || p->s[i].job || p->s[i].offline) continue;
             int prof, busy = device_busy(p, p->s[i].d.device, &prof);
             if (busy == 0) {
                 chosen = i;
@@ -409,7 +432,8 @@ static void dispatch_validate(sg_pool *p, sg_pool_role role, int drain) {
         int chosen = -1;
         for (int i = 0; i < p->n && chosen < 0; i++) {
             int prof;
-            if (p->s[i].role != role || p->s[i].job || p->s[i].d.device == drain) continue;
+            if (p->s[i].role != role || p->s[i].job || p->s[i].offline || p->s[i].d.device == drain)
+                continue;
             device_busy(p, p->s[i].d.device, &prof);
             if (!prof) chosen = i;
         }
@@ -497,6 +521,7 @@ uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin
     q->j.work = *work;
     q->j.queued_ns = sg_loop_now(p->loop);
     q->j.slot = -1;
+    q->wait_idx = -1;
     q->done = done;
     q->arg = arg;
     if (task >= p->ntasks) p->ntasks = task + 1;
@@ -519,6 +544,61 @@ void sg_pool_slot_done(sg_pool *p, int si, sg_pool_result *r) {
     if (si < 0 || si >= p->n || !p->s[si].job) return;
     finish(p, p->s[si].job, r, SG_POOL_DONE);
     schedule_dispatch(p);
+}
+
+/* Back into the queue at its place in arrival order (pick() orders by class, turn and
+ * seq; the array's order is what fifo mode and the turns' tie-breaks read). */
+static void requeue(sg_pool *p, qjob *q) {
+    int at = p->nq;
+    while (at > 0 && p->q[at - 1]->j.seq > q->j.seq) at--;
+    if (p->nq == p->capq) {
+        p->capq = p->capq ? 2 * p->capq : 32;
+        p->q = sg_xrealloc(p->q, (size_t)p->capq * sizeof *p->q);
+    }
+    memmove(&p->q[at + 1], &p->q[at], (size_t)(p->nq - at) * sizeof *p->q);
+    p->q[at] = q;
+    p->nq++;
+}
+
+void sg_pool_slot_offline(sg_pool *p, int si, const char *why) {
+    if (si < 0 || si >= p->n || p->s[si].offline) return;
+    account(p);
+    slot *s = &p->s[si];
+    s->offline = 1;
+    emit(p, "slot_offline",
+         json_pack("{s:i,s:s,s:s}", "slot", si, "slot_name", s->d.name, "reason", why ? why : ""));
+    qjob *q = s->job;
+    if (q) { /* its run is lost: busy time, but no service sample and no count */
+        int64_t now = sg_loop_now(p->loop);
+        p->busy_ns[s->role] += (double)(now - q->j.started_ns);
+        s->job = NULL;
+        q->j.slot = -1;
+        q->j.started_ns = 0;
+        q->j.requeued++;
+        requeue(p, q);
+        emit(p, "job_requeue",
+             json_pack("{s:i,s:s,s:s,s:I,s:i,s:I,s:i,s:s}", "slot", si, "slot_name", s->d.name,
+                       "kind", sg_pool_role_name(q->j.work.kind), "job", (json_int_t)q->j.id,
+                       "task", q->j.task, "iteration", (json_int_t)q->j.iteration, "requeued",
+                       q->j.requeued, "reason", why ? why : ""));
+    }
+    schedule_dispatch(p);
+}
+
+void sg_pool_slot_online(sg_pool *p, int si) {
+    if (si < 0 || si >= p->n || !p->s[si].offline) return;
+    account(p);
+    p->s[si].offline = 0;
+    emit(p, "slot_online", json_pack("{s:i,s:s}", "slot", si, "slot_name", p->s[si].d.name));
+    schedule_dispatch(p);
+}
+
+int sg_pool_slot_is_online(const sg_pool *p, int si) {
+    return si >= 0 && si < p->n && !p->s[si].offline;
+}
+
+sg_pool_role sg_pool_slot_role(const sg_pool *p, int si) {
+    return si >= 0 && si < p->n ? p->s[si].role : SG_POOL_VALIDATE;
 }
 
 static void cancel_running(sg_pool *p, int si) {

@@ -31,6 +31,8 @@ struct sg_pool_local {
     sg_val_pool **dev; /* per device */
     lslot *s;
     sg_pool_slot_desc *desc;
+    void (*done)(void *arg, int slot, sg_pool_result *r); /* instead of the scheduler */
+    void *done_arg;
 };
 
 static int64_t now_ms(const sg_pool_local *l) { return sg_loop_now(l->loop) / SG_MS; }
@@ -80,6 +82,12 @@ const sg_pool_slot_desc *sg_pool_local_slots(const sg_pool_local *l, int *n) {
 }
 
 void sg_pool_local_bind(sg_pool_local *l, sg_pool *p) { l->pool = p; }
+
+void sg_pool_local_on_done(sg_pool_local *l, void (*fn)(void *arg, int slot, sg_pool_result *r),
+                           void *arg) {
+    l->done = fn;
+    l->done_arg = arg;
+}
 
 static void stop_waiting(lslot *s) {
     sg_pool_local *l = s->owner;
@@ -133,7 +141,10 @@ static void report(lslot *s, json_t *reply) {
         r->val = NULL;
     }
     json_decref(reply);
-    sg_pool_slot_done(s->owner->pool, s->index, r);
+    if (s->owner->done)
+        s->owner->done(s->owner->done_arg, s->index, r);
+    else
+        sg_pool_slot_done(s->owner->pool, s->index, r);
 }
 
 static void arm(lslot *s);
@@ -237,4 +248,4 @@ static void local_kill(void *impl, int slot) {
     sg_val_pool_kill(l->dev[s->device], s->worker);
 }
 
-const sg_pool_slot_ops sg_pool_local_ops = {local_start, local_kill};
+const sg_pool_slot_ops sg_pool_local_ops = {local_start, local_kill, NULL};

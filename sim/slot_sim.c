@@ -183,4 +183,4 @@ static void sim_kill(void *impl, int slot) {
     s->s[slot].timer = 0;
 }
 
-const sg_pool_slot_ops sg_sim_slot_ops = {sim_start, sim_kill};
+const sg_pool_slot_ops sg_sim_slot_ops = {sim_start, sim_kill, NULL};

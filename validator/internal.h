@@ -52,9 +52,6 @@ int sg_val_pool_call(sg_val_pool *p, int slot, const sg_val_job *job, json_t *re
                      sg_val_result *r, sg_err *err);
 /* ---- end of the profiler's part ---- */
 
-/* Results to and from JSON (the worker's reply). */
-json_t *sg_val_result_to_json(const sg_val_result *r);
-void sg_val_result_from_json(const json_t *j, sg_val_result *r);
 void sg_val_result_set(sg_val_result *r, sg_val_verdict v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -221,6 +221,10 @@ int sg_val_pool_spawns(const sg_val_pool *p, int slot);
 int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_sizes *given,
                      sg_buf *report, sg_err *err);
 
+/* Results to and from JSON (the worker's reply; a pool agent's answer): a new reference,
+ * and r filled from j (fields absent or of another type read as empty / 0). */
+json_t *sg_val_result_to_json(const sg_val_result *r);
+void sg_val_result_from_json(const json_t *j, sg_val_result *r);
 /* Results as JSON text (caller frees) and as a person-readable paragraph. */
 char *sg_val_result_json(const sg_val_result *r);
 void sg_val_result_print(const sg_val_result *r, void *file /* FILE* */);

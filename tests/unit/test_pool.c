@@ -35,6 +35,9 @@ typedef struct harness {
     int order[4096]; /* tags in start order */
     int norder;
     int splits, late_splits; /* late: after the first virtual minute */
+    int requeues, offline, online;
+    int start_slot[64]; /* by job id: the slot of its last start */
+    int lost_slot;
     /* per device: running jobs and whether one is a profile job, checked at every start */
     int running[8], profiling[8];
     int overlap_violations;
@@ -56,6 +59,9 @@ static void on_event(void *arg, json_t *ev) {
             free(t);
         }
     }
+    if (!strcmp(name, "job_requeue")) h->requeues++;
+    if (!strcmp(name, "slot_offline")) h->offline++;
+    if (!strcmp(name, "slot_online")) h->online++;
     if (!strcmp(name, "job_start")) {
         int slot = (int)json_integer_value(json_object_get(ev, "slot"));
         int dev = h->slot_dev[slot];
@@ -68,6 +74,8 @@ static void on_event(void *arg, json_t *ev) {
                    json_string_value(json_object_get(ev, "kind"))) &&
             !json_is_true(json_object_get(ev, "lent")))
             h->role_changed_while_busy++;
+        json_int_t id = json_integer_value(json_object_get(ev, "job"));
+        if (id >= 0 && id < 64) h->start_slot[id] = slot;
         snprintf(h->start_role[slot], sizeof h->start_role[slot], "%s",
                  json_string_value(json_object_get(ev, "role")));
     }
@@ -344,6 +352,61 @@ static void test_split_arithmetic(void **state) {
     assert_non_null(strstr(err.msg, "static:V/P"));
 }
 
+/* A slot lost mid-job (a remote agent died): its job goes back to the queue ahead of
+ * later arrivals and runs again elsewhere; its done callback runs once, DONE; the lost run
+ * is neither a finished job nor a second wait sample; the slot takes nothing while offline
+ * and takes work again once back. */
+static void lose_slot(sg_loop *loop, void *arg) {
+    (void)loop;
+    harness *h = arg;
+    int slot = h->start_slot[1];        /* the slot running job 1 (tag 0) */
+    sg_sim_slot_ops.kill(h->sim, slot); /* the implementation reports it no more */
+    sg_pool_slot_offline(h->pool, slot, "agent stopped answering");
+    sg_pool_slot_offline(h->pool, slot, "again"); /* a second call changes nothing */
+    assert_false(sg_pool_slot_is_online(h->pool, slot));
+    h->lost_slot = slot;
+}
+
+static void back_online(sg_loop *loop, void *arg) {
+    (void)loop;
+    harness *h = arg;
+    sg_pool_slot_online(h->pool, h->lost_slot);
+}
+
+static void test_lost_slot_requeues(void **state) {
+    (void)state;
+    int dev[] = {0, 1};
+    harness *h = harness_new(2, dev, "elastic");
+    for (int tag = 0; tag < 3; tag++) submit(h, tag, 0, 1, SG_POOL_FINAL, SG_POOL_VALIDATE, 5);
+    sg_loop_timer(h->loop, 1 * SG_SEC, lose_slot, h);
+    sg_loop_timer(h->loop, 3 * SG_SEC, back_online, h);
+    run(h);
+    assert_int_equal(h->nlog, 3); /* every job ended once */
+    int seen[3] = {0};
+    for (int i = 0; i < h->nlog; i++) {
+        assert_int_equal(h->log[i].end, SG_POOL_DONE);
+        seen[h->log[i].tag]++;
+        if (h->log[i].tag == 0) { /* again from the start, on the slot that came back */
+            assert_int_equal(h->log[i].start_ns, 3 * SG_SEC);
+            assert_int_equal(h->log[i].end_ns, 8 * SG_SEC);
+            assert_int_equal(h->log[i].slot, h->lost_slot);
+        }
+        if (h->log[i].tag == 2) assert_int_equal(h->log[i].start_ns, 5 * SG_SEC);
+    }
+    for (int t = 0; t < 3; t++) assert_int_equal(seen[t], 1);
+    assert_int_equal(h->requeues, 1);
+    assert_int_equal(h->offline, 1);
+    assert_int_equal(h->online, 1);
+    sg_pool_stats st;
+    sg_pool_stats_get(h->pool, &st);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].jobs + st.role[SG_POOL_PROFILE].jobs, 3);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].killed, 0);
+    /* waits: 0 (tag 1), 3 (tag 0: one sample, its whole wait), 5 (tag 2) */
+    double mean = st.role[SG_POOL_VALIDATE].wait_mean_s;
+    assert_true(fabs(mean - 8.0 / 3) < 1e-6);
+    harness_free(h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_priority_order),
@@ -353,6 +416,7 @@ int main(void) {
         cmocka_unit_test(test_no_flapping),
         cmocka_unit_test(test_elastic_beats_static_on_burst),
         cmocka_unit_test(test_split_arithmetic),
+        cmocka_unit_test(test_lost_slot_requeues),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

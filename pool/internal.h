@@ -1,0 +1,48 @@
+/* pool/internal.h — what the pool's own files share: the wire format between a remote
+ * slot and its agent (results, task bundles, timing options), and the agent's parts.
+ *
+ * Contract
+ *  - Results travel as JSON (sg_pool_result_to_json / _from_json): the verdict and numbers
+ *    of sg_pool_result, the validator's result under "val", the profiler's under "prof",
+ *    each present when the slot produced it. Numbers that JSON cannot hold (Inf, NaN) are
+ *    null and read back as NaN (max_abs / max_rel keep the validator's own rule).
+ *    _from_json points r->val / r->prof at the caller's vr / pr.
+ *  - A task bundle is the regular files directly in a task folder (not hidden, valid UTF-8,
+ *    each at most SG_SOURCE_MAX, all together at most SG_POOL_TASK_MAX): a JSON object
+ *    name -> text. Its hash is SHA-256 (hex) over the names in byte order, each as
+ *    "name\0<length in decimal>\0text", so the agent can check what it was sent.
+ *  - File names in a bundle are [A-Za-z0-9_][A-Za-z0-9._-]{0,127}: nothing from a request
+ *    names a path outside the agent's cache folder. */
+#ifndef SG_POOL_INTERNAL_H
+#define SG_POOL_INTERNAL_H
+
+#include "pool/pool.h"
+
+#include <jansson.h>
+
+#define SG_POOL_TASK_MAX ((size_t)8 << 20)
+#define SG_POOL_HASH_HEX 65 /* 64 hex digits + NUL */
+
+/* ---- results (wire.c) ---- */
+json_t *sg_pool_result_to_json(const sg_pool_result *r);
+int sg_pool_result_from_json(const json_t *j, sg_pool_result *r, sg_val_result *vr,
+                             sg_prof_result *pr, sg_err *err);
+/* Timing options both ways; _from_json checks ranges (a request's, so errors name it). */
+json_t *sg_pool_prof_opts_to_json(const sg_prof_opts *o);
+int sg_pool_prof_opts_from_json(const json_t *j, sg_prof_opts *o, sg_err *err);
+
+/* ---- task bundles (task_bundle.c) ---- */
+int sg_pool_bundle_name_ok(const char *name);
+/* The bundle of dir (a new reference) and its hash; -1 with err when the folder cannot be
+ * read, holds no task.json, or is too large. Files that cannot travel (too large, not UTF-8)
+ * are left out, and named in *skipped (a new string the caller frees; NULL: none). */
+json_t *sg_pool_bundle_read(const char *dir, char hash[SG_POOL_HASH_HEX], char **skipped,
+                            sg_err *err);
+/* The hash of a bundle object; -1 with err when a name or value is not allowed. */
+int sg_pool_bundle_hash(const json_t *files, char hash[SG_POOL_HASH_HEX], sg_err *err);
+/* Write a bundle into cache_dir/HASH (atomically: a temporary folder renamed), after
+ * checking its hash and that its task.json loads. out: the folder. */
+int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *files, char *out,
+                         size_t outlen, sg_err *err);
+
+#endif
