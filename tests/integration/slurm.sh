@@ -69,6 +69,9 @@ for p in $port $((port + 1)); do
         curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$p/v1/status"
     check_output "agent :$p refuses a request without it (401)" '^401$' \
         curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/v1/status"
+    check_output "agent :$p serves the device its launcher chose (status: opencl, 1 slot)" \
+        '^opencl 1$' bash -c "curl -s -H 'Authorization: Bearer $token' http://127.0.0.1:$p/v1/status |
+        python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[\"lang\"], len(d[\"slots\"]))'"
 done
 
 # The orchestrator uses the agents Slurm started: no local slots, every job remote.
