@@ -81,6 +81,14 @@ check "optimize --pool @FILE --no-local runs on the Slurm agents" \
     --pool-token-file "$pool/token" --no-local --out "$out"
 check_output "its jobs ran on the agents (slot names carry host:port)" \
     "\"slot_name\":\"127.0.0.1:($port|$((port + 1)))/" cat "$out/events.jsonl"
+check_none "  ... and none on a local slot" \
+    bash -c "grep '\"ev\":\"job_start\"' '$out/events.jsonl' | grep -v '\"slot_name\":\"127.0.0.1:'"
+# One agent starts as the validate slot, the other as the profile slot: the baseline's
+# validate and profile jobs alone put work on both.
+check_output "jobs ran on both agents" '^2 agents:' python3 -c "import json,collections
+c=collections.Counter(e['slot_name'].split('/')[0] for e in map(json.loads, open('$out/events.jsonl'))
+                      if e.get('ev') == 'job_start')
+print(len(c), 'agents:', dict(c))"
 
 # scancel: the agents stop, the job leaves the queue, the pool file goes away.
 check "scancel the pool job" sq scancel "$jobid"
@@ -94,7 +102,6 @@ check_fails "the agents no longer listen" 1 bash -c \
 check "the pool file is removed when the job ends" test ! -e "$pool/pool.txt"
 sq scancel "$hold" >/dev/null 2>&1
 
-slurm_down
-check_none "nothing is left running (daemons, agents)" slurm_leftovers
-check_none "no slurmstepd of the test's jobs is left" pgrep -af "slurmstepd: \[($jobid|$hold)[.]"
+slurm_stop
+check_none "nothing is left running (daemons, slurmstepd, job scripts, agents)" slurm_leftovers
 finish

@@ -6,8 +6,11 @@
 #
 #   slurm_missing          prints why a real Slurm cannot run here (empty: it can)
 #   slurm_up DIR           starts it all; exports SLURM_CONF; 0 when both nodes are idle
-#   slurm_down             stops the daemons (SIGTERM, then SIGKILL for a slurmd that
-#                          ignores it while it retries registration)
+#   slurm_stop             cancels the jobs, waits for the queue to empty, stops the daemons
+#                          (SIGTERM, then SIGKILL for a slurmd that ignores it while it
+#                          retries registration): the clean shutdown
+#   slurm_leftovers        what still runs of this cluster (nothing, after slurm_stop)
+#   slurm_down             slurm_stop, then ends whatever survived (on_exit's cleanup)
 #   sq ARGS / sc ARGS ...  client calls under a timeout (slurmctld can die after forking)
 #
 # Known to work with Debian's Slurm 22.05: no systemd, proctrack/linuxproc, task/none,
@@ -113,14 +116,64 @@ _slurm_stop() {
     sleep 0.1
 }
 
-slurm_down() {
+# Every process of this cluster: the daemons and what names $SLURM_T on its command line
+# (job scripts in the spool, the agents), and what Slurm started, which inherits SLURM_CONF
+# naming $SLURM_T even when its command line does not: slurmstepd, a job's processes
+# (SLURM_JOB_ID set). The test's own shells carry SLURM_CONF too, but neither of those.
+slurm_pids() {
     [ -n "${SLURM_T:-}" ] || return 0
-    local T=$SLURM_T
+    local d p
+    for d in /proc/[0-9]*; do
+        p=${d#/proc/}
+        { [ "$p" = $$ ] || [ "$p" = "$BASHPID" ]; } && continue
+        if grep -qsaF -- "$SLURM_T" "$d/cmdline"; then
+            echo "$p"
+        elif grep -qsazxF "SLURM_CONF=$SLURM_T/etc/slurm.conf" "$d/environ" &&
+            { [ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] ||
+                grep -qsaz '^SLURM_JOB_ID=' "$d/environ"; }; then
+            echo "$p"
+        fi
+    done
+}
+
+# Cancels every job and waits for the queue to empty, then stops the daemons: the clean
+# shutdown a test checks with slurm_leftovers.
+slurm_stop() {
+    [ -n "${SLURM_T:-}" ] || return 0
+    local T=$SLURM_T i
+    # Jobs first, while slurmctld can still cancel them: a slurmd stopped under a running
+    # job leaves its slurmstepd and the job's processes behind.
+    if _slurm_pid_alive "$T/slurmctld.pid"; then
+        sq scancel --quiet --user=root >/dev/null 2>&1
+        for ((i = 0; i < 50; i++)); do
+            [ -z "$(sq squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 0.2
+        done
+    fi
     _slurm_stop "$T/slurmd-n1.pid"
     _slurm_stop "$T/slurmd-n2.pid"
     _slurm_stop "$T/slurmctld.pid"
     _slurm_stop "$T/munge/munged.pid"
 }
 
-# Processes still running whose command line names the test's folder (none after down).
-slurm_leftovers() { [ -z "${SLURM_T:-}" ] || pgrep -af -- "$SLURM_T" | grep -v pgrep || true; }
+# slurm_stop, then whatever survived (a test that died half-way): TERM, then KILL.
+slurm_down() {
+    [ -n "${SLURM_T:-}" ] || return 0
+    local left
+    slurm_stop
+    left=$(slurm_pids)
+    [ -z "$left" ] && return 0
+    kill -TERM $left 2>/dev/null
+    sleep 1
+    left=$(slurm_pids)
+    [ -z "$left" ] || kill -KILL $left 2>/dev/null
+    return 0
+}
+
+# What is still running of this cluster, one "PID command line" a line (none after down).
+slurm_leftovers() {
+    local p
+    for p in $(slurm_pids); do
+        echo "$p $( { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null)"
+    done
+}
