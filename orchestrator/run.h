@@ -59,6 +59,10 @@ typedef struct sg_run_config {
     const char *db;            /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
     int max_per_endpoint;      /* running streams per LLM endpoint; 0: no cap */
     int quiet;                 /* no progress lines or summary on stderr (a campaign's tasks) */
+    const char *pool_urls;     /* agents whose slots join the pool (pool.h); NULL: none */
+    const char *pool_token_file; /* their bearer token; NULL: none */
+    const char *pool_cacert;     /* CA for https agents; NULL: the system's */
+    int no_local;                /* only the agents' slots */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
@@ -66,7 +70,7 @@ void sg_run_config_default(sg_run_config *c);
 typedef struct sg_run_opts {
     const char *model, *device, *policy, *pools, *fork_mode; /* NULL model/device: default */
     int64_t iterations, slots, devices;
-    int no_fork, no_early_stop;
+    int no_fork, no_early_stop, no_local;
 } sg_run_opts;
 void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c);
 /* Check them (and c's own fields set by options: max_tokens, speed, llm_urls) and fill c.
@@ -122,7 +126,9 @@ void sg_run_llm_free(sg_run_llm *l);
 _Noreturn void sg_run_force_exit(const char *who, int signo);
 
 typedef struct sg_run_pool {
-    sg_pool_local *local;
+    sg_pool_local *local;   /* NULL with --no-local */
+    sg_pool_remote *remote; /* NULL without --pool */
+    sg_pool_mux mux;        /* both */
     sg_pool *sched;
     int devices, slots;
 } sg_run_pool;

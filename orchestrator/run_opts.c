@@ -35,6 +35,9 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
     sg_dev_lang lang = SG_DEV_OPENCL;
     if (o->device && sg_dev_lang_parse(o->device, &lang, &e) < 0)
         return sg_errf(err, "--device: %s", e.msg);
+    if (o->no_local && !c->pool_urls)
+        return sg_errf(err, "--no-local needs --pool (some slots must run the jobs)");
+    c->no_local = o->no_local;
     if (o->model) c->model = o->model;
     c->fork_mode = strcmp(o->fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
     c->device = o->device ? (int)lang : SG_RUN_DEVICE_AUTO;

@@ -92,37 +92,72 @@ void sg_run_llm_free(sg_run_llm *l) {
     free(l);
 }
 
+/* The agents of c->pool_urls, their slots numbered after the local ones. */
+static int remote_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, int first_slot,
+                      int first_device, sg_run_pool *out, sg_err *err) {
+    char *token = NULL;
+    if (c->pool_token_file &&
+        !(token = sg_pool_token_read("--pool-token-file", c->pool_token_file, err)))
+        return -1;
+    sg_pool_remote_config rc = {.urls = c->pool_urls,
+                                .token = token,
+                                .cacert = c->pool_cacert,
+                                .log_name = c->log_name,
+                                .lang = (int)lang,
+                                .first_slot = first_slot,
+                                .first_device = first_device};
+    int rc_ = sg_pool_remote_new(loop, &rc, &out->remote, err);
+    free(token);
+    return rc_;
+}
+
 int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_run_pool *out,
                     sg_err *err) {
     memset(out, 0, sizeof *out);
     sg_dev_opts po;
     sg_dev_opts_default(&po);
     po.device = lang;
-    int n = c->devices;
-    if (n == 0) { /* all of them; a backend that cannot count runs on one (and says why) */
+    int n = c->devices, nlocal = 0, nremote = 0;
+    if (n == 0 && !c->no_local) { /* all of them; one when the backend cannot count */
         sg_err e2;
         n = sg_dev_count(&po, &e2);
         if (n < 0 && n != SG_BE_NODEV) /* the workers will say why when they cannot run */
             fprintf(stderr, "%s: %s; using one device\n", c->log_name, e2.msg);
         if (n < 1) n = 1;
     }
-    if (sg_pool_local_new(loop, &po, n, c->slots_per_device, &out->local, err) < 0) return -1;
-    int nslots;
-    const sg_pool_slot_desc *d = sg_pool_local_slots(out->local, &nslots);
-    if (sg_pool_new(loop, &c->pools, d, nslots, &sg_pool_local_ops, out->local, &out->sched, err) <
-        0) {
-        sg_pool_local_free(out->local);
-        out->local = NULL;
+    if (!c->no_local && sg_pool_local_new(loop, &po, n, c->slots_per_device, &out->local, err) < 0)
+        return -1;
+    const sg_pool_slot_desc *ld = out->local ? sg_pool_local_slots(out->local, &nlocal) : NULL;
+    if (c->pool_urls && remote_new(loop, c, lang, nlocal, c->no_local ? 0 : n, out, err) < 0) {
+        sg_run_pool_free(out);
         return -1;
     }
-    sg_pool_local_bind(out->local, out->sched);
-    out->devices = n;
-    out->slots = nslots;
+    const sg_pool_slot_desc *rd = out->remote ? sg_pool_remote_slots(out->remote, &nremote) : NULL;
+    sg_pool_slot_desc *all = sg_xcalloc((size_t)(nlocal + nremote), sizeof *all);
+    if (nlocal) memcpy(all, ld, (size_t)nlocal * sizeof *all);
+    if (nremote) memcpy(all + nlocal, rd, (size_t)nremote * sizeof *all);
+    out->mux = (sg_pool_mux){.ops = {out->local ? &sg_pool_local_ops : &sg_pool_remote_ops,
+                                     out->local && out->remote ? &sg_pool_remote_ops : NULL},
+                             .impl = {out->local ? (void *)out->local : (void *)out->remote,
+                                      out->local ? (void *)out->remote : NULL},
+                             .n0 = out->local ? nlocal : nremote};
+    int rc = sg_pool_new(loop, &c->pools, all, nlocal + nremote, &sg_pool_mux_ops, &out->mux,
+                         &out->sched, err);
+    free(all);
+    if (rc < 0) {
+        sg_run_pool_free(out);
+        return -1;
+    }
+    if (out->local) sg_pool_local_bind(out->local, out->sched);
+    if (out->remote) sg_pool_remote_bind(out->remote, out->sched);
+    out->devices = c->no_local ? 0 : n;
+    out->slots = nlocal + nremote;
     return 0;
 }
 
 void sg_run_pool_free(sg_run_pool *p) {
-    sg_pool_free(p->sched); /* first: it kills what still runs, through the local slots */
+    sg_pool_free(p->sched); /* first: it kills what still runs, through the slots */
+    sg_pool_remote_free(p->remote);
     sg_pool_local_free(p->local);
     memset(p, 0, sizeof *p);
 }

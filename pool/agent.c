@@ -18,7 +18,7 @@ typedef enum { QUEUED, RUNNING, ENDED } job_state;
 
 typedef struct sg_agent_job {
     char id[72], client[72], name[64];
-    int pin; /* the slot it must run on, or -1 */
+    int pin;  /* the slot it must run on, or -1 */
     int slot; /* where it runs or ran, -1 while queued */
     sg_pool_role kind;
     char task_dir[4200];
@@ -432,7 +432,8 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
         goto done;
     }
     if (!hash_ok(task)) {
-        sg_agent_error(out, 400, "job request: \"task\" must be the task's SHA-256 (64 hex digits)");
+        sg_agent_error(out, 400,
+                       "job request: \"task\" must be the task's SHA-256 (64 hex digits)");
         goto done;
     }
     if (pin < -1 || pin >= a->n) {
@@ -501,8 +502,9 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
     a->queued++;
     a->st.submitted++;
     schedule_dispatch(a);
-    reply_json(out, 202, json_pack("{s:s,s:s,s:I}", "job", j->id, "state", "queued", "seq",
-                                   (json_int_t)j->seq));
+    reply_json(
+        out, 202,
+        json_pack("{s:s,s:s,s:I}", "job", j->id, "state", "queued", "seq", (json_int_t)j->seq));
 done:
     json_decref(b);
 }
@@ -548,8 +550,7 @@ static void events(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
         json_array_append(list, e->ev);
         if (json_array_size(list) >= MAX_EVENTS_PER_POLL) break;
     }
-    if (json_array_size(list) == 0 && wait > 0 && !rq->expired && after <= last &&
-        next == last) {
+    if (json_array_size(list) == 0 && wait > 0 && !rq->expired && after <= last && next == last) {
         json_decref(list);
         out->suspend_s = wait;
         return;
@@ -571,9 +572,9 @@ static void set_role(sg_agent *a, int si, const sg_agent_request *rq, sg_agent_r
         sg_agent_error(out, 400, "role request: \"role\" '%.40s' is not validate or profile", role);
     } else {
         a->s[si].role = strcmp(role, "profile") ? SG_POOL_VALIDATE : SG_POOL_PROFILE;
-        reply_json(out, 200,
-                   json_pack("{s:i,s:s,s:s}", "slot", si, "slot_name", a->s[si].desc.name, "role",
-                             role));
+        reply_json(
+            out, 200,
+            json_pack("{s:i,s:s,s:s}", "slot", si, "slot_name", a->s[si].desc.name, "role", role));
         schedule_dispatch(a);
     }
     json_decref(b);

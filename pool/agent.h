@@ -83,9 +83,9 @@ json_t *sg_agent_status(sg_agent *a);
 
 /* ---- the HTTP server (agent_http.c) ---- */
 typedef struct sg_agent_http_config {
-    const char *host; /* numeric or "localhost" */
-    int port;         /* 0: any free one */
-    const char *token;            /* NULL: no token (loopback only) */
+    const char *host;               /* numeric or "localhost" */
+    int port;                       /* 0: any free one */
+    const char *token;              /* NULL: no token (loopback only) */
     const char *tls_cert, *tls_key; /* PEM text, both or neither */
     size_t max_body;
 } sg_agent_http_config;

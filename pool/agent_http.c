@@ -112,8 +112,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, sg_agent_reply *out)
         out->body.len, out->body.data ? out->body.data : (char *)"", MHD_RESPMEM_MUST_COPY);
     MHD_add_response_header(resp, "Content-Type", out->ctype ? out->ctype : "application/json");
     if (out->status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
-    if (out->status == 429 || out->status == 503)
-        MHD_add_response_header(resp, "Retry-After", "1");
+    if (out->status == 429 || out->status == 503) MHD_add_response_header(resp, "Retry-After", "1");
     enum MHD_Result rc = MHD_queue_response(c, (unsigned)out->status, resp);
     MHD_destroy_response(resp);
     sg_buf_free(&out->body);
@@ -162,8 +161,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (cl && strtoull(cl, NULL, 10) > h->max_body) {
             r->refused = 1;
             char msg[200];
-            snprintf(msg, sizeof msg, "the request body is %s bytes; this agent takes at most %zu "
-                     "(--max-body)", cl, h->max_body);
+            snprintf(msg, sizeof msg,
+                     "the request body is %s bytes; this agent takes at most %zu "
+                     "(--max-body)",
+                     cl, h->max_body);
             return refuse(c, 413, msg);
         }
         return MHD_YES;
@@ -184,8 +185,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (r->too_big) {
         char msg[160];
-        snprintf(msg, sizeof msg, "the request body is over %zu bytes, this agent's limit "
-                 "(--max-body)", h->max_body);
+        snprintf(msg, sizeof msg,
+                 "the request body is over %zu bytes, this agent's limit "
+                 "(--max-body)",
+                 h->max_body);
         return refuse(c, 413, msg);
     }
     sg_agent_request rq = {.method = method,
@@ -262,10 +265,10 @@ sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_ht
         tls[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert};
         tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->key};
     }
-    h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET,
-                            h->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
-                            MHD_OPTION_CONNECTION_LIMIT, 512u, MHD_OPTION_CONNECTION_TIMEOUT,
-                            600u, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_CONNECTION_LIMIT,
+                            512u, MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_ARRAY, tls,
+                            MHD_OPTION_END);
     if (!h->d) {
         sg_errf(err, "cannot start the HTTP server on %s:%d%s", cfg->host, h->port,
                 cfg->tls_cert ? " (is the certificate and key PEM text that belong together?)"

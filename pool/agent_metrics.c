@@ -60,8 +60,9 @@ void sg_agent_metrics(sg_agent *a, sg_buf *b) {
     for (int r = 0; r < SG_POOL_NROLES; r++) {
         const char *rn = sg_pool_role_name((sg_pool_role)r);
         for (int k = 0; k < SG_AGENT_NBUCKETS; k++)
-            sg_buf_printf(b, "specgen_agent_queue_wait_seconds_bucket{role=\"%s\",le=\"%g\"} %" PRIu64 "\n",
-                          rn, sg_agent_buckets[k], st->wait_bucket[r][k]);
+            sg_buf_printf(
+                b, "specgen_agent_queue_wait_seconds_bucket{role=\"%s\",le=\"%g\"} %" PRIu64 "\n",
+                rn, sg_agent_buckets[k], st->wait_bucket[r][k]);
         sg_buf_printf(b,
                       "specgen_agent_queue_wait_seconds_bucket{role=\"%s\",le=\"+Inf\"} %" PRIu64
                       "\nspecgen_agent_queue_wait_seconds_sum{role=\"%s\"} %.6f\n"
@@ -69,8 +70,9 @@ void sg_agent_metrics(sg_agent *a, sg_buf *b) {
                       rn, st->wait_count[r], rn, st->wait_sum[r], rn, st->wait_count[r]);
     }
     head(b, "specgen_agent_jobs", "gauge", "jobs now, by state");
-    sg_buf_printf(b, "specgen_agent_jobs{state=\"queued\"} %d\nspecgen_agent_jobs{state=\"running\"} %d\n",
-                  queued, running);
+    sg_buf_printf(
+        b, "specgen_agent_jobs{state=\"queued\"} %d\nspecgen_agent_jobs{state=\"running\"} %d\n",
+        queued, running);
     head(b, "specgen_agent_jobs_submitted_total", "counter", "jobs accepted");
     sg_buf_printf(b, "specgen_agent_jobs_submitted_total %" PRIu64 "\n", st->submitted);
     head(b, "specgen_agent_jobs_refused_total", "counter",
@@ -89,9 +91,9 @@ json_t *sg_agent_status(sg_agent *a) {
     int n = sg_agent_view(a, &s, &st, &queued, &running, &cached);
     json_t *slots = json_array();
     for (int i = 0; i < n; i++) {
-        json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:b}", "slot", i, "name", s[i].desc.name,
-                              "device", s[i].desc.device, "role",
-                              sg_pool_role_name(s[i].role), "busy", s[i].job != NULL);
+        json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:b}", "slot", i, "name", s[i].desc.name, "device",
+                              s[i].desc.device, "role", sg_pool_role_name(s[i].role), "busy",
+                              s[i].job != NULL);
         if (s[i].job) json_object_set_new(o, "job", json_string(sg_agent_job_id(s[i].job)));
         json_array_append_new(slots, o);
     }
@@ -99,6 +101,6 @@ json_t *sg_agent_status(sg_agent *a) {
     snprintf(inst, sizeof inst, "%016" PRIx64, sg_agent_instance(a));
     return json_pack("{s:s,s:s,s:I,s:o,s:i,s:i,s:i}", "instance", inst, "lang",
                      sg_dev_lang_name(sg_agent_lang(a)), "event_seq",
-                     (json_int_t)sg_agent_event_seq(a), "slots", slots, "queued", queued,
-                     "running", running, "max_jobs", sg_agent_max_jobs(a));
+                     (json_int_t)sg_agent_event_seq(a), "slots", slots, "queued", queued, "running",
+                     running, "max_jobs", sg_agent_max_jobs(a));
 }

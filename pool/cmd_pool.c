@@ -35,30 +35,6 @@ static const char *details =
     "  specgen optimize suites/builtin/softmax --pool http://node7:9000 \\\n"
     "      --pool-token-file /etc/specgen/pool.token\n";
 
-/* The first line of a small file (a token): NULL with err. */
-static char *read_first_line(const char *opt, const char *path, sg_err *err) {
-    sg_buf b = {0};
-    char why[512];
-    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
-        sg_buf_free(&b);
-        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
-        return NULL;
-    }
-    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
-    if (nl) b.len = (size_t)(nl - b.data);
-    if (b.len && b.data[b.len - 1] == '\r') b.len--;
-    if (b.data) b.data[b.len] = 0;
-    if (b.len == 0 || strlen(b.data) != b.len) {
-        sg_buf_free(&b);
-        sg_errf(err, "%s '%s': its first line holds no token (or a NUL byte)", opt, path);
-        return NULL;
-    }
-    struct stat st;
-    if (stat(path, &st) == 0 && (st.st_mode & 077))
-        sg_warn("pool", "%s is readable by other users (chmod 600 it)", path);
-    return sg_buf_steal(&b);
-}
-
 static char *read_pem(const char *opt, const char *path, sg_err *err) {
     sg_buf b = {0};
     char why[512];
@@ -189,7 +165,7 @@ int sg_cmd_pool(int argc, char **argv) {
     hc.host = host;
     char *token = NULL, *cert = NULL, *key = NULL;
     int rc = 2;
-    if (token_file && !(token = read_first_line("--token-file", token_file, &err))) goto usage;
+    if (token_file && !(token = sg_pool_token_read("--token-file", token_file, &err))) goto usage;
     if (!sg_net_is_loopback(host) && !token) {
         sg_errf(&err,
                 "--listen %s: refusing to listen beyond loopback without --token-file (anyone "

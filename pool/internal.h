@@ -45,4 +45,30 @@ int sg_pool_bundle_hash(const json_t *files, char hash[SG_POOL_HASH_HEX], sg_err
 int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *files, char *out,
                          size_t outlen, sg_err *err);
 
+/* ---- HTTP requests to agents, on the loop (remote_xfer.c) ---- */
+typedef struct sg_pool_xfer sg_pool_xfer;
+/* status: the HTTP status, 0 when no answer came (msg says why); body: the answer. */
+typedef void (*sg_pool_xfer_fn)(void *arg, sg_pool_xfer *x, long status, const char *body,
+                                size_t len, const char *msg);
+typedef struct sg_pool_http {
+    struct sg_curl_loop *cl;
+    const char *token;  /* NULL: none */
+    const char *cacert; /* NULL: the system's */
+} sg_pool_http;
+/* method "GET" / "POST" / "PUT"; body NULL: none. timeout_ms covers the whole request.
+ * fn runs once, on the loop, never inside this call; sg_pool_xfer_cancel stops it without
+ * fn. The returned handle is valid until fn ran or it was cancelled. */
+sg_pool_xfer *sg_pool_xfer_start(const sg_pool_http *h, const char *method, const char *url,
+                                 const char *body, size_t len, long timeout_ms, sg_pool_xfer_fn fn,
+                                 void *arg);
+void sg_pool_xfer_cancel(sg_pool_xfer *x);
+/* A blocking GET (before the loop runs): the body (caller frees) and status, or NULL with
+ * err. */
+char *sg_pool_http_get_now(const sg_pool_http *h, const char *url, long timeout_ms, long *status,
+                           sg_err *err);
+/* "URL[,URL...]" or "@FILE" (one URL a line; blank lines and # comments skipped) into a
+ * list of http(s) URLs without a trailing slash; -1 with err naming the bad one. */
+int sg_pool_urls_parse(const char *spec, char ***urls, int *n, sg_err *err);
+void sg_pool_urls_free(char **urls, int n);
+
 #endif

@@ -212,6 +212,52 @@ void sg_pool_local_on_done(sg_pool_local *l, void (*fn)(void *arg, int slot, sg_
 void sg_pool_local_free(sg_pool_local *l);
 extern const sg_pool_slot_ops sg_pool_local_ops;
 
+/* ---- remote slots: the slots of `specgen pool` agents (pool/slot_remote.c) ----
+ * At the start every agent is asked for its slots (waiting up to connect_wait_s for one
+ * that is still starting); an agent that cannot be reached then, or runs another device
+ * language, is an error. Afterwards everything runs on the loop: a job is a POST naming its
+ * slot (the task by hash; the files once, when the agent asks with 412), its end comes on
+ * a long-poll of the agent's events, a kill is a cancel request. An agent whose poll or
+ * request fails, times out, answers 429/503/401, or that restarted (a new instance) is
+ * lost: its slots go offline (sg_pool_slot_offline: running jobs re-queued elsewhere), and
+ * it is asked again with backoff (0.25 s doubling to 10 s) until it answers; then its
+ * slots come back and jobs it may still run for us are cancelled. Slot names are
+ * "HOST:PORT/<the agent's name>" ("127.0.0.1:9000/opencl:0/1"); devices are numbered
+ * from first_device so that they differ from local ones. Messages go to stderr, prefixed by
+ * log_name. */
+typedef struct sg_pool_remote_config {
+    const char *urls;   /* "URL[,URL...]" or "@FILE" */
+    const char *token;  /* bearer token, or NULL */
+    const char *cacert; /* CA bundle for https agents, or NULL: the system's */
+    const char *log_name;
+    int lang;              /* the sg_dev_lang every agent must run */
+    int first_slot;        /* the scheduler index of the first remote slot */
+    int first_device;      /* device numbers from here on */
+    double connect_wait_s; /* at the start (default 10 when 0) */
+    double poll_wait_s;    /* long-poll length; an agent silent this + 10 s is lost (10) */
+} sg_pool_remote_config;
+typedef struct sg_pool_remote sg_pool_remote;
+int sg_pool_remote_new(sg_loop *loop, const sg_pool_remote_config *cfg, sg_pool_remote **out,
+                       sg_err *err);
+const sg_pool_slot_desc *sg_pool_remote_slots(const sg_pool_remote *r, int *n);
+/* The scheduler to report to; starts listening to the agents. */
+void sg_pool_remote_bind(sg_pool_remote *r, sg_pool *p);
+/* Free after the scheduler. */
+void sg_pool_remote_free(sg_pool_remote *r);
+extern const sg_pool_slot_ops sg_pool_remote_ops;
+/* A token file's first line (a new string), or NULL with err naming opt and the file. */
+char *sg_pool_token_read(const char *opt, const char *path, sg_err *err);
+
+/* ---- two sets of slots behind one scheduler (pool/slot_mux.c) ----
+ * Slots 0..n0-1 go to ops0/impl0, the rest to ops1/impl1, with the scheduler's own index
+ * (so the second set is made with its first index n0: remote slots after local ones). */
+typedef struct sg_pool_mux {
+    const sg_pool_slot_ops *ops[2];
+    void *impl[2];
+    int n0;
+} sg_pool_mux;
+extern const sg_pool_slot_ops sg_pool_mux_ops;
+
 /* ---- the split (pure; pool/split.c) ---- */
 /* Expected wait (s) of an M/M/c queue with arrival rate lambda (1/s), mean service s
  * (s) and c servers; INFINITY when it cannot keep up (lambda*s >= c), 0 without load. */

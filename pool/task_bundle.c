@@ -20,8 +20,8 @@ int sg_pool_bundle_name_ok(const char *name) {
     if (n < 1 || n > 128) return 0;
     for (size_t i = 0; i < n; i++) {
         char c = name[i];
-        int word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                   c == '_';
+        int word =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         if (!word && (i == 0 || (c != '.' && c != '-'))) return 0;
     }
     return 1;
@@ -133,8 +133,8 @@ int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *
     char got[SG_POOL_HASH_HEX];
     if (sg_pool_bundle_hash(files, got, err) < 0) return -1;
     if (strcmp(got, hash))
-        return sg_errf(err, "\"task_files\" hash to %s, not to the \"task\" %s they came with",
-                       got, hash);
+        return sg_errf(err, "\"task_files\" hash to %s, not to the \"task\" %s they came with", got,
+                       hash);
     if (!json_is_string(json_object_get(files, "task.json")))
         return sg_errf(err, "\"task_files\": no task.json");
     if (sg_mkdir_p(cache_dir, err) < 0) return -1;
@@ -143,7 +143,8 @@ int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *
     if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return 0; /* stored already */
     char tmp[4400];
     snprintf(tmp, sizeof tmp, "%s/.tmp-%s-XXXXXX", cache_dir, hash);
-    if (!mkdtemp(tmp)) return sg_errf(err, "cannot make a folder in %s: %s", cache_dir, strerror(errno));
+    if (!mkdtemp(tmp))
+        return sg_errf(err, "cannot make a folder in %s: %s", cache_dir, strerror(errno));
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)files, k, v) {

@@ -105,7 +105,8 @@ json_t *sg_pool_result_to_json(const sg_pool_result *r) {
         sg_pool_result clean = *r;
         snprintf(clean.message, sizeof clean.message, "(a message that is not UTF-8 text)");
         snprintf(clean.verdict, sizeof clean.verdict, "%s", "error");
-        if (sg_utf8_bad_at(r->verdict, strlen(r->verdict)) < 0) snprintf(clean.verdict, sizeof clean.verdict, "%s", r->verdict);
+        if (sg_utf8_bad_at(r->verdict, strlen(r->verdict)) < 0)
+            snprintf(clean.verdict, sizeof clean.verdict, "%s", r->verdict);
         return sg_pool_result_to_json(&clean);
     }
     if (r->val) {
