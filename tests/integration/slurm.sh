@@ -29,6 +29,20 @@ ok "slurmctld + two slurmd (n1, n2) on loopback are up, both idle"
 check_output "each node declares two GPUs as gres" 'n1 gpu:2.*n2 gpu:2' \
     bash -c "timeout 10 sinfo -h -N -o '%N %G' | sort | tr '\n' ' '"
 
+# An agent that cannot start fails the job with a message, and no URL file appears.
+bad=$T/bad
+badid=$(cd "$T" && SPECGEN="$SPECGEN" SPECGEN_POOL_DIR="$bad" SPECGEN_POOL_PORT=$(pick_port) \
+    SPECGEN_POOL_PORT_STEP=1 SPECGEN_POOL_LISTEN=127.0.0.1 SPECGEN_POOL_ARGS=--no-such-option \
+    sq sbatch --parsable -N2 -o "$T/bad-job.out" "$SPECGEN_ROOT/deploy/slurm/specgen-pool.sbatch")
+for ((i = 0; i < 150; i++)); do
+    [ -n "$badid" ] && sq squeue -h -j "$badid" 2>/dev/null | grep -q . || break
+    sleep 0.2
+done
+check_output "agents that exit at once fail the job, naming their logs" \
+    "error: agents exited before they answered \(logs: $bad/logs/\)" cat "$T/bad-job.out"
+check_output "  ... whose log says why" "unknown option '--no-such-option'" cat "$bad/logs/n1.log"
+check "  ... and no URL file is left" test ! -e "$bad/pool.txt"
+
 # A job holding one GPU of n2, so that the pool job gets GPU 0 on n1 but GPU 1 on n2:
 # each agent must see its own node's CUDA_VISIBLE_DEVICES, not a copy of the first's.
 hold=$(sq sbatch --parsable -N1 -w n2 --gres=gpu:1 -o /dev/null --wrap 'sleep 600')
