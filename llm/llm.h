@@ -16,9 +16,10 @@
  *   the handle, and no callback of that stream runs afterwards.
  * - Usage comes from the server's usage chunk; when there is none (aborted, or a server
  *   that does not send it), counts are estimated from the text (sg_llm_estimate_tokens)
- *   and marked estimated. The request asks for vLLM's continuous_usage_stats, so a server
- *   that streams the running usage in every chunk gives exact live counts
- *   (sg_llm_live_tokens); without it the live counts are the same estimate.
+ *   and marked estimated. The prefix-cache hits (usage.prompt_tokens_details.
+ *   cached_tokens) are kept from whichever usage chunk carried them. The request asks for vLLM's
+ * continuous_usage_stats, so a server that streams the running usage in every chunk gives exact
+ * live counts (sg_llm_live_tokens); without it the live counts are the same estimate.
  * - max_tokens is enforced here too, for servers that ignore it: a stream whose completion
  *   tokens pass it (the server's running count; with the estimate, past 5/4 of it + 16, the
  *   estimate's margin) is cut and ends with finish "length" (the finish callback).
@@ -87,6 +88,11 @@ typedef struct sg_llm_request {
 typedef struct sg_llm_usage {
     int64_t prompt_tokens, completion_tokens, reasoning_tokens;
     int estimated; /* 1: counted from delta chunks, not reported by the server */
+    /* Prompt tokens the server took from its prefix cache (prompt_tokens_details.
+     * cached_tokens), when it says so: vLLM with --enable-prompt-tokens-details, SGLang with
+     * --enable-cache-report. Both leave the field out when nothing was cached. */
+    int64_t cached_tokens;
+    int cached_reported; /* 1: some usage chunk of this stream carried cached_tokens */
 } sg_llm_usage;
 
 typedef struct sg_llm_result {

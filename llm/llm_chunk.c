@@ -24,6 +24,11 @@ static void decode_usage(json_t *u, sg_llm_chunk *c) {
         c->usage.reasoning_tokens = int_of(d, "reasoning_tokens");
     else
         c->usage.reasoning_tokens = int_of(u, "reasoning_tokens"); /* SGLang */
+    json_t *p = json_object_get(u, "prompt_tokens_details");
+    if (json_is_object(p) && json_is_integer(json_object_get(p, "cached_tokens"))) {
+        c->usage.cached_tokens = int_of(p, "cached_tokens");
+        c->usage.cached_reported = 1;
+    }
 }
 
 static void decode_fingerprint(json_t *root, sg_llm_chunk *c) {

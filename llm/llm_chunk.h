@@ -3,8 +3,9 @@
  *
  * Contract: sg_llm_chunk_decode reads choices[0].delta.{reasoning, reasoning_content,
  * content} (chat) or choices[0].text (completions), choices[0].finish_reason, `usage`
- * (with completion_tokens_details.reasoning_tokens or top-level reasoning_tokens) and
- * a mid-stream `error`. Pointers borrow from root. Unknown fields are ignored. */
+ * (with completion_tokens_details.reasoning_tokens or top-level reasoning_tokens, and
+ * prompt_tokens_details.cached_tokens) and a mid-stream `error`. Pointers borrow from root. Unknown
+ * fields are ignored. */
 #ifndef SG_LLM_CHUNK_H
 #define SG_LLM_CHUNK_H
 

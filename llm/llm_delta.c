@@ -78,7 +78,12 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
      * deltas when their callbacks ask for it. */
     if (c.has_usage && !s->dead) {
         s->saw_usage = 1;
+        sg_llm_usage prev = s->res.usage;
         s->res.usage = c.usage;
+        if (!c.usage.cached_reported && prev.cached_reported) { /* vLLM: the final chunk only */
+            s->res.usage.cached_tokens = prev.cached_tokens;
+            s->res.usage.cached_reported = 1;
+        }
         if (c.reasoning || c.content) {
             s->live_usage = 1;
             if (c.usage.reasoning_tokens > 0)

@@ -95,6 +95,22 @@ void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns) {
     ui->status_shown = 1;
 }
 
+/* The evidence that a fork did not recompute its prefix: the server's own count. */
+static void prefix_reuse_line(FILE *o, const sg_task_stats *s) {
+    double share = sg_task_prefix_reuse(s);
+    if (share >= 0)
+        fprintf(o,
+                "prefix reuse: %.0f%% of the forks' prompt tokens came from the server's prefix "
+                "cache (%llu of %llu; %d of %d forks reported)\n",
+                100 * share, (unsigned long long)s->fork_cached_tokens,
+                (unsigned long long)s->fork_prompt_tokens, s->forks_cache_reported, s->forks_done);
+    else if (s->fork_prompt_tokens)
+        fprintf(o, "prefix reuse: not reported by the server (vLLM reports it with "
+                   "--enable-prompt-tokens-details, SGLang with --enable-cache-report)\n");
+    else
+        fprintf(o, "prefix reuse: not reported (the server sent no usage for the forks)\n");
+}
+
 void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, const char *policy,
                    uint64_t full_reasoning_tokens) {
     clear_status(ui);
@@ -130,6 +146,7 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n",
             (unsigned long long)s->reasoning_tokens, (unsigned long long)s->fork_tokens,
             (unsigned long long)s->tokens_total);
+    if (s->forks_done) prefix_reuse_line(o, s);
     if (s->early_stops) {
         if (full_reasoning_tokens > s->tokens_at_early_stop)
             fprintf(o,

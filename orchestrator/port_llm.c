@@ -19,6 +19,8 @@ static void summarize(const sg_llm_result *r, sg_gen_summary *s) {
                             ? (uint64_t)(r->usage.completion_tokens - r->usage.reasoning_tokens)
                             : 0;
     s->estimated = r->usage.estimated;
+    s->cached_tokens = (uint64_t)r->usage.cached_tokens;
+    s->cached_reported = r->usage.cached_reported;
     s->http_status = r->http_status;
     snprintf(s->finish, sizeof s->finish, "%s", r->finish_reason[0] ? r->finish_reason : "stop");
 }

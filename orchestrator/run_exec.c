@@ -270,6 +270,13 @@ static void write_summary(sg_run_exec *e, const char *best_path) {
         "first_candidate_s", f->first_candidate_ns / 1e9, "best_kernel", best_path);
     json_object_set_new(sum, "forks_failed", json_integer(f->forks_failed));
     if (f->forks_refused) json_object_set_new(sum, "forks_stopped", json_string(f->fork_error));
+    double reuse = sg_task_prefix_reuse(f); /* null: the server did not say */
+    json_object_set_new(sum, "prefix_reuse",
+                        json_pack("{s:I,s:I,s:i,s:o}", "fork_prompt_tokens",
+                                  (json_int_t)f->fork_prompt_tokens, "fork_cached_tokens",
+                                  (json_int_t)f->fork_cached_tokens, "forks_reported",
+                                  f->forks_cache_reported, "cached_share",
+                                  reuse >= 0 ? json_real(reuse) : json_null()));
     if (e->pool) json_object_set_new(sum, "pools", pool_json(e));
     char *text = json_dumps(sum, JSON_INDENT(2));
     json_decref(sum);

@@ -437,14 +437,22 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
     gen_unlink(t, g);
     t->tokens_done += s->reasoning_tokens + s->content_tokens;
     const char *kind = g->kind == GEN_FORK ? "fork" : "reasoning";
-    record(t, "generation_done",
-           json_pack("{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish",
-                     s->finish, "reasoning_tokens", (json_int_t)s->reasoning_tokens,
-                     "content_tokens", (json_int_t)s->content_tokens, "estimated", s->estimated,
-                     "error", s->error));
+    json_t *ev =
+        json_pack("{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish",
+                  s->finish, "reasoning_tokens", (json_int_t)s->reasoning_tokens, "content_tokens",
+                  (json_int_t)s->content_tokens, "estimated", s->estimated, "error", s->error);
+    if (!s->estimated) json_object_set_new(ev, "prompt_tokens", json_integer(s->prompt_tokens));
+    if (s->cached_reported)
+        json_object_set_new(ev, "cached_tokens", json_integer(s->cached_tokens));
+    record(t, "generation_done", ev);
     if (g->kind == GEN_FORK) {
         t->st.forks_done++;
         t->st.fork_tokens += s->content_tokens;
+        if (!s->estimated) { /* the server's counts: its cache report belongs with them */
+            t->st.fork_prompt_tokens += s->prompt_tokens;
+            t->st.fork_cached_tokens += s->cached_tokens;
+            t->st.forks_cache_reported += s->cached_reported;
+        }
     }
     if (g->kind == GEN_REASONING)
         t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
@@ -753,4 +761,9 @@ void sg_task_free(sg_task *t) {
     free(t->user);
     free(t->answer_prefix);
     free(t);
+}
+
+double sg_task_prefix_reuse(const sg_task_stats *s) {
+    if (!s->forks_cache_reported || !s->fork_prompt_tokens) return -1;
+    return (double)s->fork_cached_tokens / (double)s->fork_prompt_tokens;
 }

@@ -57,6 +57,11 @@ typedef struct sg_task_stats {
     int forks_started, forks_done;
     int forks_failed;  /* of forks_done: ended with an error (fork_error: the last one) */
     int forks_refused; /* the endpoint refuses forks (404, 405, 501): no more were started */
+    /* Prefix reuse of the forks whose usage the server reported: their prompt tokens, those
+     * the server served from its prefix cache, and how many forks said so (a fork without
+     * prompt_tokens_details counts as 0 cached: vLLM and SGLang omit it then). */
+    uint64_t fork_prompt_tokens, fork_cached_tokens;
+    int forks_cache_reported;
     char fork_error[512];
     int candidates, duplicates, no_kernel, compiled, correct, profiled;
     double best_speedup;
@@ -88,6 +93,10 @@ typedef struct sg_task_config {
 } sg_task_config;
 
 typedef struct sg_task sg_task;
+
+/* The share of the forks' prompt tokens that the server took from its prefix cache, or -1
+ * when it never said (no fork's usage carried cached_tokens). */
+double sg_task_prefix_reuse(const sg_task_stats *s);
 
 sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spec *spec,
                      const sg_llm_port *llm, const sg_dev_port *dev, const sg_task_hooks *hooks,

@@ -50,6 +50,14 @@ if [ "$(printf '%s' "$out" | jf abort_tokens_received)" = 5 ] && [ $((t1 - t0)) 
 else not_ok "llama-cpp-python stops generating after the abort"; printf '#   %s\n' "$out"; fi
 check_output "the server logged the disconnect" "Disconnected from client" cat "$TMPDIR_TEST/server.log"
 
+# Prefix-cache hits: this server does not report them (no prompt_tokens_details, even for
+# a prompt it has just seen), so specgen's prefix reuse must say "not reported", never 0%.
+P='{"prompt":"The capital of France is Paris. The capital of Italy is","max_tokens":4}'
+curl -s "$URL/v1/completions" -H 'Content-Type: application/json' -d "$P" >/dev/null
+check_output "llama-cpp-python reports no cached prompt tokens (usage has no prompt_tokens_details)" \
+    '^usage without details$' bash -c "curl -s '$URL/v1/completions' -H 'Content-Type: application/json' \
+    -d '$P' | python3 -c 'import json,sys; u=json.load(sys.stdin)[\"usage\"]; print(\"usage without details\" if \"prompt_tokens\" in u and \"prompt_tokens_details\" not in u else u)'"
+
 # specgen optimize, one iteration end to end on the real model. A 135M model writes no
 # usable kernel: whatever it answers must be handled cleanly (no kernel, or a compile
 # error / wrong result) and recorded, and the run must end normally on its budget.
@@ -63,6 +71,8 @@ if clinfo -l 2>/dev/null | grep -q Platform; then
         '"ev":"candidate".*"origin":"final".*"status":"(no_kernel|submitted)"' cat "$opt/events.jsonl"
     check_output "the reasoning stream's end was recorded" '"ev":"generation_done".*"kind":"reasoning"' \
         cat "$opt/events.jsonl"
+    check_output "prefix reuse: not reported by this server (null, not 0)" '^0 None$' python3 -c \
+        "import json; r=json.load(open('$opt/summary.json'))['prefix_reuse']; print(r['forks_reported'], r['cached_share'])"
     check "the baseline is kept as the best kernel" cmp "$opt/best.cl" "$SPECGEN_ROOT/suites/demo/vector_scale/baseline.cl"
 else
     skip "specgen optimize on llama-cpp-python" "no OpenCL platform"

@@ -96,22 +96,35 @@ typedef struct expect {
     const char *file, *reasoning, *content, *finish, *dialect;
     int64_t prompt, completion, reasoning_tokens;
     int has_usage;
+    int64_t cached; /* prompt_tokens_details.cached_tokens; -1: not reported */
 } expect;
 
 static const expect EXPECT[] = {
     {"vllm_chat.sse", "Let me think about y=a*x.", "Use one work-item per élément.", "stop", "vllm",
-     31, 11, 0, 1},
-    {"vllm_completions.sse", "", "```opencl\n__kernel void", "length", "vllm", 120, 3, 0, 1},
-    {"sglang_chat_abort.sse", "Okay, the kernel", "Answer:", "abort", "sglang", 50, 6, 4, 1},
-    {"deepseek_chat.sse", "We need speed", "Done.", "stop", "deepseek", 12, 5, 3, 1},
-    {"llamacpp_chat.sse", "Hmm ok", "Hi!", "stop", "llamacpp", 9, 4, 0, 1},
-    {"crlf_chat.sse", "", "Hello there\r\nok", "length", "openai-compatible", 0, 0, 0, 0},
+     31, 11, 0, 1, -1},
+    {"vllm_completions.sse", "", "```opencl\n__kernel void", "length", "vllm", 120, 3, 0, 1, -1},
+    {"sglang_chat_abort.sse", "Okay, the kernel", "Answer:", "abort", "sglang", 50, 6, 4, 1, -1},
+    {"deepseek_chat.sse", "We need speed", "Done.", "stop", "deepseek", 12, 5, 3, 1, 0},
+    {"llamacpp_chat.sse", "Hmm ok", "Hi!", "stop", "llamacpp", 9, 4, 0, 1, -1},
+    {"crlf_chat.sse", "", "Hello there\r\nok", "length", "openai-compatible", 0, 0, 0, 0, -1},
     /* Captured from llama-cpp-python 0.3.36's server (SmolLM2-135M): no usage chunk. */
-    {"llamacpppy_chat.sse", "", "I'm glad you're here", "length", "llama-cpp-python", 0, 0, 0, 0},
+    {"llamacpppy_chat.sse", "", "I'm glad you're here", "length", "llama-cpp-python", 0, 0, 0, 0,
+     -1},
     {"llamacpppy_completions.sse", "", " Paris.\n- The United", "length", "llama-cpp-python", 0, 0,
-     0, 0},
-    {"think_tags_chat.sse", "Plan: tile", "\n\n```opencl\nk```", "stop", "vllm", 0, 0, 0, 0},
-    {"spec_corners.sse", "", "multi-line", "stop", "openai-compatible", 0, 0, 0, 0},
+     0, 0, -1},
+    {"think_tags_chat.sse", "Plan: tile", "\n\n```opencl\nk```", "stop", "vllm", 0, 0, 0, 0, -1},
+    {"spec_corners.sse", "", "multi-line", "stop", "openai-compatible", 0, 0, 0, 0, -1},
+    /* Prefix-cache reports, written to the servers' code (not captured from a running
+     * server: none runs here). vLLM with --enable-prompt-tokens-details puts
+     * prompt_tokens_details.cached_tokens in the final usage chunk only, not in the running
+     * usage (vllm/entrypoints/openai/completion/serving.py, completion_stream_generator;
+     * chat_completion/serving.py, _make_prompt_tokens_details). SGLang with
+     * --enable-cache-report sends {"cached_tokens": N} when N > 0, else null
+     * (python/sglang/srt/entrypoints/openai/serving_base.py,
+     * _calculate_streaming_usage_base). */
+    {"vllm_completions_cached.sse", "", "```opencl\n__kernel void\n", "stop", "vllm", 1184, 4, 0, 1,
+     1168},
+    {"sglang_chat_cached.sse", "Tile it", "Done.", "stop", "sglang", 2048, 4, 2, 1, 1920},
 };
 
 static void test_fixtures(void **state) {
@@ -130,6 +143,8 @@ static void test_fixtures(void **state) {
         assert_int_equal(whole.usage.prompt_tokens, e->prompt);
         assert_int_equal(whole.usage.completion_tokens, e->completion);
         assert_int_equal(whole.usage.reasoning_tokens, e->reasoning_tokens);
+        assert_int_equal(whole.usage.cached_reported, e->cached >= 0);
+        assert_int_equal(whole.usage.cached_tokens, e->cached >= 0 ? e->cached : 0);
         assert_true(whole.done);
         assert_int_equal(whole.errors, 0);
         decode(&in, 1, &bytes, &seed);
