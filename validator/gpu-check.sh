@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # validator/gpu-check.sh — on a machine with an NVIDIA GPU: validate every builtin and
-# demo CUDA task (baseline against reference, real runs) and the CUDA hostile set, and
-# print a table. Run through `make gpu-check` (which builds first). Record the outcome in
+# demo CUDA task and the task-type fixtures (f16, bf16, fp8, inout; baseline against
+# reference, real runs), their CUDA candidates, and the CUDA hostile set, and print a
+# table. Run through `make gpu-check` (which builds first). Record the outcome in
 # docs/gpu-checks.md. Exit status 0 only when everything is as expected.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +13,8 @@ need_gpu validator
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 fail=0
 printf '\n%-32s %-10s %10s %10s  %s\n' "task (cuda)" "verdict" "compile ms" "run ms" "message"
-for t in suites/builtin/*/ suites/demo/*/; do
+types=$(ls -d tests/fixtures/types/*/ | grep -v out_read) # out_read is invalid on purpose
+for t in suites/builtin/*/ suites/demo/*/ $types; do
     j=$("$SPECGEN" validate "$t" --device cuda --json --timeout 60s 2>&1 | tail -n 1)
     row=$(python3 -c '
 import json, sys
@@ -25,6 +27,23 @@ except Exception:
     printf '%-32s %s\n' "${t%/}" "$row"
     case $row in pass*) ;; *) fail=1 ;; esac
 done
+# Candidates of the type fixtures: TASK CANDIDATE VERDICT [TEXT the message must hold].
+while read -r t c want text; do
+    j=$("$SPECGEN" validate tests/fixtures/types/$t tests/fixtures/types/$t/$c --device cuda --json \
+        --timeout 60s 2>&1 | tail -n 1)
+    ok=$(python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+print("ok" if j["verdict"] == sys.argv[2] and sys.argv[3] in j["message"] else "NOT " + j["verdict"] + ": " + j["message"][:100])
+' "$j" "$want" "${text:-}" 2>&1)
+    printf '%-32s %-10s %s\n' "$t/$c" "$want" "$ok"
+    [ "$ok" = ok ] || fail=1
+done <<'EOF'
+f16_axpb half_math.cu pass
+bf16_rmsnorm bf16_accumulate.cu mismatch accumulating in bf16
+fp8_quant no_scale.cu mismatch
+inout_axpy baseline.cu pass
+EOF
 echo
 mapfile -t cu < <(ls tests/hostile/cuda/*.cu)
 "$SPECGEN" validate suites/demo/vector_scale "${cu[@]}" --device cuda --json --timeout 3s \

@@ -60,10 +60,15 @@ def i32s(*names):
 TASKS = []
 
 
-def task(name, desc, sizes, checks, buffers, scalars, args, baseline, reference, speedup=2.0):
+def task(name, desc, sizes, checks, buffers, scalars, args, baseline, reference, speedup=2.0,
+         bytes="auto", flops=None, cpu_sizes=None):
+    """bytes / flops: one run's traffic and arithmetic for the roofline (docs/task-format.md);
+    "auto" counts each buffer once. cpu_sizes: the main shape on CPU devices (PoCL)."""
+    assert flops is not None, f"{name}: give flops (a size expression)"
     TASKS.append(dict(name=name, description=desc, sizes=sizes, check_sizes=checks,
                       buffers=buffers, scalars=scalars, args=args, baseline_src=baseline,
-                      reference_src=reference, target_speedup=speedup))
+                      reference_src=reference, target_speedup=speedup, bytes=bytes,
+                      flops=flops, cpu_sizes=cpu_sizes))
 
 
 task("gelu", "Fused GELU (tanh form): y = 0.5*x*(1+tanh(0.7978845608*(x+0.044715*x^3))).",
@@ -86,7 +91,7 @@ KERNEL gelu_ref(GCP float *x, GP float *y, int n) {
     double v = x[i];
     y[i] = (float)(0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
 }
-""")
+""", flops="10*N", cpu_sizes={"N": 1 << 18})
 
 task("reduce_sum", "Sum of N floats into out[0].",
      {"N": 1 << 20}, [{"N": 1}, {"N": 1003}],
@@ -113,7 +118,7 @@ KERNEL reduce_sum_ref(GCP float *x, GP float *out, int n) {
     for (int i = 0; i < n; i++) s += x[i];
     out[0] = (float)s;
 }
-""")
+""", flops="N", cpu_sizes={"N": 1 << 18})
 
 ROW = """    int r = GID0;
     if (r >= rows) return;
@@ -143,7 +148,7 @@ KERNEL softmax_ref(GCP float *x, GP float *y, int rows, int n) {
     for (int j = 0; j < n; j++) s += exp((double)x[(long)r * n + j] - m);
     for (int j = 0; j < n; j++) y[(long)r * n + j] = (float)(exp((double)x[(long)r * n + j] - m) / s);
 }
-""")
+""", flops="5*B*N")
 
 task("layernorm", "Row-wise layer normalization with gain and bias (eps = 1e-5).",
      {"B": 256, "N": 1024}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
@@ -172,7 +177,7 @@ KERNEL layernorm_ref(GCP float *x, GCP float *gamma, GCP float *beta, GP float *
     double inv = 1.0 / sqrt(var + 1e-5);
     for (int j = 0; j < n; j++) y[o + j] = (float)((x[o + j] - mean) * inv * gamma[j] + beta[j]);
 }
-""")
+""", flops="8*B*N")
 
 task("rmsnorm", "Row-wise RMS normalization with weights (eps = 1e-6).",
      {"B": 256, "N": 1024}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
@@ -194,7 +199,7 @@ KERNEL rmsnorm_ref(GCP float *x, GCP float *w, GP float *y, int rows, int n) {
     double inv = 1.0 / sqrt(ss / n + 1e-6);
     for (int j = 0; j < n; j++) y[o + j] = (float)(x[o + j] * inv * w[j]);
 }
-""")
+""", flops="4*B*N")
 
 task("transpose", "Transpose an R x C matrix into C x R.",
      {"R": 1024, "C": 768}, [{"R": 1, "C": 1}, {"R": 33, "C": 17}],
@@ -211,7 +216,7 @@ KERNEL transpose_ref(GCP float *x, GP float *y, int rows, int cols) {
     int r = GRP0;
     for (int c = 0; c < cols; c++) y[(long)c * rows + r] = x[(long)r * cols + c];
 }
-""")
+""", flops="0")
 
 task("matmul", "C = A (M x K) times B (K x N), row-major floats.",
      {"M": 256, "N": 256, "K": 256}, [{"M": 1, "N": 1, "K": 1}, {"M": 33, "N": 17, "K": 9}],
@@ -235,7 +240,7 @@ KERNEL matmul_ref(GCP float *A, GCP float *B, GP float *C, int m, int n, int k) 
         C[(long)row * n + col] = (float)acc;
     }
 }
-""")
+""", flops="2*M*N*K")
 
 task("matvec", "y = A (M x N) times x (N).",
      {"M": 2048, "N": 1024}, [{"M": 1, "N": 1}, {"M": 37, "N": 1001}],
@@ -256,7 +261,7 @@ KERNEL matvec_ref(GCP float *A, GCP float *x, GP float *y, int m, int n) {
     for (int j = 0; j < n; j++) acc += (double)A[(long)r * n + j] * x[j];
     y[r] = (float)acc;
 }
-""")
+""", flops="2*M*N", cpu_sizes={"M": 512})
 
 task("histogram", "Counts of N integer values in [0, NB) into NB bins.",
      {"N": 1 << 20, "NB": 256}, [{"N": 1, "NB": 256}, {"N": 1001, "NB": 256}],
@@ -280,7 +285,7 @@ KERNEL histogram_ref(GCP int *x, GP unsigned int *bins, int n, int nb) {
     for (int i = 0; i < n; i++) c += x[i] == b;
     bins[b] = c;
 }
-""")
+""", flops="N", cpu_sizes={"N": 1 << 18})
 
 task("prefix_scan", "Inclusive prefix sum of N integers.",
      {"N": 16384}, [{"N": 1}, {"N": 1001}],
@@ -303,7 +308,7 @@ KERNEL prefix_scan_ref(GCP int *x, GP int *y, int n) {
         y[i] = s;
     }
 }
-""")
+""", flops="N")
 
 task("conv1d", "Valid 1-D convolution (correlation): y[i] = sum_k x[i+k] w[k], N-K+1 outputs.",
      {"N": 1 << 20, "K": 31}, [{"N": 1, "K": 1}, {"N": 1001, "K": 7}],
@@ -325,7 +330,7 @@ KERNEL conv1d_ref(GCP float *x, GCP float *w, GP float *y, int n, int k) {
     for (int j = 0; j < k; j++) acc += (double)x[i + j] * w[j];
     y[i] = (float)acc;
 }
-""")
+""", flops="2*(N-K+1)*K", cpu_sizes={"N": 1 << 18})
 
 task("conv2d", "Valid 2-D convolution (correlation) of an H x W image with a K x K filter.",
      {"H": 512, "W": 512, "K": 5}, [{"H": 1, "W": 1, "K": 1}, {"H": 37, "W": 19, "K": 3}],
@@ -352,7 +357,7 @@ KERNEL conv2d_ref(GCP float *x, GCP float *w, GP float *y, int h, int wd, int k)
         y[(long)r * ow + c] = (float)acc;
     }
 }
-""")
+""", flops="2*(H-K+1)*(W-K+1)*K*K")
 
 task("stencil2d", "One Jacobi step of the 5-point stencil on an H x W grid; the border is copied.",
      {"H": 1024, "W": 1024}, [{"H": 1, "W": 1}, {"H": 33, "W": 19}],
@@ -378,7 +383,7 @@ KERNEL stencil2d_ref(GCP float *x, GP float *y, int h, int w) {
         else y[i] = (float)(0.2 * ((double)x[i] + x[i - 1] + x[i + 1] + x[i - w] + x[i + w]));
     }
 }
-""")
+""", flops="5*H*W", cpu_sizes={"H": 512, "W": 512})
 
 task("gather", "Row gather: out[i,:] = table[idx[i] mod T, :] for N indices and D columns.",
      {"T": 4096, "D": 64, "N": 8192}, [{"T": 1, "D": 1, "N": 1}, {"T": 13, "D": 7, "N": 101}],
@@ -398,7 +403,7 @@ KERNEL gather_ref(GCP float *table, GCP int *idx, GP float *out, int t, int d, i
     int i = GRP0;
     for (int j = 0; j < d; j++) out[(long)i * d + j] = table[(long)(idx[i] % t) * d + j];
 }
-""")
+""", bytes="4*N + 8*N*D", flops="0")
 
 task("batched_dot", "out[b] = dot(x[b,:], y[b,:]) for B pairs of length-N vectors.",
      {"B": 1024, "N": 1024}, [{"B": 1, "N": 1}, {"B": 7, "N": 1001}],
@@ -419,7 +424,7 @@ KERNEL batched_dot_ref(GCP float *x, GCP float *y, GP float *out, int b, int n) 
     for (int j = 0; j < n; j++) acc += (double)x[(long)r * n + j] * y[(long)r * n + j];
     out[r] = (float)acc;
 }
-""")
+""", flops="2*B*N", cpu_sizes={"B": 256})
 
 task("argmax", "Row-wise argmax (first index of the maximum) of a B x N matrix.",
      {"B": 512, "N": 4096}, [{"B": 1, "N": 1}, {"B": 5, "N": 1001}],
@@ -445,7 +450,7 @@ KERNEL argmax_ref(GCP float *x, GP int *idx, int b, int n) {
         if (x[(long)r * n + j] > x[(long)r * n + at]) at = j;
     idx[r] = at;
 }
-""")
+""", flops="B*N", cpu_sizes={"B": 128})
 
 
 def main():
@@ -455,8 +460,10 @@ def main():
         spec = {k: t[k] for k in ("name", "description")}
         spec["baseline"] = {"cuda": "baseline.cu", "opencl": "baseline.cl"}
         spec["reference"] = {"cuda": "reference.cu", "opencl": "reference.cl"}
-        for k in ("sizes", "check_sizes", "buffers", "scalars", "args", "target_speedup"):
-            spec[k] = t[k]
+        for k in ("sizes", "cpu_sizes", "check_sizes", "buffers", "scalars", "args", "bytes",
+                  "flops", "target_speedup"):
+            if t[k] is not None:
+                spec[k] = t[k]
         with open(os.path.join(d, "task.json"), "w") as f:
             json.dump(spec, f, indent=2)
             f.write("\n")

@@ -57,6 +57,17 @@ done 2>&1)
 check_output "cuda: every fixture source (f16, bf16, fp8, inout) compiles with NVRTC for sm_90a" \
     "^OK [0-9]+$" bash -c 'c=$(grep -c "\"verdict\":\"compiled\"" <<<"$1"); grep -q "FAILED\|rejected" <<<"$1" && echo "$1" || echo "OK $c"' _ "$out"
 
+# Roofline: every builtin declares bytes and flops; on a memory-bound one (a dot product
+# per row: 1 flop per 4 bytes) the feedback carries the roofline diagnosis. PoCL's peak
+# bandwidth is measured (device fills), so the share of it is what this machine gives.
+n=$(grep -L '"flops"' suites/builtin/*/task.json | wc -l)
+check_output "every builtin task declares bytes and flops" '^0$' echo "$n"
+out=$("$SPECGEN" profile suites/builtin/batched_dot suites/builtin/batched_dot/baseline.cl --max-runs 12 --warmup 1 2>&1)
+check_output "a memory-bound builtin (batched_dot) gets the roofline diagnosis in its feedback" \
+    '^Diagnosis: (memory-bound at|latency-bound: only) [0-9]+% of peak bandwidth' echo "$out"
+check_output "timed at its cpu_sizes on PoCL (B=256: 2 MiB moved per run)" \
+    '^roofline .*task: 2.1e\+06 bytes, 5.24e\+05 flops per run' echo "$out"
+
 # task.json hygiene: unknown fields and sources that leave the folder.
 cp -r $f/inout_axpy "$TMPDIR_TEST/typo"
 sed -i 's/"check_sizes"/"check_size"/' "$TMPDIR_TEST/typo/task.json"
