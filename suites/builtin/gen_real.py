@@ -610,7 +610,7 @@ KERNEL silu_mul(GCP BF16 *x, GP BF16 *y, int t, int h) {
 """)
 
 task("gelu_erf_f16", "Exact (erf) GELU on N halves: y = 0.5 x (1 + erf(x / sqrt(2))).",
-     {"N": 4096 * 14336}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
+     {"N": 4096 * 8192}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
      [buf("x", "f16", "N", "in", ["normal(0,1)", "uniform(-6,6)", "outliers(-1,1,0.01,100)"]),
       buf("y", "f16", "N", "out")],
      i32s("N"), ["x", "y", "N"],
@@ -745,7 +745,7 @@ ADAM_ARGS = ["p", "g", "m", "v", "lr", "b1", "b2", "eps", "wd", "c1", "c2", "N"]
 task("adamw_f32",
      "One AdamW step in place on N f32 parameters with bf16 gradients: m, v updated; "
      "p = p (1 - lr wd) - lr (m c1) / (sqrt(v c2) + eps), c1 and c2 the bias corrections at step 10.",
-     {"N": 1 << 26}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
+     {"N": 1 << 25}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
      [buf("p", "f32", "N", "inout"), buf("g", "bf16", "N", "in"), buf("m", "f32", "N", "inout"),
       buf("v", "f32", "N", "inout", ["uniform(0,0.001)", "uniform(0,1)"])],
      f32s(lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, wd=0.01, c1=1.5349453, c2=100.45083) + i32s("N"),
@@ -821,7 +821,7 @@ KERNEL bias_grad(GCP BF16 *dy, GP float *db, int t, int h) {
 # ---------------------------------------------------------------- casts (exact)
 CAST_INIT = ["normal(0,1)", "special", "outliers(-1,1,0.01,1e30)"]
 task("cast_f32_bf16", "Cast N floats to bf16, round to nearest even (exact; overflow gives inf).",
-     {"N": 1 << 26}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
+     {"N": 1 << 25}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
      [buf("x", "f32", "N", "in", CAST_INIT), buf("y", "bf16", "N", "out", atol=0, rtol=0, nonfinite=True)],
      i32s("N"), ["x", "y", "N"],
      """//@launch cast grid=ceil_div(N,64) block=64
@@ -848,7 +848,7 @@ KERNEL cast(GCP float *x, GP BF16 *y, int n) {
 
 task("cast_f32_f16", "Cast N floats to f16, round to nearest even (exact; overflow gives inf, "
      "tiny values flush to subnormals or zero).",
-     {"N": 1 << 26}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
+     {"N": 1 << 25}, {"N": 1 << 18}, [{"N": 1}, {"N": 1001}],
      [buf("x", "f32", "N", "in", ["normal(0,1)", "special", "outliers(-1,1,0.01,1e5)"]),
       buf("y", "f16", "N", "out", atol=0, rtol=0, nonfinite=True)],
      i32s("N"), ["x", "y", "N"],
