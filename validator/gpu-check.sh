@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # validator/gpu-check.sh — on a machine with an NVIDIA GPU: validate every builtin and
 # demo CUDA task and the task-type fixtures (f16, bf16, fp8, inout; baseline against
-# reference, real runs), their CUDA candidates, and the CUDA hostile set, and print a
-# table. Run through `make gpu-check` (which builds first). Record the outcome in
-# docs/gpu-checks.md. Exit status 0 only when everything is as expected.
+# reference, real runs), their CUDA candidates, the builtin suite's wrong CUDA candidates
+# (each must be a mismatch), and the CUDA hostile set, and print a table. Run through
+# `make gpu-check` (which builds first). Record the outcome in docs/gpu-checks.md. Exit
+# status 0 only when everything is as expected.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -44,6 +45,26 @@ bf16_rmsnorm bf16_accumulate.cu mismatch accumulating in bf16
 fp8_quant no_scale.cu mismatch
 inout_axpy baseline.cu pass
 EOF
+# The builtin suite's wrong candidates (tests/fixtures/builtin_wrong/<task>/*.cu, one worker
+# per task): each must be a mismatch on the GPU as it is on PoCL (fp8 ones only run here).
+for d in tests/fixtures/builtin_wrong/*/; do
+    t=$(basename "$d")
+    mapfile -t cands < <(ls "$d"*.cu)
+    "$SPECGEN" validate "suites/builtin/$t" "${cands[@]}" --device cuda --json --timeout 60s 2>&1 |
+        python3 -c '
+import json, sys
+bad = 0
+for line in sys.stdin:
+    if not line.startswith("{"):
+        continue
+    j = json.loads(line)
+    ok = j["verdict"] == "mismatch"
+    bad |= not ok
+    print("%-32s %-10s %s" % (j["candidate"].split("builtin_wrong/")[-1], "mismatch",
+          "ok" if ok else "NOT " + j["verdict"] + ": " + j["message"][:100]))
+sys.exit(bad)
+' || fail=1
+done
 echo
 mapfile -t cu < <(ls tests/hostile/cuda/*.cu)
 "$SPECGEN" validate suites/demo/vector_scale "${cu[@]}" --device cuda --json --timeout 3s \

@@ -472,6 +472,8 @@ def main():
                 with open(os.path.join(d, f"{kind}.{ext}"), "w") as f:
                     f.write(render(t[kind + "_src"], lang))
     print(f"wrote {len(TASKS)} tasks")
+    import gen_real  # the real-shape tasks (f16/bf16/fp8) and every task's wrong candidates
+    gen_real.main()
 
 
 if __name__ == "__main__":

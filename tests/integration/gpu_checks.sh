@@ -14,6 +14,9 @@ else
         'skip +kvstore/gpu-check.sh.*skip +profiler/gpu-check.sh.*skip +validator/gpu-check.sh.*nothing was checked' \
         bash -c "SPECGEN='$SPECGEN' BUILD='$BUILD' scripts/run-gpu-checks.sh | tr '\n' ' '"
 fi
+# Without a GPU each script stops at need_gpu, so bash has not read the rest: parse it all.
+check "every */gpu-check.sh and the loop parse (bash -n)" \
+    bash -c 'for f in */gpu-check.sh scripts/run-gpu-checks.sh; do bash -n "$f" || exit 1; done'
 check_fails "GPU_CHECKS naming no module exits 1" 1 \
     env SPECGEN="$SPECGEN" GPU_CHECKS=nosuchmodule scripts/run-gpu-checks.sh
 check_output "and names it" 'no nosuchmodule/gpu-check.sh' \

@@ -1,0 +1,21 @@
+//@launch adamw grid=ceil_div(N,64) block=64
+// bf16 in OpenCL: 16-bit storage, the top half of a float; rounding adds 0x7fff plus the
+// lowest kept bit (ties to even) and keeps NaN a quiet NaN.
+static inline float bf16_load(__global const ushort *p, long i) { return as_float((uint)p[i] << 16); }
+static inline ushort bf16_bits(float f) {
+    uint u = as_uint(f);
+    if (isnan(f)) return (ushort)0x7fc0;
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static inline void bf16_store(__global ushort *p, long i, float f) { p[i] = bf16_bits(f); }
+static inline float round_bf16(float f) { return as_float((uint)bf16_bits(f) << 16); }
+__kernel void adamw(__global float *p, __global const ushort *g, __global float *m, __global float *v, float lr, float b1, float b2, float eps, float wd, float c1, float c2, int n) {
+    int i = (int)get_global_id(0);
+    if (i >= n) return;
+    float gi = bf16_load(g, i);
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = p[i] * (1.0f - lr * wd) - lr * (mi * c1) / (sqrt(vi * c2) + eps);
+}

@@ -1,0 +1,13 @@
+// One thread per column, f32 accumulation down the rows.
+//@launch bias_grad grid=ceil_div(H,64) block=64
+#include <cuda_bf16.h>
+static __device__ inline float bf16_load(const __nv_bfloat16 *p, long i) { return __bfloat162float(p[i]); }
+static __device__ inline void bf16_store(__nv_bfloat16 *p, long i, float f) { p[i] = __float2bfloat16_rn(f); }
+static __device__ inline float round_bf16(float f) { return __bfloat162float(__float2bfloat16_rn(f)); }
+extern "C" __global__ void bias_grad(const __nv_bfloat16 *dy, float *db, int t, int h) {
+    int c = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (c >= h) return;
+    float s = 0.0f;
+    for (int r = 0; r < t; r++) s += bf16_load(dy, (long)r * h + c);
+    db[c] = s;
+}

@@ -1,0 +1,19 @@
+// One thread per output element.
+//@launch silu_mul grid=ceil_div(T*H,64) block=64
+// bf16 in OpenCL: 16-bit storage, the top half of a float; rounding adds 0x7fff plus the
+// lowest kept bit (ties to even) and keeps NaN a quiet NaN.
+static inline float bf16_load(__global const ushort *p, long i) { return as_float((uint)p[i] << 16); }
+static inline ushort bf16_bits(float f) {
+    uint u = as_uint(f);
+    if (isnan(f)) return (ushort)0x7fc0;
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static inline void bf16_store(__global ushort *p, long i, float f) { p[i] = bf16_bits(f); }
+static inline float round_bf16(float f) { return as_float((uint)bf16_bits(f) << 16); }
+__kernel void silu_mul(__global const ushort *x, __global ushort *y, int t, int h) {
+    long i = (int)get_global_id(0);
+    if (i >= (long)t * h) return;
+    long r = i / h, c = i % h;
+    float g = bf16_load(x, r * 2 * h + c), u = bf16_load(x, r * 2 * h + h + c);
+    bf16_store(y, i, g / (1.0f + exp(-g)) * u);
+}

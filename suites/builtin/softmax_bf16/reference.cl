@@ -1,0 +1,20 @@
+//@launch softmax_ref grid=B block=1
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+// bf16 in OpenCL: 16-bit storage, the top half of a float; rounding adds 0x7fff plus the
+// lowest kept bit (ties to even) and keeps NaN a quiet NaN.
+static inline float bf16_load(__global const ushort *p, long i) { return as_float((uint)p[i] << 16); }
+static inline ushort bf16_bits(float f) {
+    uint u = as_uint(f);
+    if (isnan(f)) return (ushort)0x7fc0;
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static inline void bf16_store(__global ushort *p, long i, float f) { p[i] = bf16_bits(f); }
+static inline float round_bf16(float f) { return as_float((uint)bf16_bits(f) << 16); }
+__kernel void softmax_ref(__global const ushort *x, __global ushort *y, int rows, int n) {
+    long o = (long)(int)get_group_id(0) * n;
+    double m = bf16_load(x, o);
+    for (int j = 1; j < n; j++) m = fmax(m, (double)bf16_load(x, o + j));
+    double s = 0.0;
+    for (int j = 0; j < n; j++) s += exp(bf16_load(x, o + j) - m);
+    for (int j = 0; j < n; j++) bf16_store(y, o + j, (float)(exp(bf16_load(x, o + j) - m) / s));
+}
