@@ -130,6 +130,54 @@ int sg_json_get_arr(const json_t *obj, const char *key, int required, json_t **o
     return 0;
 }
 
+/* Levenshtein distance of two short keys (longer keys count as far apart). */
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), row[65];
+    if (la > 64 || lb > 64) return (size_t)-1;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+int sg_json_check_keys(const json_t *obj, const char *const *known, const char *where,
+                       sg_err *err) {
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) {
+        int found = 0;
+        const char *near = NULL;
+        size_t best = (size_t)-1;
+        for (const char *const *q = known; *q && !found; q++) {
+            found = !strcmp(k, *q);
+            size_t d = edit_distance(k, *q);
+            if (d < best) best = d, near = *q;
+        }
+        if (found) continue;
+        /* A likely typo: at most a third of the key's letters wrong (and at least 1). */
+        size_t limit = strlen(k) / 3 ? strlen(k) / 3 : 1;
+        sg_buf list = {0};
+        for (const char *const *q = known; *q; q++)
+            sg_buf_printf(&list, "%s%s", list.len ? " " : "", *q);
+        if (near && best <= limit)
+            sg_errf(err, "%s: unknown field \"%s\" (did you mean \"%s\"?)", where, k, near);
+        else
+            sg_errf(err, "%s: unknown field \"%s\" (known: %s)", where, k, list.data);
+        sg_buf_free(&list);
+        return -1;
+    }
+    return 0;
+}
+
 char *sg_json_dump(const json_t *v) {
     char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     return s ? s : sg_xstrdup("null");

@@ -41,6 +41,11 @@ int sg_json_get_obj(const json_t *obj, const char *key, int required, json_t **o
 int sg_json_get_arr(const json_t *obj, const char *key, int required, json_t **out,
                     const char *where, sg_err *err);
 
+/* Refuse keys of obj outside `known` (NULL-terminated): `where: unknown field "colour"
+ * (did you mean "color"?)`, the suggestion being the nearest known key by edit distance
+ * when it is close enough to be a likely typo. */
+int sg_json_check_keys(const json_t *obj, const char *const *known, const char *where, sg_err *err);
+
 /* Serialize compactly; caller frees the string. */
 char *sg_json_dump(const json_t *v);
 

@@ -121,7 +121,7 @@ static int cu_open(sg_be **out, const sg_dev_opts *o, sg_err *err) {
 
 static void cu_limits(sg_be *be, sg_be_limits *l) {
     if (be->compile_only) {
-        sg_be_limits d = {1024, {2147483647u, 65535, 65535}, 227 * 1024, 256, ""};
+        sg_be_limits d = {1024, {2147483647u, 65535, 65535}, 227 * 1024, 256, "", 0};
         *l = d;
     } else {
         *l = be->lim;

@@ -75,6 +75,9 @@ static int cl_open(sg_be **out, const sg_dev_opts *o, sg_err *err) {
     be->lim.max_smem = lmem;
     be->lim.align = align_bits / 8 ? align_bits / 8 : 128;
     for (int d = 0; d < 3; d++) be->lim.max_grid[d] = (1ULL << 31) - 1;
+    cl_device_type type = 0;
+    clGetDeviceInfo(be->dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    be->lim.cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     *out = be;
     return 0;
 }

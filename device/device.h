@@ -86,6 +86,7 @@ typedef struct sg_be_limits {
     uint64_t max_smem;    /* shared / local memory bytes per block */
     size_t align;         /* sub-buffer offset alignment in bytes */
     char arch[16];        /* CUDA: "sm_90" (what NVRTC compiles for); OpenCL: "" */
+    int cpu;              /* a CPU device (PoCL): tasks time their "cpu_sizes" there */
 } sg_be_limits;
 
 /* ---- for the profiler: static facts of one kernel (0 where the backend cannot tell) ---- */

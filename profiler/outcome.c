@@ -31,7 +31,8 @@ void sg_prof_feedback(const sg_feedback_templates *fb, const char *name, const s
                             .got = vr->got,
                             .expected = vr->expected,
                             .max_abs = vr->max_abs,
-                            .max_rel = vr->max_rel};
+                            .max_rel = vr->max_rel,
+                            .reason = vr->detail}; /* the validator's hint, if any */
         sg_feedback_mismatch(fb, &m, out);
     } else if (vr->verdict == SG_VAL_MISMATCH || vr->verdict == SG_VAL_OUT_OF_BOUNDS ||
                vr->verdict == SG_VAL_INPUT_MODIFIED) {

@@ -44,11 +44,13 @@ typedef struct side {
 typedef struct prof {
     sg_dev *d;
     const sg_val_task *t;
+    const sg_val_sizes *s; /* the timing shape: the task's sizes, or cpu_sizes on a CPU */
     sg_be_limits lim;
     prof_opts o;
     int nsets;
     sg_be_mem ***in;          /* [set][task buffer]: inputs on the device (NULL for outputs) */
-    unsigned char ***in_host; /* [set][task buffer]: what was written there */
+    unsigned char ***in_host; /* [set][task buffer]: what was written there (inout: what is
+                                 written into the side's buffer before every run) */
     size_t *in_bytes;         /* [task buffer]: input payload bytes */
     unsigned char guard[GUARD];
     sg_be_mem *flush;
@@ -77,18 +79,22 @@ static int make_sets(prof *p, sg_err *err) {
         p->in_host[k] = sg_xcalloc((size_t)t->nbuf + 1, sizeof **p->in_host);
         sg_val_rng rng = {p->o.seed + (uint64_t)k * GOLDEN};
         for (int i = 0; i < t->nbuf; i++) {
-            if (t->buf[i].role != SG_VAL_IN) continue;
+            if (t->buf[i].role == SG_VAL_OUT) continue;
             size_t n, bytes;
-            if (buf_size(t->buf[i].count, &t->sizes, t->buf[i].type, t->buf[i].name, &n, &bytes,
-                         err) < 0)
+            if (buf_size(t->buf[i].count, p->s, t->buf[i].type, t->buf[i].name, &n, &bytes, err) <
+                0)
                 return -1;
             p->in_bytes[i] = bytes;
             unsigned char *img = sg_xmalloc(GUARD + bytes + GUARD);
-            sg_val_fill(&rng, &t->buf[i], img + GUARD, n);
+            sg_val_fill(&rng, &t->buf[i], k, img + GUARD, n); /* set k: distribution k */
             memcpy(img, p->guard, GUARD);
             memcpy(img + GUARD + bytes, p->guard, GUARD);
             p->in_host[k][i] = sg_xmalloc(bytes + 1);
             memcpy(p->in_host[k][i], img + GUARD, bytes);
+            if (t->buf[i].role == SG_VAL_INOUT) { /* lives in each side; reset before runs */
+                free(img);
+                continue;
+            }
             int rc = p->d->ops->alloc(p->d->be, GUARD + bytes + GUARD, &p->in[k][i], err);
             if (rc == 0)
                 rc = p->d->ops->write(p->d->be, p->in[k][i], 0, img, GUARD + bytes + GUARD, err);
@@ -121,7 +127,7 @@ static int side_open(prof *p, side *s, sg_err *err) {
             ty = sc->type;
         }
         size_t n;
-        if (buf_size(cnt, &t->sizes, ty, s->name[i], &n, &s->bytes[i], err) < 0) return -1;
+        if (buf_size(cnt, p->s, ty, s->name[i], &n, &s->bytes[i], err) < 0) return -1;
         size_t total = GUARD + s->bytes[i] + GUARD;
         int rc = p->d->ops->alloc(p->d->be, total, &s->mem[i], err);
         if (rc < 0) return rc;
@@ -156,7 +162,7 @@ static int bind(prof *p, side *s, int set, const char *name, sg_be_arg *a, sg_er
         }
     for (int i = 0; i < p->t->nscalar; i++)
         if (!strcmp(p->t->scalar[i].name, name))
-            return sg_val_scalar_arg(&p->t->scalar[i], &p->t->sizes, a, err);
+            return sg_val_scalar_arg(&p->t->scalar[i], p->s, a, err);
     return sg_errf(err, "argument \"%s\" is not a buffer, scalar or scratch", name);
 }
 
@@ -166,7 +172,7 @@ static int launch_all(prof *p, side *s, int set, sg_err *err) {
     for (int li = 0; li < plan->nlaunch; li++) {
         const sg_val_launch *l = &plan->launch[li];
         sg_val_dims dm;
-        if (sg_val_launch_dims(l, &p->t->sizes, &p->lim, s->p.where, &dm, err) < 0) return -1;
+        if (sg_val_launch_dims(l, p->s, &p->lim, s->p.where, &dm, err) < 0) return -1;
         int na = l->args ? l->narg : p->t->narg;
         char *const *names = l->args ? l->args : p->t->args;
         sg_be_arg args[64];
@@ -181,16 +187,27 @@ static int launch_all(prof *p, side *s, int set, sg_err *err) {
     return 0;
 }
 
+/* Inout buffers start every run from the input set's data (untimed). */
+static int reset_inout(prof *p, side *s, int set, sg_err *err) {
+    for (int i = 0; i < p->t->nbuf; i++) {
+        if (p->t->buf[i].role != SG_VAL_INOUT) continue;
+        int rc = p->d->ops->write(p->d->be, s->mem[i], GUARD, p->in_host[set][i], s->bytes[i], err);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
 static int run_untimed(prof *p, side *s, int set, sg_err *err) {
-    int rc = launch_all(p, s, set, err);
+    int rc = reset_inout(p, s, set, err);
+    if (rc == 0) rc = launch_all(p, s, set, err);
     return rc < 0 ? rc : p->d->ops->finish(p->d->be, err);
 }
 
 /* Flush the last-level cache, then one timed run. */
 static int run_timed(prof *p, side *s, int set, sg_err *err) {
     const sg_be_ops *ops = p->d->ops;
-    int rc = 0;
-    if (p->flush) rc = ops->fill(p->d->be, p->flush, p->flush_bytes, err);
+    int rc = reset_inout(p, s, set, err);
+    if (rc == 0 && p->flush) rc = ops->fill(p->d->be, p->flush, p->flush_bytes, err);
     if (rc == 0) rc = ops->time_begin(p->d->be, err);
     if (rc == 0) rc = launch_all(p, s, set, err);
     double ns = 0;
@@ -223,7 +240,7 @@ static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
 
 static int read_outputs(prof *p, side *s, unsigned char **out, sg_err *err) {
     for (int i = 0; i < p->t->nbuf; i++) {
-        if (p->t->buf[i].role != SG_VAL_OUT) continue;
+        if (p->t->buf[i].role == SG_VAL_IN) continue;
         out[i] = sg_xmalloc(s->bytes[i] + 1);
         int rc = p->d->ops->read(p->d->be, s->mem[i], GUARD, out[i], s->bytes[i], err);
         if (rc < 0) return rc;
@@ -246,7 +263,7 @@ static int guards_broken(prof *p, sg_be_mem *m, size_t bytes, unsigned char *img
 static int check_memory(prof *p, side *s, const char *when, sg_val_result *r, sg_err *err) {
     const sg_val_task *t = p->t;
     char shape[96];
-    sg_val_sizes_format(&t->sizes, shape, sizeof shape);
+    sg_val_sizes_format(p->s, shape, sizeof shape);
     snprintf(r->shape, sizeof r->shape, "%s", shape);
     int rc = 0, front = 0;
     for (int k = -1; k < p->nsets && rc == 0; k++) /* k = -1: the side's own buffers */
@@ -290,7 +307,7 @@ static int verify_sets(prof *p, side *cand, side *ref, sg_val_result *r, sg_err 
             (rc = read_outputs(p, ref, want, err)) == 0 && (rc = run_untimed(p, cand, k, err)) == 0)
             rc = read_outputs(p, cand, got, err);
         for (int i = 0; rc == 0 && !bad && i < t->nbuf; i++) {
-            if (t->buf[i].role != SG_VAL_OUT) continue;
+            if (t->buf[i].role == SG_VAL_IN) continue;
             sg_val_cmp c;
             size_t n = cand->bytes[i] / sg_val_type_size(t->buf[i].type);
             if (sg_val_compare(&t->buf[i], got[i], want[i], n, &c) == 0) continue;
@@ -298,7 +315,7 @@ static int verify_sets(prof *p, side *cand, side *ref, sg_val_result *r, sg_err 
             char g[48], e[48], shape[96];
             sg_val_format_value(t->buf[i].type, c.got, g, sizeof g);
             sg_val_format_value(t->buf[i].type, c.ref, e, sizeof e);
-            sg_val_sizes_format(&t->sizes, shape, sizeof shape);
+            sg_val_sizes_format(p->s, shape, sizeof shape);
             snprintf(r->output, sizeof r->output, "%s", t->buf[i].name);
             snprintf(r->shape, sizeof r->shape, "%s", shape);
             r->first_bad = c.first_bad;
@@ -330,7 +347,7 @@ static json_t *facts_json(prof *p, side *s) {
         sg_val_dims dm;
         sg_be_facts f;
         sg_err e;
-        if (sg_val_launch_dims(l, &p->t->sizes, &p->lim, s->p.where, &dm, &e) < 0 ||
+        if (sg_val_launch_dims(l, p->s, &p->lim, s->p.where, &dm, &e) < 0 ||
             p->d->ops->facts(p->d->be, s->p.prog, li, dm.block, dm.smem, &f, &e) < 0)
             continue;
         json_array_append_new(
@@ -366,36 +383,14 @@ static int metrics_line(prof *p, side *s, char *out, size_t n) {
     return rc == SG_BE_STICKY || rc2 == SG_BE_STICKY ? SG_BE_STICKY : 0;
 }
 
-/* One run's bytes moved and flops from task.json's optional "bytes" / "flops" (size
- * expressions, or numbers) at the main sizes. 0 with *v = -1 when the field is absent. */
-static int task_amount(const json_t *root, const char *key, prof *p, double *v, sg_err *err) {
-    json_t *j = json_object_get(root, key);
-    *v = -1;
-    if (!j) return 0;
-    if (json_is_number(j)) {
-        *v = json_number_value(j);
-        return 0;
-    }
-    int64_t n;
-    sg_err e2;
-    if (!json_is_string(j) || sg_val_expr_eval(json_string_value(j), &p->t->sizes, &n, &e2) < 0)
-        return sg_errf(err, "%s/task.json: field \"%s\": %s", p->t->dir, key,
-                       json_is_string(j) ? e2.msg : "expected a number or a size expression");
-    *v = (double)n;
-    return 0;
-}
-
-/* The roofline inputs when the task declares bytes and flops; NULL otherwise. */
+/* The roofline inputs when the task declares bytes and flops (at the timing shape) and
+ * the device's peaks are known; NULL otherwise. */
 static int roofline(prof *p, json_t **out, sg_err *err) {
     *out = NULL;
-    char path[2048];
-    snprintf(path, sizeof path, "%s/task.json", p->t->dir);
-    json_t *root = json_load_file(path, 0, NULL);
     double bytes = -1, flops = -1, gbs = 0, gflops = 0;
-    int rc = root ? task_amount(root, "bytes", p, &bytes, err) : 0;
-    if (rc == 0 && root) rc = task_amount(root, "flops", p, &flops, err);
-    json_decref(root);
-    if (rc < 0 || bytes < 0 || flops < 0 || !p->d->ops->peaks) return rc;
+    if (sg_val_task_roofline(p->t, p->s, &bytes, &flops, err) < 0)
+        return sg_err_prefix(err, "%s/task.json", p->t->dir);
+    if (bytes < 0 || flops < 0 || !p->d->ops->peaks) return 0;
     sg_err e2;
     if (p->d->ops->peaks(p->d->be, &gbs, &gflops, &e2) < 0) return 0; /* no peaks: no roofline */
     *out = json_pack("{s:f, s:f, s:f, s:f}", "bytes", bytes, "flops", flops, "peak_gbs", gbs,
@@ -450,6 +445,7 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     }
     if (d->phase) d->phase(d->phase_arg, "run");
     d->ops->limits(d->be, &p->lim);
+    p->s = sg_val_main_sizes(p->t, p->lim.cpu);
     if (p->o.flush && d->ops->fill) {
         uint64_t llc = d->ops->llc_bytes ? d->ops->llc_bytes(d->be) : 0;
         p->flush_bytes = (size_t)(2 * (llc ? llc : DEFAULT_LLC));

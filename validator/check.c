@@ -84,8 +84,8 @@ static int prepare(sg_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_res
     for (int k = 0; k <= t->ncheck; k++)
         for (int i = 0; i < p->plan.nlaunch; i++) {
             sg_val_dims dm;
-            if (sg_val_launch_dims(&p->plan.launch[i], k < t->ncheck ? &t->check[k] : &t->sizes,
-                                   &lim, p->where, &dm, &e) < 0) {
+            const sg_val_sizes *s = k < t->ncheck ? &t->check[k] : sg_val_main_sizes(t, lim.cpu);
+            if (sg_val_launch_dims(&p->plan.launch[i], s, &lim, p->where, &dm, &e) < 0) {
                 sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
                 return -1;
             }
@@ -136,8 +136,14 @@ int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, s
     sg_err e;
     const char *base = t->source[d->lang], *refp = t->reference[d->lang];
     if (!refp || !base) {
-        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s", t->name,
-                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference");
+        int fp8 = 0;
+        for (int i = 0; i < t->nbuf; i++)
+            fp8 |= t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2;
+        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s%s", t->name,
+                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference",
+                          fp8 && d->lang == SG_DEV_OPENCL
+                              ? " (its fp8 buffers need CUDA: OpenCL has no fp8 type)"
+                              : "");
         return -1;
     }
     if (!(ref->src = read_text(refp, &e))) {
@@ -196,17 +202,32 @@ static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_v
     }
     if (d->phase) d->phase(d->phase_arg, "run");
     double t0 = now_ms();
+    sg_be_limits lim;
+    d->ops->limits(d->be, &lim);
+    int ndist = sg_val_task_ndist(t);
+    const sg_val_sizes *passed = NULL;
     for (int k = 0; k <= t->ncheck; k++) {
-        const sg_val_sizes *s = k < t->ncheck ? &t->check[k] : &t->sizes;
-        rc = sg_val_check_shape(d, t, s, r->seed + (uint64_t)k * 0x9e3779b97f4a7c15ULL, cand, ref,
-                                r);
-        r->checks_run = k + (rc == 0);
-        if (rc < 0) return rc;
+        const sg_val_sizes *s = k < t->ncheck ? &t->check[k] : sg_val_main_sizes(t, lim.cpu);
+        for (int dist = 0; dist < ndist; dist++) {
+            /* Distribution 0 keeps the seed a task with one distribution always had. */
+            uint64_t seed = r->seed + (uint64_t)k * 0x9e3779b97f4a7c15ULL +
+                            (uint64_t)dist * 0xd1b54a32d192ed03ULL;
+            rc = sg_val_check_shape(d, t, s, dist, seed, cand, ref, passed, r);
+            if (rc < 0) return rc;
+            r->checks_run++;
+        }
+        passed = s;
     }
     r->run_ms = now_ms() - t0;
-    sg_val_result_set(r, SG_VAL_PASS,
-                      "all %d checks passed (shapes: %d); max abs error %g, max rel error %g",
-                      r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel);
+    if (ndist > 1)
+        sg_val_result_set(r, SG_VAL_PASS,
+                          "all %d checks passed (shapes: %d, input distributions: %d); max abs "
+                          "error %g, max rel error %g",
+                          r->checks_run, t->ncheck + 1, ndist, r->max_abs, r->max_rel);
+    else
+        sg_val_result_set(r, SG_VAL_PASS,
+                          "all %d checks passed (shapes: %d); max abs error %g, max rel error %g",
+                          r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel);
     return 0;
 }
 

@@ -1,41 +1,31 @@
-/* Output comparison: |got - ref| <= atol + rtol*|ref|; NaN or Inf never matches a finite
- * reference. Tracks the max abs / rel error and the first mismatching index. */
+/* Output comparison in double: |got - ref| <= atol + rtol*|ref|. NaN never matches NaN,
+ * and a non-finite value never matches, unless the buffer allows non-finite values: then
+ * NaN matches NaN and inf the same inf. Tracks the max abs / rel error and the first
+ * mismatching index. */
 #include "validator/compare.h"
+
+#include "validator/elem.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static double at(sg_val_type t, const void *p, size_t i) {
-    switch (t) {
-    case SG_VAL_F32: return ((const float *)p)[i];
-    case SG_VAL_F64: return ((const double *)p)[i];
-    case SG_VAL_I32: return ((const int32_t *)p)[i];
-    case SG_VAL_U32: return ((const uint32_t *)p)[i];
-    case SG_VAL_I64: return (double)((const int64_t *)p)[i];
-    }
-    return 0;
-}
-
 int sg_val_compare(const sg_val_buffer *b, const void *got, const void *ref, size_t n,
                    sg_val_cmp *c) {
     memset(c, 0, sizeof *c);
     c->first_bad = -1;
-    int is_int = b->type != SG_VAL_F32 && b->type != SG_VAL_F64;
     for (size_t i = 0; i < n; i++) {
-        double g = at(b->type, got, i), r = at(b->type, ref, i);
+        double g = sg_val_elem_get(b->type, got, i), r = sg_val_elem_get(b->type, ref, i);
         int bad;
         double d;
-        if (is_int && b->type == SG_VAL_I64) { /* exact in 64 bits, not via double */
+        if (b->type == SG_VAL_I64) { /* exact in 64 bits, not via double */
             int64_t gi = ((const int64_t *)got)[i], ri = ((const int64_t *)ref)[i];
             d = gi == ri ? 0 : fabs(g - r) > 0 ? fabs(g - r) : 1;
             bad = d > b->atol + b->rtol * fabs(r);
-        } else if (!isfinite(r)) {
-            d = (isnan(r) ? isnan(g) : g == r) ? 0 : INFINITY;
-            bad = d != 0;
-        } else if (!isfinite(g)) {
-            d = INFINITY;
-            bad = 1;
+        } else if (!isfinite(r) || !isfinite(g)) {
+            int same = b->allow_nonfinite && (isnan(r) ? isnan(g) : g == r);
+            d = same ? 0 : INFINITY;
+            bad = !same;
         } else {
             d = fabs(g - r);
             bad = d > b->atol + b->rtol * fabs(r);
@@ -55,8 +45,15 @@ int sg_val_compare(const sg_val_buffer *b, const void *got, const void *ref, siz
     return c->nbad ? -1 : 0;
 }
 
+int64_t sg_val_first_nonfinite(sg_val_type t, const void *p, size_t n) {
+    if (!sg_val_type_is_float(t)) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(sg_val_elem_get(t, p, i))) return (int64_t)i;
+    return -1;
+}
+
 void sg_val_format_value(sg_val_type t, double v, char *out, size_t n) {
-    if (t == SG_VAL_F32 || t == SG_VAL_F64)
+    if (sg_val_type_is_float(t))
         snprintf(out, n, "%.9g", v);
     else
         snprintf(out, n, "%.0f", v);

@@ -9,6 +9,10 @@
 
 #include <jansson.h>
 
+/* task.json's buffer and scalar objects (task_buffer.c); errors are prefixed by where. */
+int sg_val_load_buffer(json_t *o, sg_val_buffer *b, const char *where, sg_err *err);
+int sg_val_load_scalar(json_t *o, sg_val_scalar *s, const char *where, sg_err *err);
+
 /* Copy src with comments removed (//@ lines kept), backslash-newlines joined, `%:` as `#`. */
 void sg_val_strip_comments(const char *src, size_t len, sg_buf *out);
 
@@ -17,7 +21,9 @@ typedef struct sg_val_rng {
     uint64_t s;
 } sg_val_rng;
 uint64_t sg_val_rng_next(sg_val_rng *r);
-void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, void *dst, size_t count);
+/* Fill count elements of b's type from its input distribution number `dist` (taken
+ * modulo the buffer's count of them). */
+void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, void *dst, size_t count);
 
 /* ---- the validation job, run inside a worker ---- */
 /* Run one validation job in this process. Returns 0 with r filled, or SG_BE_STICKY
@@ -32,10 +38,21 @@ typedef struct sg_val_source {
     sg_be_prog *prog;
 } sg_val_source;
 
-/* Reference then candidate at shape s with inputs drawn from seed (run.c). 0: matched;
- * -1: r says what failed; SG_BE_STICKY: the device context is lost. */
-int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, uint64_t seed,
-                       const sg_val_source *cand, const sg_val_source *ref, sg_val_result *r);
+/* Reference then candidate at shape s with inputs drawn from seed and each input
+ * buffer's distribution number `dist` (run.c). passed: the last shape that passed before
+ * (NULL: none), for the precision-loss hint of a mismatch. 0: matched; -1: r says what
+ * failed; SG_BE_STICKY: the device context is lost. */
+int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, int dist,
+                       uint64_t seed, const sg_val_source *cand, const sg_val_source *ref,
+                       const sg_val_sizes *passed, sg_val_result *r);
+
+/* A mismatch of output b (n elements of got against ref) that looks like precision loss
+ * from accumulating in the task's bf16 / f16 type (precision.c says when): 1 with a
+ * sentence in out, else 0 and out empty. n_passed: b's element count at the last shape
+ * that passed (-1: none passed yet), shown as passed_shape with its max relative error. */
+int sg_val_precision_hint(const sg_val_task *t, const sg_val_buffer *b, const void *got,
+                          const void *ref, size_t n, int64_t n_passed, const char *passed_shape,
+                          double passed_max_rel, char *out, size_t outn);
 
 /* ---- shared with the profiler's job type (profiler/prof_worker.c) ---- */
 /* Read, check and compile the job's candidate (the task's baseline when job->candidate is

@@ -2,6 +2,8 @@
  * argument names to device buffers and scalar values. */
 #include "validator/launch.h"
 
+#include "validator/elem.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -89,6 +91,10 @@ int sg_val_scalar_arg(const sg_val_scalar *sc, const sg_val_sizes *s, sg_be_arg 
         break;
     }
     case SG_VAL_I64: memcpy(a->scalar, &iv, 8); break;
+    case SG_VAL_F16:
+    case SG_VAL_BF16:
+    case SG_VAL_FP8_E4M3:
+    case SG_VAL_FP8_E5M2: sg_val_elem_set(sc->type, a->scalar, 0, v); break;
     }
     return 0;
 }

@@ -176,8 +176,8 @@ static int parse_scratch(char *rest, const sg_val_task *t, sg_val_plan *p, const
         return sg_errf(err, "%s:%d: //@scratch: \"%s\" is already a buffer, scalar or scratch",
                        where, line, tok[0]);
     if (sg_val_type_parse(tok[1], &ty) < 0)
-        return sg_errf(err, "%s:%d: //@scratch %s: unknown type \"%s\" (f32 f64 i32 u32 i64)",
-                       where, line, tok[0], tok[1]);
+        return sg_errf(err, "%s:%d: //@scratch %s: unknown type \"%s\" (%s)", where, line, tok[0],
+                       tok[1], SG_VAL_TYPE_NAMES);
     if (check_expr(tok[2], t, where, line, "count", err) < 0) return -1;
     p->scratch = sg_xrealloc(p->scratch, (size_t)(p->nscratch + 1) * sizeof *p->scratch);
     sg_val_scratch *s = &p->scratch[p->nscratch++];

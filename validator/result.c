@@ -76,7 +76,7 @@ char *sg_val_result_json(const sg_val_result *r) {
 void sg_val_result_print(const sg_val_result *r, void *file) {
     FILE *f = file;
     fprintf(f, "%s: %s\n", sg_val_verdict_name(r->verdict), r->message);
-    if (r->detail[0]) {
+    if (r->detail[0] && r->verdict != SG_VAL_MISMATCH) { /* a mismatch's hint is in the message */
         fprintf(f, "---- compiler log ----\n%s", r->detail);
         if (r->detail[strlen(r->detail) - 1] != '\n') fputc('\n', f);
     }

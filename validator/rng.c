@@ -1,4 +1,6 @@
-/* Seeded random inputs: splitmix64, uniform / normal / randint / const per buffer. */
+/* Seeded random inputs: splitmix64; uniform / normal / randint / const / outliers /
+ * special per buffer, stored in the buffer's type (validator/elem.h rounds). */
+#include "validator/elem.h"
 #include "validator/internal.h"
 
 #include <math.h>
@@ -12,31 +14,54 @@ uint64_t sg_val_rng_next(sg_val_rng *r) {
 
 static double unit(sg_val_rng *r) { return (double)(sg_val_rng_next(r) >> 11) * 0x1.0p-53; }
 
-static double draw(sg_val_rng *r, const sg_val_buffer *b) {
-    switch (b->init) {
-    case SG_VAL_INIT_UNIFORM: return b->a + (b->b - b->a) * unit(r);
-    case SG_VAL_INIT_NORMAL: {
-        double u = unit(r), v = unit(r);
-        return b->a + b->b * sqrt(-2.0 * log(u + 1e-300)) * cos(2.0 * M_PI * v);
+static double normal(sg_val_rng *r, double mean, double sd) {
+    double u = unit(r), v = unit(r);
+    return mean + sd * sqrt(-2.0 * log(u + 1e-300)) * cos(2.0 * M_PI * v);
+}
+
+/* The values "special" mixes in: signed zeros, the subnormal extremes, the smallest normal
+ * and the largest finite values of the type (integers: 0, ±1 and the type's extremes). */
+static int specials(sg_val_type t, double *v) {
+    sg_val_range g;
+    sg_val_type_range(t, &g);
+    if (sg_val_type_is_float(t)) {
+        double s[] = {0.0,          -0.0,          g.min_sub, -g.min_sub, g.min_normal - g.min_sub,
+                      g.min_normal, -g.min_normal, g.max,     -g.max,     g.max / 2,
+                      -g.max / 2};
+        for (int i = 0; i < 11; i++) v[i] = s[i];
+        return 11;
     }
+    double lo = t == SG_VAL_I32 ? -0x1p31 : t == SG_VAL_U32 ? 0 : -0x1p62;
+    double hi = t == SG_VAL_I32 ? 0x1p31 - 1 : t == SG_VAL_U32 ? 0x1p32 - 1 : 0x1p62;
+    double s[] = {0, 1, t == SG_VAL_U32 ? 2 : -1, lo, hi};
+    for (int i = 0; i < 5; i++) v[i] = s[i];
+    return 5;
+}
+
+static double draw(sg_val_rng *r, const sg_val_dist *d, const double *sp, int nsp) {
+    switch (d->kind) {
+    case SG_VAL_INIT_UNIFORM: return d->a + (d->b - d->a) * unit(r);
+    case SG_VAL_INIT_NORMAL: return normal(r, d->a, d->b);
     case SG_VAL_INIT_RANDINT: {
-        uint64_t span = (uint64_t)(b->b - b->a) + 1;
-        return b->a + (double)(sg_val_rng_next(r) % span);
+        uint64_t span = (uint64_t)(d->b - d->a) + 1;
+        return d->a + (double)(sg_val_rng_next(r) % span);
     }
-    case SG_VAL_INIT_CONST: return b->a;
+    case SG_VAL_INIT_CONST: return d->a;
+    case SG_VAL_INIT_OUTLIERS: {
+        double v = d->a + (d->b - d->a) * unit(r);
+        return unit(r) < d->frac ? v * d->scale : v;
+    }
+    case SG_VAL_INIT_SPECIAL: { /* one value in four is special */
+        uint64_t x = sg_val_rng_next(r);
+        return x % 4 == 0 ? sp[(x >> 2) % (uint64_t)nsp] : normal(r, 0, 1);
+    }
     }
     return 0;
 }
 
-void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, void *dst, size_t count) {
-    for (size_t i = 0; i < count; i++) {
-        double v = draw(r, b);
-        switch (b->type) {
-        case SG_VAL_F32: ((float *)dst)[i] = (float)v; break;
-        case SG_VAL_F64: ((double *)dst)[i] = v; break;
-        case SG_VAL_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
-        case SG_VAL_U32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
-        case SG_VAL_I64: ((int64_t *)dst)[i] = (int64_t)v; break;
-        }
-    }
+void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, void *dst, size_t count) {
+    const sg_val_dist *d = &b->dist[dist % (b->ndist > 0 ? b->ndist : 1)];
+    double sp[16];
+    int nsp = specials(b->type, sp);
+    for (size_t i = 0; i < count; i++) sg_val_elem_set(b->type, dst, i, draw(r, d, sp, nsp));
 }

@@ -1,8 +1,11 @@
-/* One check at one shape, inside a worker: fresh seeded inputs; the reference runs on its
- * own buffers; the candidate runs on buffers whose outputs and scratch are poisoned and
- * which carry random guard bytes on both sides; then guards, inputs and outputs are
- * checked, in that order. */
+/* One check at one shape and one input distribution, inside a worker: fresh seeded
+ * inputs (in and inout buffers); the reference runs on its own buffers, and a reference
+ * that leaves NaN or inf where the task allows none makes the task invalid; the candidate
+ * runs on buffers whose outputs and scratch are poisoned and which carry random guard
+ * bytes on both sides; then guards, inputs and outputs (out and inout) are checked, in
+ * that order. */
 #include "validator/compare.h"
+#include "validator/elem.h"
 #include "validator/internal.h"
 #include "validator/launch.h"
 
@@ -37,7 +40,10 @@ typedef struct run_ctx {
     const sg_val_sizes *s;
     sg_be_limits lim;
     unsigned char guard[GUARD];
-    unsigned char **inputs; /* per task buffer: input data (NULL for outputs) */
+    unsigned char **inputs;     /* per task buffer: input data (NULL for outputs) */
+    int dist;                   /* the input distribution's number */
+    const sg_val_sizes *passed; /* the last shape that passed, or NULL */
+    double passed_max_rel;      /* the max relative error over the checks that passed */
 } run_ctx;
 
 static void dset_free(run_ctx *c, dset *ds) {
@@ -94,7 +100,7 @@ static int dset_make(run_ctx *c, const sg_val_plan *plan, dset *ds, sg_err *err)
         if (rc < 0) return rc;
         unsigned char *img = sg_xmalloc(total);
         memcpy(img, c->guard, GUARD);
-        if (b->tb && b->tb->role == SG_VAL_IN)
+        if (b->tb && b->tb->role != SG_VAL_OUT)
             memcpy(img + GUARD, c->inputs[i], b->bytes);
         else
             memset(img + GUARD, POISON, b->bytes);
@@ -151,8 +157,54 @@ static int read_back(run_ctx *c, dset *ds, sg_err *err) {
     return 0;
 }
 
-static void set_shape(sg_val_result *r, const sg_val_sizes *s) {
+/* "B=3 N=1001", with the inputs' distributions when the task runs several. */
+static void set_shape(sg_val_result *r, const sg_val_task *t, const sg_val_sizes *s, int dist) {
     sg_val_sizes_format(s, r->shape, sizeof r->shape);
+    if (sg_val_task_ndist(t) < 2) return;
+    size_t n = strlen(r->shape);
+    const char *sep = " with inputs ";
+    for (int i = 0; i < t->nbuf; i++) {
+        const sg_val_buffer *b = &t->buf[i];
+        if (b->role == SG_VAL_OUT) continue;
+        n += (size_t)snprintf(r->shape + n, n < sizeof r->shape ? sizeof r->shape - n : 0,
+                              "%s%s=%s", sep, b->name, b->dist[dist % b->ndist].text);
+        sep = ", ";
+        if (n >= sizeof r->shape) break;
+    }
+}
+
+/* The reference's outputs hold NaN or inf where the task allows none: the task is wrong
+ * (a role, an input range), not the candidate. 0: all finite. */
+static int reference_nonfinite(run_ctx *c, dset *ref, sg_val_result *r) {
+    for (int i = 0; i < c->t->nbuf; i++) {
+        dbuf *b = &ref->b[i];
+        if (b->tb->role == SG_VAL_IN || b->tb->allow_nonfinite) continue;
+        int64_t at = sg_val_first_nonfinite(b->type, b->region + GUARD, b->count);
+        if (at < 0) continue;
+        char v[48];
+        sg_val_format_value(b->type, sg_val_elem_get(b->type, b->region + GUARD, (size_t)at), v,
+                            sizeof v);
+        snprintf(r->output, sizeof r->output, "%s", b->name);
+        r->first_bad = at;
+        const char *why =
+            b->tb->role == SG_VAL_OUT
+                ? "Outputs start poisoned (NaN): if the reference reads %s before writing it (an "
+                  "accumulation such as y += ...), its role should be \"inout\"; if it leaves "
+                  "elements unwritten, its count is too large; if non-finite values are "
+                  "intended, set \"allow_nonfinite\": true on %s"
+                : "The reference overflows or divides by zero on these inputs: narrow the "
+                  "inputs' \"init\", or set \"allow_nonfinite\": true on %s if non-finite values "
+                  "are intended%.0s";
+        char hint[512];
+        snprintf(hint, sizeof hint, why, b->name, b->name);
+        sg_val_result_set(r, SG_VAL_REJECTED,
+                          "the task is invalid: its reference wrote %s to %s %s at index %lld "
+                          "(shape %s), and the task allows no NaN or inf there. %s",
+                          v, b->tb->role == SG_VAL_OUT ? "output" : "inout buffer", b->name,
+                          (long long)at, r->shape, hint);
+        return -1;
+    }
+    return 0;
 }
 
 /* Guards, then inputs, then outputs against the reference's. 0: all good. */
@@ -188,7 +240,7 @@ static int verify(run_ctx *c, dset *cand, dset *ref, sg_val_result *r) {
     }
     for (int i = 0; i < c->t->nbuf; i++) {
         dbuf *b = &cand->b[i];
-        if (b->tb->role != SG_VAL_OUT) continue;
+        if (b->tb->role == SG_VAL_IN) continue;
         sg_val_cmp cmp;
         int bad =
             sg_val_compare(b->tb, b->region + GUARD, ref->b[i].region + GUARD, b->count, &cmp);
@@ -202,22 +254,32 @@ static int verify(run_ctx *c, dset *cand, dset *ref, sg_val_result *r) {
         r->max_abs = cmp.max_abs;
         r->max_rel = cmp.max_rel;
         snprintf(r->output, sizeof r->output, "%s", b->name);
+        int64_t n_passed = -1;
+        char passed[128] = "";
+        sg_err e2;
+        if (c->passed && sg_val_expr_eval(b->tb->count, c->passed, &n_passed, &e2) < 0)
+            n_passed = -1;
+        if (c->passed) sg_val_sizes_format(c->passed, passed, sizeof passed);
+        sg_val_precision_hint(c->t, b->tb, b->region + GUARD, ref->b[i].region + GUARD, b->count,
+                              n_passed, passed, c->passed_max_rel, r->detail, sizeof r->detail);
         sg_val_result_set(
             r, SG_VAL_MISMATCH,
             "wrong result in output %s at shape %s: %zu of %zu elements differ; first at "
             "index %lld: got %s, expected %s (atol %g, rtol %g); max abs error %g, max "
-            "rel error %g",
+            "rel error %g%s%s",
             b->name, r->shape, cmp.nbad, b->count, (long long)cmp.first_bad, g, e, b->tb->atol,
-            b->tb->rtol, cmp.max_abs, cmp.max_rel);
+            b->tb->rtol, cmp.max_abs, cmp.max_rel, r->detail[0] ? ". " : "", r->detail);
         return -1;
     }
     return 0;
 }
 
 /* Reference then candidate at one shape. 0: matched; -1: r filled; sticky passes through. */
-int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, uint64_t seed,
-                       const sg_val_source *cand, const sg_val_source *ref, sg_val_result *r) {
-    run_ctx c = {.d = d, .t = t, .s = s};
+int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, int dist,
+                       uint64_t seed, const sg_val_source *cand, const sg_val_source *ref,
+                       const sg_val_sizes *passed, sg_val_result *r) {
+    run_ctx c = {.d = d, .t = t, .s = s, .dist = dist, .passed = passed};
+    c.passed_max_rel = r->max_rel;
     d->ops->limits(d->be, &c.lim);
     sg_val_rng rng = {seed};
     for (size_t i = 0; i < GUARD; i += 8) {
@@ -228,14 +290,14 @@ int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, u
     dset rs = {0}, cs = {0};
     sg_err e;
     int rc = 0;
-    set_shape(r, s);
+    set_shape(r, t, s, dist);
     for (int i = 0; i < t->nbuf && rc == 0; i++) {
         size_t n, bytes;
-        if (t->buf[i].role != SG_VAL_IN) continue;
+        if (t->buf[i].role == SG_VAL_OUT) continue;
         if ((rc = count_of(t->buf[i].count, s, t->buf[i].type, t->buf[i].name, &n, &bytes, &e)) < 0)
             break;
         c.inputs[i] = sg_xmalloc(bytes + 1);
-        sg_val_fill(&rng, &t->buf[i], c.inputs[i], n);
+        sg_val_fill(&rng, &t->buf[i], dist, c.inputs[i], n);
     }
     if (rc == 0) rc = dset_make(&c, &ref->plan, &rs, &e);
     if (rc == 0) rc = run_plan(&c, &ref->plan, ref->prog, &rs, ref->where, &e);
@@ -245,6 +307,7 @@ int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, u
                           e.msg);
         goto out;
     }
+    if ((rc = reference_nonfinite(&c, &rs, r)) < 0) goto out;
     if ((rc = dset_make(&c, &cand->plan, &cs, &e)) == 0 &&
         (rc = run_plan(&c, &cand->plan, cand->prog, &cs, cand->where, &e)) == 0)
         rc = read_back(&c, &cs, &e);

@@ -1,9 +1,11 @@
 /* task.json loading: every error names the file, the field and the bad value. */
-#include "validator/validator.h"
+#include "validator/elem.h"
+#include "validator/internal.h"
 
 #include "common/buf.h"
 #include "common/json.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,86 +49,12 @@ static int load_check(json_t *obj, const sg_val_sizes *main, sg_val_sizes *s, co
     return 0;
 }
 
-/* "uniform(-4,4)", "normal(0,1)", "randint(0,255)", "const(1)" */
-static int parse_init(const char *s, sg_val_buffer *b, const char *where, sg_err *err) {
-    static const struct {
-        const char *name;
-        sg_val_init_kind kind;
-        int nargs;
-    } kinds[] = {{"uniform", SG_VAL_INIT_UNIFORM, 2},
-                 {"normal", SG_VAL_INIT_NORMAL, 2},
-                 {"randint", SG_VAL_INIT_RANDINT, 2},
-                 {"const", SG_VAL_INIT_CONST, 1}};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        size_t n = strlen(kinds[i].name);
-        if (strncmp(s, kinds[i].name, n) || s[n] != '(') continue;
-        int end = -1;
-        int got = kinds[i].nargs == 2 ? sscanf(s + n, "(%lf ,%lf )%n", &b->a, &b->b, &end)
-                                      : sscanf(s + n, "(%lf )%n", &b->a, &end);
-        if (got != kinds[i].nargs || end < 0 || s[n + (size_t)end]) break;
-        b->init = kinds[i].kind;
-        if (b->init != SG_VAL_INIT_CONST && b->a > b->b) break;
-        return 0;
-    }
-    return sg_errf(
-        err,
-        "%s: field \"init\": bad value \"%s\" (expected uniform(lo,hi), normal(mean,sd), "
-        "randint(lo,hi) or const(v))",
-        where, s);
-}
-
-static int load_buffer(json_t *o, sg_val_buffer *b, const char *where, sg_err *err) {
-    const char *name = NULL, *type = NULL, *count = NULL, *role = NULL, *init = NULL;
-    if (sg_json_get_str(o, "name", 1, &name, where, err) < 0 ||
-        sg_json_get_str(o, "type", 1, &type, where, err) < 0 ||
-        sg_json_get_str(o, "count", 1, &count, where, err) < 0 ||
-        sg_json_get_str(o, "role", 1, &role, where, err) < 0 ||
-        sg_json_get_str(o, "init", 0, &init, where, err) < 0)
-        return -1;
-    b->name = sg_xstrdup(name);
-    b->count = sg_xstrdup(count);
-    if (sg_val_type_parse(type, &b->type) < 0)
-        return sg_errf(err, "%s: field \"type\": unknown type \"%s\" (f32 f64 i32 u32 i64)", where,
-                       type);
-    if (!strcmp(role, "in"))
-        b->role = SG_VAL_IN;
-    else if (!strcmp(role, "out"))
-        b->role = SG_VAL_OUT;
-    else
-        return sg_errf(err, "%s: field \"role\": bad value \"%s\" (expected in or out)", where,
-                       role);
-    int is_float = b->type == SG_VAL_F32 || b->type == SG_VAL_F64;
-    b->init = is_float ? SG_VAL_INIT_UNIFORM : SG_VAL_INIT_RANDINT;
-    b->a = is_float ? -1 : 0;
-    b->b = is_float ? 1 : 100;
-    if (init && parse_init(init, b, where, err) < 0) return -1;
-    b->atol = is_float ? 1e-5 : 0;
-    b->rtol = is_float ? 1e-5 : 0;
-    if (sg_json_get_num(o, "atol", 0, &b->atol, where, err) < 0 ||
-        sg_json_get_num(o, "rtol", 0, &b->rtol, where, err) < 0)
-        return -1;
-    if (b->atol < 0 || b->rtol < 0)
-        return sg_errf(err, "%s: tolerances must not be negative", where);
-    return 0;
-}
-
-static int load_scalar(json_t *o, sg_val_scalar *s, const char *where, sg_err *err) {
-    const char *name = NULL, *type = NULL;
-    if (sg_json_get_str(o, "name", 1, &name, where, err) < 0 ||
-        sg_json_get_str(o, "type", 1, &type, where, err) < 0)
-        return -1;
-    s->name = sg_xstrdup(name);
-    if (sg_val_type_parse(type, &s->type) < 0)
-        return sg_errf(err, "%s: field \"type\": unknown type \"%s\"", where, type);
-    json_t *v = json_object_get(o, "value");
-    if (json_is_string(v))
-        s->expr = sg_xstrdup(json_string_value(v));
-    else if (json_is_number(v))
-        s->literal = json_number_value(v);
-    else
-        return sg_errf(err, "%s: field \"value\" must be a size expression or a number, got %s",
-                       where, v ? sg_json_type_name(v) : "nothing");
-    return 0;
+/* Whether file (a path in dir) resolves, through symbolic links, to a place outside dir. */
+static int outside(const char *dir, const char *file) {
+    char rd[PATH_MAX], rf[PATH_MAX];
+    if (!realpath(dir, rd) || !realpath(file, rf)) return 1;
+    size_t n = strlen(rd);
+    return strncmp(rf, rd, n) || (rf[n] != '/' && strcmp(rd, "/"));
 }
 
 /* "baseline": "baseline.cu" or {"cuda": "baseline.cu", "opencl": "baseline.cl"} */
@@ -169,6 +97,14 @@ static int load_sources(const sg_val_task *t, json_t *root, const char *key, cha
             sg_buf_free(&p);
             return -1;
         }
+        if (outside(t->dir, p.data)) {
+            sg_errf(err,
+                    "%s: field \"%s\": \"%s\" is a symbolic link that leads out of the task "
+                    "folder; sources must live in the task folder",
+                    path, key, files[l]);
+            sg_buf_free(&p);
+            return -1;
+        }
         out[l] = sg_buf_steal(&p);
     }
     return 0;
@@ -182,14 +118,63 @@ static int known_name(const sg_val_task *t, const char *n) {
     return 0;
 }
 
+/* "bytes" / "flops": a size expression, a number, or (bytes only) "auto". */
+static int load_amount(sg_val_task *t, json_t *root, const char *key, char **expr, double *value,
+                       const char *path, sg_err *err) {
+    json_t *v = json_object_get(root, key);
+    *value = -1;
+    if (!v) return 0;
+    if (json_is_number(v) && json_number_value(v) >= 0) {
+        *value = json_number_value(v);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return sg_errf(err, "%s: field \"%s\": expected a size expression%s or a number, got %s",
+                       path, key, expr == &t->bytes ? ", \"auto\"" : "", sg_json_type_name(v));
+    if (expr == &t->bytes && !strcmp(json_string_value(v), "auto")) {
+        t->bytes_auto = 1;
+        return 0;
+    }
+    *expr = sg_xstrdup(json_string_value(v));
+    double b, f;
+    if (sg_val_task_roofline(t, &t->sizes, &b, &f, err) < 0 ||
+        sg_val_task_roofline(t, &t->cpu_sizes, &b, &f, err) < 0)
+        return sg_err_prefix(err, "%s", path);
+    return 0;
+}
+
+static int known_field(json_t *root, const char *path, sg_err *err) {
+    static const char *const keys[] = {
+        "name",    "description", "baseline", "reference",      "sizes", "check_sizes", "cpu_sizes",
+        "buffers", "scalars",     "args",     "target_speedup", "bytes", "flops",       NULL};
+    return sg_json_check_keys(root, keys, path, err);
+}
+
+/* Every buffer count at every shape the task names, so a bad expression fails at load. */
+static int check_counts(sg_val_task *t, const char *path, sg_err *err) {
+    const sg_val_sizes *shapes[2] = {&t->sizes, &t->cpu_sizes};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < t->nbuf; i++) {
+            int64_t n;
+            sg_err e;
+            if (sg_val_expr_eval(t->buf[i].count, shapes[k], &n, &e) < 0)
+                return sg_errf(err, "%s: field \"buffers[%d]\".count: %s", path, i, e.msg);
+        }
+    return 0;
+}
+
 static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
     const char *name = NULL, *desc = "";
-    json_t *sizes, *checks = NULL, *bufs, *scalars = NULL, *args;
+    json_t *sizes, *checks = NULL, *cpu = NULL, *bufs, *scalars = NULL, *args;
     char where[512];
-    if (sg_json_get_str(root, "name", 1, &name, path, err) < 0 ||
+    if (!json_is_object(root))
+        return sg_errf(err, "%s: expected an object, got %s", path, sg_json_type_name(root));
+    if (known_field(root, path, err) < 0 ||
+        sg_json_get_str(root, "name", 1, &name, path, err) < 0 ||
         sg_json_get_str(root, "description", 0, &desc, path, err) < 0 ||
         sg_json_get_obj(root, "sizes", 1, &sizes, path, err) < 0 ||
         sg_json_get_arr(root, "check_sizes", 0, &checks, path, err) < 0 ||
+        sg_json_get_obj(root, "cpu_sizes", 0, &cpu, path, err) < 0 ||
         sg_json_get_arr(root, "buffers", 1, &bufs, path, err) < 0 ||
         sg_json_get_arr(root, "scalars", 0, &scalars, path, err) < 0 ||
         sg_json_get_arr(root, "args", 1, &args, path, err) < 0)
@@ -200,6 +185,10 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
     if (sg_json_get_num(root, "target_speedup", 0, &t->target_speedup, path, err) < 0) return -1;
     snprintf(where, sizeof where, "%s: field \"sizes\"", path);
     if (load_sizes(sizes, &t->sizes, where, err) < 0) return -1;
+    t->cpu_sizes = t->sizes;
+    snprintf(where, sizeof where, "%s: field \"cpu_sizes\"", path);
+    if (cpu && load_check(cpu, &t->sizes, &t->cpu_sizes, where, err) < 0) return -1;
+    t->has_cpu_sizes = cpu != NULL;
     t->ncheck = checks ? (int)json_array_size(checks) : 0;
     t->check = sg_xcalloc((size_t)t->ncheck + 1, sizeof *t->check);
     for (int i = 0; i < t->ncheck; i++) {
@@ -211,17 +200,19 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
     t->buf = sg_xcalloc((size_t)t->nbuf + 1, sizeof *t->buf);
     for (int i = 0; i < t->nbuf; i++) {
         snprintf(where, sizeof where, "%s: field \"buffers[%d]\"", path, i);
-        if (load_buffer(json_array_get(bufs, (size_t)i), &t->buf[i], where, err) < 0) return -1;
-        int64_t n;
-        sg_err e;
-        if (sg_val_expr_eval(t->buf[i].count, &t->sizes, &n, &e) < 0)
-            return sg_errf(err, "%s.count: %s", where, e.msg);
+        if (sg_val_load_buffer(json_array_get(bufs, (size_t)i), &t->buf[i], where, err) < 0)
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(t->buf[j].name, t->buf[i].name))
+                return sg_errf(err, "%s: name \"%s\" is already buffers[%d]", where, t->buf[i].name,
+                               j);
     }
+    if (check_counts(t, path, err) < 0) return -1;
     t->nscalar = scalars ? (int)json_array_size(scalars) : 0;
     t->scalar = sg_xcalloc((size_t)t->nscalar + 1, sizeof *t->scalar);
     for (int i = 0; i < t->nscalar; i++) {
         snprintf(where, sizeof where, "%s: field \"scalars[%d]\"", path, i);
-        if (load_scalar(json_array_get(scalars, (size_t)i), &t->scalar[i], where, err) < 0)
+        if (sg_val_load_scalar(json_array_get(scalars, (size_t)i), &t->scalar[i], where, err) < 0)
             return -1;
         int64_t v;
         sg_err e;
@@ -241,11 +232,62 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
                            t->args[i]);
     }
     int nout = 0;
-    for (int i = 0; i < t->nbuf; i++) nout += t->buf[i].role == SG_VAL_OUT;
-    if (!nout) return sg_errf(err, "%s: field \"buffers\": no buffer has role \"out\"", path);
+    for (int i = 0; i < t->nbuf; i++) nout += t->buf[i].role != SG_VAL_IN;
+    if (!nout)
+        return sg_errf(err, "%s: field \"buffers\": no buffer has role \"out\" or \"inout\"", path);
+    if (load_amount(t, root, "bytes", &t->bytes, &t->bytes_value, path, err) < 0 ||
+        load_amount(t, root, "flops", &t->flops, &t->flops_value, path, err) < 0)
+        return -1;
     if (load_sources(t, root, "baseline", t->source, path, err) < 0 ||
         load_sources(t, root, "reference", t->reference, path, err) < 0)
         return -1;
+    for (int i = 0; i < t->nbuf; i++)
+        if ((t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2) &&
+            (t->source[SG_DEV_OPENCL] || t->reference[SG_DEV_OPENCL]))
+            return sg_errf(err,
+                           "%s: buffer %s is %s, which OpenCL has no type for: an fp8 task gives "
+                           "only CUDA sources (\"baseline\": {\"cuda\": ...})",
+                           path, t->buf[i].name, sg_val_type_name(t->buf[i].type));
+    return 0;
+}
+
+const sg_val_sizes *sg_val_main_sizes(const sg_val_task *t, int cpu_device) {
+    return cpu_device && t->has_cpu_sizes ? &t->cpu_sizes : &t->sizes;
+}
+
+int sg_val_task_ndist(const sg_val_task *t) {
+    int n = 1;
+    for (int i = 0; i < t->nbuf; i++)
+        if (t->buf[i].role != SG_VAL_OUT && t->buf[i].ndist > n) n = t->buf[i].ndist;
+    return n;
+}
+
+static int amount(const char *key, const char *expr, double value, const sg_val_sizes *s,
+                  double *out, sg_err *err) {
+    int64_t n;
+    sg_err e;
+    *out = value;
+    if (!expr) return 0;
+    if (sg_val_expr_eval(expr, s, &n, &e) < 0) return sg_errf(err, "field \"%s\": %s", key, e.msg);
+    *out = (double)n;
+    return 0;
+}
+
+int sg_val_task_roofline(const sg_val_task *t, const sg_val_sizes *s, double *bytes, double *flops,
+                         sg_err *err) {
+    if (amount("bytes", t->bytes, t->bytes_value, s, bytes, err) < 0 ||
+        amount("flops", t->flops, t->flops_value, s, flops, err) < 0)
+        return -1;
+    if (!t->bytes_auto) return 0;
+    *bytes = 0;
+    for (int i = 0; i < t->nbuf; i++) {
+        int64_t n;
+        sg_err e;
+        if (sg_val_expr_eval(t->buf[i].count, s, &n, &e) < 0)
+            return sg_errf(err, "buffer %s: %s", t->buf[i].name, e.msg);
+        *bytes += (double)n * (double)sg_val_type_size(t->buf[i].type) *
+                  (t->buf[i].role == SG_VAL_INOUT ? 2 : 1);
+    }
     return 0;
 }
 
@@ -275,6 +317,8 @@ void sg_val_task_free(sg_val_task *t) {
         free(t->reference[l]);
     }
     free(t->check);
+    free(t->bytes);
+    free(t->flops);
     for (int i = 0; t->buf && i < t->nbuf; i++) {
         free(t->buf[i].name);
         free(t->buf[i].count);

@@ -30,7 +30,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { SG_VAL_F32, SG_VAL_F64, SG_VAL_I32, SG_VAL_U32, SG_VAL_I64 } sg_val_type;
+/* f16, bf16 and the OCP FP8 formats are stored in 16 / 8 bits and converted on the host
+ * (validator/elem.h); fp8 exists only for CUDA. */
+typedef enum {
+    SG_VAL_F32,
+    SG_VAL_F64,
+    SG_VAL_I32,
+    SG_VAL_U32,
+    SG_VAL_I64,
+    SG_VAL_F16,
+    SG_VAL_BF16,
+    SG_VAL_FP8_E4M3,
+    SG_VAL_FP8_E5M2
+} sg_val_type;
+#define SG_VAL_TYPE_NAMES "f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 fp8_e5m2"
 size_t sg_val_type_size(sg_val_type t);
 const char *sg_val_type_name(sg_val_type t);
 int sg_val_type_parse(const char *s, sg_val_type *out);
@@ -48,21 +61,34 @@ void sg_val_sizes_format(const sg_val_sizes *s, char *out, size_t n);
 int sg_val_expr_eval(const char *expr, const sg_val_sizes *s, int64_t *out, sg_err *err);
 
 /* ---- task ---- */
-typedef enum { SG_VAL_IN, SG_VAL_OUT } sg_val_role;
+/* in: read only; out: written (starts poisoned); inout: initialised like an input before
+ * every run (each check, each timed run) and compared like an output afterwards. */
+typedef enum { SG_VAL_IN, SG_VAL_OUT, SG_VAL_INOUT } sg_val_role;
 typedef enum {
     SG_VAL_INIT_UNIFORM,
     SG_VAL_INIT_NORMAL,
     SG_VAL_INIT_RANDINT,
-    SG_VAL_INIT_CONST
+    SG_VAL_INIT_CONST,
+    SG_VAL_INIT_OUTLIERS, /* uniform(a,b) with a fraction `frac` of values times `scale` */
+    SG_VAL_INIT_SPECIAL   /* normal(0,1) mixed with ±0, subnormals, values near the max */
 } sg_val_init_kind;
 
+typedef struct sg_val_dist {
+    sg_val_init_kind kind;
+    double a, b;        /* uniform(a,b), normal(a,b), randint(a,b), const(a), outliers(a,b,..) */
+    double frac, scale; /* outliers */
+    char text[64];      /* as written (or the default's text), for messages */
+} sg_val_dist;
+
+#define SG_VAL_MAX_DISTS 8 /* input distributions of one buffer */
 typedef struct sg_val_buffer {
     char *name, *count; /* count: a size expression */
     sg_val_type type;
     sg_val_role role;
-    sg_val_init_kind init;
-    double a, b;       /* init parameters: uniform(a,b), normal(a,b), randint(a,b), const(a) */
-    double atol, rtol; /* outputs: |got - ref| <= atol + rtol*|ref| */
+    int ndist; /* each check shape runs once per distribution (docs/task-format.md) */
+    sg_val_dist dist[SG_VAL_MAX_DISTS];
+    double atol, rtol;   /* outputs: |got - ref| <= atol + rtol*|ref| */
+    int allow_nonfinite; /* outputs may hold NaN / inf (then at the reference's places) */
 } sg_val_buffer;
 
 typedef struct sg_val_scalar {
@@ -76,6 +102,8 @@ typedef struct sg_val_task {
     char *source[SG_DEV_NLANG];    /* baseline path per language (NULL if absent) */
     char *reference[SG_DEV_NLANG]; /* reference path per language */
     sg_val_sizes sizes;            /* the main shape */
+    int has_cpu_sizes;
+    sg_val_sizes cpu_sizes; /* the main shape on CPU devices ("cpu_sizes"; else = sizes) */
     int ncheck;
     sg_val_sizes *check; /* extra shapes checked before the main one */
     int nbuf, nscalar, narg;
@@ -83,9 +111,22 @@ typedef struct sg_val_task {
     sg_val_scalar *scalar;
     char **args; /* default kernel arguments: buffer and scalar names */
     double target_speedup;
+    /* One run's bytes moved and flops ("bytes", "flops"): a size expression, or NULL with
+     * the number in *_value (-1: not given). bytes_auto: "bytes": "auto", the sum of the
+     * buffers' reads (in, inout) and writes (out, inout). */
+    char *bytes, *flops;
+    double bytes_value, flops_value;
+    int bytes_auto;
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);
+/* The main shape on a device: cpu_sizes on a CPU device when the task gives them. */
+const sg_val_sizes *sg_val_main_sizes(const sg_val_task *t, int cpu_device);
+/* How many input-distribution runs each shape gets: the most any buffer lists. */
+int sg_val_task_ndist(const sg_val_task *t);
+/* One run's bytes and flops at shape s; -1 each when the task does not say. */
+int sg_val_task_roofline(const sg_val_task *t, const sg_val_sizes *s, double *bytes, double *flops,
+                         sg_err *err);
 void sg_val_task_free(sg_val_task *t);
 
 /* ---- launch plans ---- */
@@ -146,7 +187,7 @@ int sg_val_verdict_parse(const char *s, sg_val_verdict *out); /* 0, or -1: not a
 typedef struct sg_val_result {
     sg_val_verdict verdict;
     char message[1024];
-    char detail[4096];          /* compile log excerpt etc. */
+    char detail[4096];          /* compile log excerpt etc.; a mismatch: the precision hint */
     char shape[128];            /* sizes of the failing (or last) check */
     char output[32];            /* failing output buffer */
     int64_t first_bad;          /* first mismatching index, -1 if none */

@@ -9,7 +9,7 @@ n=0
 for t in suites/builtin/*/; do
     n=$((n + 1))
     check_output "opencl: $(basename "$t") baseline validates against its reference (PoCL)" \
-        '^pass: all 3 checks passed' "$SPECGEN" validate "$t" --device opencl
+        '^pass: all [0-9]+ checks passed' "$SPECGEN" validate "$t" --device opencl
 done
 check_output "the builtin suite has at least 16 tasks" '^(1[6-9]|[2-9][0-9])$' echo "$n"
 

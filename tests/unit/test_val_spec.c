@@ -119,15 +119,19 @@ static void test_task(void **st) {
     assert_int_equal(v, 7);
     assert_int_equal(sg_val_sizes_get(&t.check[0], "B", &v), 0); /* inherited */
     assert_int_equal(v, 3);
-    assert_int_equal(t.buf[0].init, SG_VAL_INIT_NORMAL);
-    assert_true(t.buf[0].b == 2.0);
+    assert_int_equal(t.buf[0].ndist, 1);
+    assert_int_equal(t.buf[0].dist[0].kind, SG_VAL_INIT_NORMAL);
+    assert_true(t.buf[0].dist[0].b == 2.0);
+    assert_int_equal(sg_val_task_ndist(&t), 1);
+    assert_int_equal(t.has_cpu_sizes, 0);
+    assert_ptr_equal(sg_val_main_sizes(&t, 1), &t.sizes);
     assert_non_null(t.source[SG_DEV_OPENCL]);
     assert_null(t.source[SG_DEV_CUDA]);
     sg_val_task_free(&t);
 
-    task_fails("\"f32\"", "\"f16\"", "unknown type \"f16\"");
+    task_fails("\"f32\"", "\"f8\"", "unknown type \"f8\"");
     task_fails("\"B*N\"", "\"B*M\"", "unknown size name 'M'");
-    task_fails("\"role\": \"in\"", "\"role\": \"inout\"", "\"inout\"");
+    task_fails("\"role\": \"in\"", "\"role\": \"inplace\"", "\"inplace\"");
     task_fails("normal(0, 2)", "gauss(1)", "gauss(1)");
     task_fails("\"x\", \"y\", \"N\"]", "\"x\", \"z\"]", "\"z\" is not a buffer or scalar");
     task_fails("\"N\": 1000", "\"N\": \"big\"", "size \"N\"");
@@ -137,6 +141,69 @@ static void test_task(void **st) {
     task_fails("\"role\": \"out\"", "\"role\": \"in\"", "no buffer has role \"out\"");
     task_fails("\"name\": \"t\",", "", "missing required field \"name\"");
     task_fails("]}\n", "]", ":"); /* syntax error: line and column */
+
+    /* Unknown fields are refused, with the nearest known name when it looks like a typo. */
+    task_fails("\"check_sizes\"", "\"check_size\"",
+               "unknown field \"check_size\" (did you mean \"check_sizes\"?)");
+    task_fails("\"role\": \"out\"", "\"role\": \"out\", \"rtoll\": 1",
+               "unknown field \"rtoll\" (did you mean \"rtol\"?)");
+    task_fails("\"value\": 0.5", "\"value\": 0.5, \"colour\": 1",
+               "unknown field \"colour\" (known: name type value)");
+    /* Distributions, roles and the other new fields. */
+    task_fails("normal(0, 2)", "outliers(0,1,2,10)", "outliers(lo,hi,frac,scale)");
+    task_fails("\"init\": \"normal(0, 2)\"", "\"init\": []", "an array of 1 to 8");
+    task_fails("\"init\": \"normal(0, 2)\"", "\"init\": [\"special\", 3]",
+               "\"init[1]\": expected a string");
+    task_fails("\"role\": \"out\"", "\"role\": \"out\", \"init\": \"const(0)\"", "role \"inout\"");
+    task_fails("\"role\": \"in\",", "\"role\": \"in\", \"allow_nonfinite\": true,",
+               "applies to floating out and inout");
+    task_fails("\"f32\"", "\"fp8_e4m3\"", "OpenCL has no type for");
+    task_fails("\"args\"", "\"bytes\": \"4*M\", \"args\"",
+               "field \"bytes\": size expression \"4*M\"");
+    task_fails("\"args\"", "\"flops\": \"auto\", \"args\"", "field \"flops\"");
+    task_fails("\"args\"", "\"cpu_sizes\": {\"Q\": 1}, \"args\"",
+               "cpu_sizes\": size \"Q\" is not one");
+    task_fails("\"role\": \"out\"", "\"role\": \"in\"", "no buffer has role \"out\" or \"inout\"");
+
+    /* A source that is a symbolic link out of the task folder is refused. */
+    char link[128];
+    snprintf(link, sizeof link, "%s/esc.cl", tmpdir);
+    assert_int_equal(symlink("/etc/hostname", link), 0);
+    task_fails("\"b.cl\"", "\"esc.cl\"", "symbolic link that leads out of the task folder");
+    snprintf(link, sizeof link, "%s/in.cl", tmpdir);
+    assert_int_equal(symlink("b.cl", link), 0); /* a link inside the folder is fine */
+
+    /* The new fields, loaded. */
+    const char *more =
+        "{\"name\": \"t\", \"baseline\": \"in.cl\", \"reference\": \"r.cl\",\n"
+        " \"sizes\": {\"N\": 1000, \"B\": 3}, \"cpu_sizes\": {\"N\": 10},\n"
+        " \"buffers\": [{\"name\": \"x\", \"type\": \"bf16\", \"count\": \"B*N\", \"role\": "
+        "\"in\", "
+        "\"init\": [\"special\", \"outliers(-1, 1, 0.5, 8)\"]},\n"
+        "              {\"name\": \"h\", \"type\": \"f16\", \"count\": \"N\", \"role\": \"in\"},\n"
+        "              {\"name\": \"y\", \"type\": \"f16\", \"count\": \"B\", \"role\": \"inout\", "
+        "\"allow_nonfinite\": true}],\n"
+        " \"args\": [\"x\", \"y\"], \"bytes\": \"auto\", \"flops\": \"2*B*N\"}\n";
+    if (load_with(more, &t, &err) != 0) fail_msg("%s", err.msg);
+    assert_int_equal(t.buf[0].type, SG_VAL_BF16);
+    assert_int_equal(t.buf[0].ndist, 2);
+    assert_int_equal(t.buf[0].dist[0].kind, SG_VAL_INIT_SPECIAL);
+    assert_int_equal(t.buf[0].dist[1].kind, SG_VAL_INIT_OUTLIERS);
+    assert_true(t.buf[0].dist[1].frac == 0.5 && t.buf[0].dist[1].scale == 8);
+    assert_true(t.buf[0].rtol == 1.6e-2 && t.buf[0].atol == 1e-5); /* bf16 defaults */
+    assert_int_equal(t.buf[1].ndist, 3);                           /* the float default */
+    assert_true(t.buf[2].rtol == 1e-3 && t.buf[2].allow_nonfinite);
+    assert_int_equal(t.buf[2].role, SG_VAL_INOUT);
+    assert_int_equal(sg_val_task_ndist(&t), 3);
+    assert_int_equal(sg_val_sizes_get(sg_val_main_sizes(&t, 1), "N", &v), 0);
+    assert_int_equal(v, 10);
+    assert_int_equal(sg_val_sizes_get(sg_val_main_sizes(&t, 0), "N", &v), 0);
+    assert_int_equal(v, 1000);
+    double bytes, flops;
+    assert_int_equal(sg_val_task_roofline(&t, &t.sizes, &bytes, &flops, &err), 0);
+    assert_true(bytes == 3000 * 2 + 1000 * 2 + 2 * 3 * 2); /* inout: read and written */
+    assert_true(flops == 6000);
+    sg_val_task_free(&t);
 }
 
 static int plan(const char *src, sg_val_plan *p, sg_err *err) {
@@ -188,7 +255,7 @@ static void test_plan(void **st) {
     plan_fails("//@launch 9k grid=1 block=1\n", "not a kernel name");
     plan_fails("//@launch k grid=1,2,3,4 block=1\n", "one to three");
     plan_fails("//@scratch x f32 N\n", "already a buffer");
-    plan_fails("//@scratch s f16 N\n", "unknown type \"f16\"");
+    plan_fails("//@scratch s f8 N\n", "unknown type \"f8\"");
     plan_fails("//@scratch s f32\n", "NAME TYPE COUNT");
     plan_fails("//@launch k grid= block=1\n", "empty");
     plan_fails("//@launch k grid=1 block=1 block=2\n", "block= is given twice");
@@ -200,7 +267,7 @@ static void dims_fail(const char *src, const char *part) {
     if (plan(src, &p, &err) != 0) fail_msg("%s", err.msg);
     sg_val_task t;
     if (load_with(good_task, &t, &err) != 0) fail_msg("%s", err.msg);
-    sg_be_limits lim = {1024, {2147483647u, 65535, 65535}, 48 * 1024, 256, ""};
+    sg_be_limits lim = {1024, {2147483647u, 65535, 65535}, 48 * 1024, 256, "", 0};
     sg_val_dims d;
     memset(err.msg, 0, sizeof err.msg);
     assert_int_equal(sg_val_launch_dims(&p.launch[0], &t.sizes, &lim, "cand.cl", &d, &err), -1);
@@ -218,7 +285,7 @@ static void test_launch_limits(void **st) {
         fail_msg("%s", err.msg);
     sg_val_task t;
     if (load_with(good_task, &t, &err) != 0) fail_msg("%s", err.msg);
-    sg_be_limits lim = {1024, {2147483647u, 65535, 65535}, 48 * 1024, 256, ""};
+    sg_be_limits lim = {1024, {2147483647u, 65535, 65535}, 48 * 1024, 256, "", 0};
     sg_val_dims d;
     if (sg_val_launch_dims(&p.launch[0], &t.sizes, &lim, "c", &d, &err) != 0)
         fail_msg("%s", err.msg);
