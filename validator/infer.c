@@ -88,7 +88,7 @@ static void expr_names(const char *e, names *out) {
         while (isalnum((unsigned char)*p) || *p == '_') p++;
         const char *q = p;
         while (*q == ' ') q++;
-        if (*q != '(') add_name(out, w, (size_t)(p - w));
+        if (*q != '(' && *q != '=') add_name(out, w, (size_t)(p - w)); /* grid= is a key */
     }
 }
 
@@ -266,7 +266,9 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
         }
         snprintf(pl->count[i], sizeof pl->count[i], "%s", c.data);
         sg_buf_free(&c);
-        if (!hinted)
+        if (hinted)
+            sg_buf_printf(report, "count of %s: %s elements (given)\n", p->name, pl->count[i]);
+        else
             sg_buf_printf(report, "count of %s: %s elements%s%s; if wrong: --count %s=EXPR\n",
                           p->name, pl->count[i],
                           p->vec > 1 ? " (vector elements x their lanes)" : "", why, p->name);

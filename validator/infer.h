@@ -18,9 +18,9 @@
 
 typedef struct sg_infer_param {
     char name[64];
-    char decl[160];  /* the declaration as written, for messages */
-    int pointer;     /* a buffer */
-    int is_const;    /* pointee is const */
+    char decl[160];   /* the declaration as written, for messages */
+    int pointer;      /* a buffer */
+    int is_const;     /* pointee is const */
     const char *type; /* task.json type name ("f32", "bf16", "u8"), NULL: unknown */
     int vec;          /* elements per pointee (float4: 4) */
     int is_float;     /* a by-value float / double */
@@ -57,9 +57,9 @@ typedef struct sg_infer_body {
     int rows_unbounded[SG_INFER_MAX_PARAMS]; /* indexed by blockIdx with no bound */
     /* the launch: */
     enum { SG_SHAPE_UNKNOWN, SG_SHAPE_THREAD, SG_SHAPE_WARP, SG_SHAPE_BLOCK } shape;
-    char bound[160];      /* THREAD / WARP: the guard's bound expression */
-    int uses_y;           /* blockIdx.y / threadIdx.y: a 2-D launch */
-    char smem_type[32];   /* extern __shared__ element type ("" without) */
+    char bound[160];        /* THREAD / WARP: the guard's bound expression */
+    int uses_y;             /* blockIdx.y / threadIdx.y: a 2-D launch */
+    char smem_type[32];     /* extern __shared__ element type ("" without) */
     unsigned long in_index; /* int parameters seen in any index or guard */
     unsigned long rows;     /* int parameters the body never uses, taken as the row count of
                                a blockIdx.x-per-row kernel */

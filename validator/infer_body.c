@@ -95,9 +95,9 @@ static unsigned long reach(ctx *c, const char *e, int depth, int *data, int *row
 }
 
 static int int_type_word(const char *w, size_t n) {
-    static const char *const t[] = {"int", "unsigned", "size_t", "long", "auto", "uint",
-                                    "int64_t", "uint64_t", "int32_t", "uint32_t", "const",
-                                    "ptrdiff_t", "short", NULL};
+    static const char *const t[] = {"int",   "unsigned",  "size_t",   "long",    "auto",
+                                    "uint",  "int64_t",   "uint64_t", "int32_t", "uint32_t",
+                                    "const", "ptrdiff_t", "short",    NULL};
     for (int i = 0; t[i]; i++)
         if (strlen(t[i]) == n && !strncmp(t[i], w, n)) return 1;
     return 0;
@@ -247,7 +247,12 @@ static int store_call(const char *s, const char **ab, const char **ae, int *atom
 static void accesses(ctx *c, const char *s, int alias_def) {
     const char *tb = NULL, *te = NULL, *ab = NULL, *ae = NULL;
     int compound = 0, atomic = 0;
-    if (!alias_def) assignment(s, &tb, &te, &compound);
+    /* the last assignment's target: `for (...; i += 1) y[i] = v` stores to y */
+    for (const char *from = s, *b2, *e2; !alias_def && assignment(from, &b2, &e2, &compound);) {
+        tb = b2, te = e2;
+        from = strchr(e2, '=');
+        if (!from++) break;
+    }
     store_call(s, &ab, &ae, &atomic);
     int w[SG_INFER_MAX_PARAMS] = {0}, r[SG_INFER_MAX_PARAMS] = {0};
     for (const char *p = s; *p; p++) {
@@ -333,8 +338,9 @@ static void launch_shape(ctx *c) {
     sg_infer_body *b = c->b;
     for (int i = 0; i < c->nv; i++) {
         var *v = &c->v[i];
-        if (!v->bound[0] || v->alias >= 0 || !strstr(v->def, "blockIdx.x")) continue;
-        int thread = strstr(v->def, "threadIdx.x") != NULL;
+        int cl = strstr(v->def, "get_global_id(0)") != NULL; /* OpenCL */
+        if (!v->bound[0] || v->alias >= 0 || (!strstr(v->def, "blockIdx.x") && !cl)) continue;
+        int thread = strstr(v->def, "threadIdx.x") != NULL || cl;
         int warp = strstr(v->def, "/ 32") || strstr(v->def, "/32") || strstr(v->def, ">> 5") ||
                    strstr(v->def, "warp") || strstr(v->def, "meta_group");
         b->shape = warp ? SG_SHAPE_WARP : thread ? SG_SHAPE_THREAD : SG_SHAPE_BLOCK;
@@ -393,7 +399,8 @@ void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b) {
         size_t n = strlen(w);
         int used = 0;
         for (size_t j = 0; j + n <= k->body_len && !used; j++)
-            used = !memcmp(k->body + j, w, n) && !idch(k->body[j + n]) && (j == 0 || !idch(k->body[j - 1]));
+            used = !memcmp(k->body + j, w, n) && !idch(k->body[j + n]) &&
+                   (j == 0 || !idch(k->body[j - 1]));
         if (!used) b->rows |= 1UL << i, b->in_index |= 1UL << i;
     }
     b->uses_y = sg_infer_body_has(k, "blockIdx.y") || sg_infer_body_has(k, "threadIdx.y");

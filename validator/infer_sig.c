@@ -94,8 +94,8 @@ static int split_params(sg_infer_kernel *k, const char *open, const char *close,
             size_t b = e;
             while (b && idch(decl[b - 1])) b--;
             if (b == e || e - b >= sizeof q->name)
-                return sg_errf(err, "%s: kernel %s: cannot find the parameter name in \"%s\"",
-                               path, k->name, q->decl);
+                return sg_errf(err, "%s: kernel %s: cannot find the parameter name in \"%s\"", path,
+                               k->name, q->decl);
             memcpy(q->name, decl + b, e - b);
             q->name[e - b] = 0;
             decl[b] = 0;
@@ -153,7 +153,8 @@ int sg_infer_kernels(const char *src, int cuda, sg_infer_kernel *ks, int *nk, co
         }
         if (!open) continue;
         const char *close = skip_group(open);
-        if (!close) return sg_errf(err, "%s: kernel %s: its parameter list never closes", path, kk.name);
+        if (!close)
+            return sg_errf(err, "%s: kernel %s: its parameter list never closes", path, kk.name);
         const char *body = close;
         while (*body && *body != '{' && *body != ';') body++;
         if (*body != '{') continue; /* a declaration: the definition comes later */
@@ -179,26 +180,51 @@ static const struct {
     const char *word, *type;
     int vec;
 } base[] = {
-    {"float", "f32", 1},          {"double", "f64", 1},         {"half", "f16", 1},
-    {"__half", "f16", 1},         {"__nv_bfloat16", "bf16", 1}, {"nv_bfloat16", "bf16", 1},
-    {"__nv_fp8_e4m3", "fp8_e4m3", 1}, {"__nv_fp8_e5m2", "fp8_e5m2", 1},
-    {"half2", "f16", 2},          {"__half2", "f16", 2},        {"__nv_bfloat162", "bf16", 2},
-    {"nv_bfloat162", "bf16", 2},  {"float2", "f32", 2},         {"float3", "f32", 3},
-    {"float4", "f32", 4},         {"double2", "f64", 2},        {"int", "i32", 1},
-    {"int2", "i32", 2},           {"int4", "i32", 4},           {"uint", "u32", 1},
-    {"uint2", "u32", 2},          {"uint4", "u32", 4},          {"int32_t", "i32", 1},
-    {"uint32_t", "u32", 1},       {"int64_t", "i64", 1},        {"long", "i64", 1},
-    {"size_t", "i64", 1},         {"ptrdiff_t", "i64", 1},      {"uint64_t", "i64", 1},
-    {"char", "i8", 1},            {"int8_t", "i8", 1},          {"uint8_t", "u8", 1},
-    {"uchar", "u8", 1},           {"char4", "i8", 4},           {"uchar4", "u8", 4},
-    {"bool", "u8", 1},            {"char2", "i8", 2},           {"uchar2", "u8", 2},
+    {"float", "f32", 1},
+    {"double", "f64", 1},
+    {"half", "f16", 1},
+    {"__half", "f16", 1},
+    {"__nv_bfloat16", "bf16", 1},
+    {"nv_bfloat16", "bf16", 1},
+    {"__nv_fp8_e4m3", "fp8_e4m3", 1},
+    {"__nv_fp8_e5m2", "fp8_e5m2", 1},
+    {"half2", "f16", 2},
+    {"__half2", "f16", 2},
+    {"__nv_bfloat162", "bf16", 2},
+    {"nv_bfloat162", "bf16", 2},
+    {"float2", "f32", 2},
+    {"float3", "f32", 3},
+    {"float4", "f32", 4},
+    {"double2", "f64", 2},
+    {"int", "i32", 1},
+    {"int2", "i32", 2},
+    {"int4", "i32", 4},
+    {"uint", "u32", 1},
+    {"uint2", "u32", 2},
+    {"uint4", "u32", 4},
+    {"int32_t", "i32", 1},
+    {"uint32_t", "u32", 1},
+    {"int64_t", "i64", 1},
+    {"long", "i64", 1},
+    {"size_t", "i64", 1},
+    {"ptrdiff_t", "i64", 1},
+    {"uint64_t", "i64", 1},
+    {"char", "i8", 1},
+    {"int8_t", "i8", 1},
+    {"uint8_t", "u8", 1},
+    {"uchar", "u8", 1},
+    {"char4", "i8", 4},
+    {"uchar4", "u8", 4},
+    {"bool", "u8", 1},
+    {"char2", "i8", 2},
+    {"uchar2", "u8", 2},
 };
 
 static int skip_word(const char *w, size_t n) {
-    static const char *const q[] = {"const", "volatile", "__restrict__", "__restrict", "restrict",
-                                    "struct", "__grid_constant__", "register", "signed",
-                                    "__global", "global", "__constant", "constant", "typename",
-                                    NULL};
+    static const char *const q[] = {
+        "const",  "volatile",          "__restrict__", "__restrict", "restrict",
+        "struct", "__grid_constant__", "register",     "signed",     "__global",
+        "global", "__constant",        "constant",     "typename",   NULL};
     for (int i = 0; q[i]; i++)
         if (strlen(q[i]) == n && !strncmp(w, q[i], n)) return 1;
     return 0;
@@ -250,9 +276,12 @@ static int targ_of(const sg_infer_kernel *k, const char *targs, const char *name
         size_t b = e;
         while (b && idch(p[b - 1])) b--;
         if (e - b == strlen(name) && !strncmp(p + b, name, e - b)) {
-            if (a) copy_trim(out, n, a, strlen(a));
-            else if (eq) copy_trim(out, n, eq + 1, strlen(eq + 1));
-            else return 0;
+            if (a)
+                copy_trim(out, n, a, strlen(a));
+            else if (eq)
+                copy_trim(out, n, eq + 1, strlen(eq + 1));
+            else
+                return 0;
             return 1;
         }
     }
@@ -272,10 +301,14 @@ static void resolve(const char *src, const sg_infer_kernel *k, const char *targs
         while (idch(*p)) p++;
         size_t n = (size_t)(p - w);
         if (skip_word(w, n)) continue;
-        if (n == 8 && !strncmp(w, "unsigned", 8)) uns = 1;
-        else if (n == 4 && !strncmp(w, "long", 4)) longs++;
-        else if (n == 4 && !strncmp(w, "char", 4)) chr = 1;
-        else if (n == 5 && !strncmp(w, "short", 5)) shrt = 1;
+        if (n == 8 && !strncmp(w, "unsigned", 8))
+            uns = 1;
+        else if (n == 4 && !strncmp(w, "long", 4))
+            longs++;
+        else if (n == 4 && !strncmp(w, "char", 4))
+            chr = 1;
+        else if (n == 5 && !strncmp(w, "short", 5))
+            shrt = 1;
         else if (!first[0] && n < sizeof first && strncmp(w, "std", n) && strncmp(w, "cuda", n)) {
             memcpy(first, w, n);
             first[n] = 0;
@@ -302,7 +335,8 @@ static void resolve(const char *src, const sg_infer_kernel *k, const char *targs
             return;
         }
     char def[160];
-    if (depth < 8 && (targ_of(k, targs, first, def, sizeof def) || typedef_of(src, first, def, sizeof def)))
+    if (depth < 8 &&
+        (targ_of(k, targs, first, def, sizeof def) || typedef_of(src, first, def, sizeof def)))
         resolve(src, k, targs, def, q, depth + 1);
 }
 
@@ -324,10 +358,16 @@ int sg_infer_types(const char *src, sg_infer_kernel *k, const char *targs, sg_bu
                            "such as float4, and typedefs of these). Write the buffer into "
                            "task.json by hand (docs/task-format.md)",
                            path, k->name, q->name, q->decl);
+        if (!strcmp(q->type, "u8") || !strcmp(q->type, "i8"))
+            return sg_errf(err,
+                           "%s: kernel %s: parameter \"%s\" (%s) points to 8-bit integers, which "
+                           "are not a task type yet (types: f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 "
+                           "fp8_e5m2): change the kernel's parameter or write task.json by hand",
+                           path, k->name, q->name, q->decl);
         q->is_float = !q->pointer && (!strcmp(q->type, "f32") || !strcmp(q->type, "f64"));
-        if (!q->pointer && (q->vec > 1 || !strcmp(q->type, "u8") || !strcmp(q->type, "i8") ||
-                            !strcmp(q->type, "f16") || !strcmp(q->type, "bf16") ||
-                            !strncmp(q->type, "fp8", 3)))
+        if (!q->pointer &&
+            (q->vec > 1 || !strcmp(q->type, "u8") || !strcmp(q->type, "i8") ||
+             !strcmp(q->type, "f16") || !strcmp(q->type, "bf16") || !strncmp(q->type, "fp8", 3)))
             return sg_errf(err,
                            "%s: kernel %s: by-value parameter \"%s\" (%s) has no task scalar "
                            "type (f32 f64 i32 u32 i64): change the kernel to take one of those",

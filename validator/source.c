@@ -131,6 +131,7 @@ static int check_include(const char *p, int line, sg_dev_lang lang, const char *
     struct stat st;
     int ok = stat(path.data, &st) == 0 && S_ISREG(st.st_mode);
     sg_buf_free(&path);
+    if (!ok && lang == SG_DEV_CUDA && sg_nvrtc_serves(name)) return 0; /* "assert.h" */
     if (!ok)
         return sg_errf(err, "line %d: #include \"%s\": no such file in the task folder", line,
                        name);
