@@ -142,15 +142,22 @@ static int nvrtc_compile(sg_be *be, const char *src, const char *dir, const char
                          int nk, char **cubin, size_t *cubin_len, char ***lowered, sg_buf *log,
                          sg_err *err) {
     sg_nvrtc_program prog = NULL;
-    sg_nvrtc_result r = be->rt->create(&prog, src, "candidate.cu", 0, NULL, NULL);
+    const char **hnames, **htexts;
+    int nh = sg_nvrtc_headers(&hnames, &htexts);
+    sg_nvrtc_result r = be->rt->create(&prog, src, "candidate.cu", nh, htexts, hnames);
     if (r != 0) return sg_errf(err, "nvrtcCreateProgram failed: %s", be->rt->errstr(r));
     for (int i = 0; i < nk; i++) be->rt->add_name(prog, kernels[i]);
-    char arch[48], inc1[600], inc2[600];
+    char arch[48], inc1[600], inc2[600], inc3[620], pre[96];
     snprintf(arch, sizeof arch, "--gpu-architecture=%s", be->arch);
     snprintf(inc1, sizeof inc1, "-I%s", dir);
     snprintf(inc2, sizeof inc2, "-I%s", be->cuda_inc);
-    const char *opts[] = {arch, inc1, inc2, "--std=c++17", "-lineinfo"};
-    r = be->rt->compile(prog, 5, opts);
+    /* CUDA 13 keeps CCCL (cub/, cuda/std/, cuda/barrier, the part of cooperative_groups
+     * built on them) in include/cccl; CUDA 12 has them in include/ (the path is then
+     * absent, which NVRTC ignores). */
+    snprintf(inc3, sizeof inc3, "-I%s/cccl", be->cuda_inc);
+    snprintf(pre, sizeof pre, "--pre-include=%s", sg_nvrtc_prelude_name);
+    const char *opts[] = {arch, inc1, inc2, inc3, pre, "--std=c++17", "-lineinfo"};
+    r = be->rt->compile(prog, 7, opts);
     size_t n = 0;
     be->rt->log_size(prog, &n);
     if (n > 1) {

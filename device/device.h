@@ -142,6 +142,14 @@ extern const sg_be_ops sg_be_opencl_ops;
 extern const sg_be_ops sg_be_cuda_ops;
 const sg_be_ops *sg_be_ops_for(sg_dev_lang lang);
 
+/* ---- NVRTC's extra headers (nvrtc_std.c) ----
+ * The prelude every CUDA compile pre-includes (INFINITY, FLT_MAX, M_PI, INT_MAX, uint8_t:
+ * what nvcc's implicit host headers give), and headers served in memory: the C / C++
+ * standard headers kernels name and the device-side parts of <cub/cub.cuh>. */
+extern const char sg_nvrtc_prelude_name[];
+int sg_nvrtc_headers(const char ***names, const char ***texts); /* returns how many */
+int sg_nvrtc_serves(const char *name); /* 1: an #include <name> specgen serves itself */
+
 /* ---- compile cache: normalized-source hash -> compiled program (LRU) ---- */
 typedef struct sg_dev_cache sg_dev_cache;
 sg_dev_cache *sg_dev_cache_new(const sg_be_ops *ops, sg_be *be, int capacity);

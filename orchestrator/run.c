@@ -90,7 +90,7 @@ static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     int rc = 0;
     if (stat(t->dir, &ts) == 0)
         fprintf(stderr, "%s: using the task folder made earlier: %s\n", c->log_name, t->dir);
-    else if (sg_val_task_init(c->task, t->dir, NULL, &report, err) < 0)
+    else if (sg_val_task_init(c->task, t->dir, c->init, &report, err) < 0)
         rc = -1;
     else
         fprintf(stderr, "%s: made a task from %s in %s; guessed:\n%s", c->log_name, c->task, t->dir,

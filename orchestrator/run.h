@@ -34,32 +34,33 @@
 #define SG_RUN_DEVICE_AUTO (-1) /* cuda when a driver and a cuda baseline exist, else opencl */
 
 typedef struct sg_run_config {
-    const char *task;          /* TASK_DIR, or a kernel file (.cu/.cl) */
-    const char *out_dir;       /* NULL: specgen-out/NAME */
-    const char *prompts_dir;   /* NULL: specgen's prompts/ */
-    const char *trigger_file;  /* NULL: PROMPTS/trigger.json */
-    const char *llm_urls;      /* comma-separated endpoints; NULL: the embedded replay */
-    const char *model;         /* "replay" */
-    const char *template_name; /* NULL: from the model's name */
-    sg_fork_mode fork_mode;    /* SG_FORK_COMPLETIONS */
-    int64_t max_tokens;        /* cap on each reasoning stream; 0: the server's */
-    const char *trace;         /* embedded replay traces; NULL: PROMPTS/traces */
-    double speed;              /* embedded replay speed: 1 */
-    int device;                /* an sg_dev_lang, or SG_RUN_DEVICE_AUTO */
-    int slots_per_device;      /* worker slots on each device: 1 */
-    int devices;               /* devices to use; 0: all there are */
-    sg_pool_config pools;      /* elastic */
-    sg_policy policy;          /* specgen */
-    double target;             /* target speedup; 0: the task's, else 2 */
-    int64_t budget_ns;         /* 30 min */
-    uint64_t budget_tokens;    /* 500k */
-    int iterations;            /* 5 */
-    int early_stop;            /* 1 */
-    const char *log_name;      /* "specgen optimize" */
-    const char *db;            /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
-    int max_per_endpoint;      /* running streams per LLM endpoint; 0: no cap */
-    int quiet;                 /* no progress lines or summary on stderr (a campaign's tasks) */
-    const char *pool_urls;     /* agents whose slots join the pool (pool.h); NULL: none */
+    const char *task;             /* TASK_DIR, or a kernel file (.cu/.cl) */
+    const sg_val_init_opts *init; /* a kernel file's task init hints (NULL: none) */
+    const char *out_dir;          /* NULL: specgen-out/NAME */
+    const char *prompts_dir;      /* NULL: specgen's prompts/ */
+    const char *trigger_file;     /* NULL: PROMPTS/trigger.json */
+    const char *llm_urls;         /* comma-separated endpoints; NULL: the embedded replay */
+    const char *model;            /* "replay" */
+    const char *template_name;    /* NULL: from the model's name */
+    sg_fork_mode fork_mode;       /* SG_FORK_COMPLETIONS */
+    int64_t max_tokens;           /* cap on each reasoning stream; 0: the server's */
+    const char *trace;            /* embedded replay traces; NULL: PROMPTS/traces */
+    double speed;                 /* embedded replay speed: 1 */
+    int device;                   /* an sg_dev_lang, or SG_RUN_DEVICE_AUTO */
+    int slots_per_device;         /* worker slots on each device: 1 */
+    int devices;                  /* devices to use; 0: all there are */
+    sg_pool_config pools;         /* elastic */
+    sg_policy policy;             /* specgen */
+    double target;                /* target speedup; 0: the task's, else 2 */
+    int64_t budget_ns;            /* 30 min */
+    uint64_t budget_tokens;       /* 500k */
+    int iterations;               /* 5 */
+    int early_stop;               /* 1 */
+    const char *log_name;         /* "specgen optimize" */
+    const char *db;        /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
+    int max_per_endpoint;  /* running streams per LLM endpoint; 0: no cap */
+    int quiet;             /* no progress lines or summary on stderr (a campaign's tasks) */
+    const char *pool_urls; /* agents whose slots join the pool (pool.h); NULL: none */
     const char *pool_token_file; /* their bearer token; NULL: none */
     const char *pool_cacert;     /* CA for https agents; NULL: the system's */
     int no_local;                /* only the agents' slots */

@@ -72,7 +72,8 @@ int sg_agent_kv_start(sg_loop *loop, const sg_agent_kv_config *cfg, sg_agent_kv 
                           .mem = cfg->lang == SG_DEV_CUDA ? SG_POOL_KV_GPU : SG_POOL_KV_HOST,
                           .free_bytes = m.free_at_start};
     if (sg_pool_kv_budget_init(&k->budget, &po, err) < 0) goto fail;
-    snprintf(k->describe, sizeof k->describe, "kvstore on %s, budget %" PRIu64 " MiB shared with "
+    snprintf(k->describe, sizeof k->describe,
+             "kvstore on %s, budget %" PRIu64 " MiB shared with "
              "jobs in %" PRIu64 " MiB",
              sg_kv_server_describe(k->srv), k->budget.budget >> 20, k->budget.shared >> 20);
     *out = k;
@@ -93,8 +94,8 @@ static uint64_t job_need(const sg_pool_work *w, sg_err *err) {
     sg_val_task t;
     if (sg_val_task_load(w->task_dir, &t, err) < 0) return UINT64_MAX;
     sg_val_plan plan = {0};
-    int have_plan = w->candidate && sg_val_plan_parse(w->candidate, &t, "candidate", &plan,
-                                                      err) == 0;
+    int have_plan =
+        w->candidate && sg_val_plan_parse(w->candidate, &t, "candidate", &plan, err) == 0;
     uint64_t need = 0;
     int inputs = w->prof && w->prof->input_sets > 0 ? w->prof->input_sets : 3;
     int flush = w->kind == SG_POOL_PROFILE && (!w->prof || w->prof->flush_cache);
@@ -114,11 +115,11 @@ static void apply(sg_agent_kv *k, const sg_pool_kv_change *ch, int moved, json_t
             sg_warn("pool", "kvstore budget %" PRIu64 " bytes: %s", ch->to, err.msg);
     }
     sg_kv_server_memory(k->srv, &after);
-    json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "need", (json_int_t)ch->need,
-                          "budget_from", (json_int_t)ch->from, "budget_to", (json_int_t)after.limit,
-                          "deficit", (json_int_t)ch->deficit, "evicted",
-                          (json_int_t)(after.evicted - before.evicted), "used",
-                          (json_int_t)after.used);
+    json_t *o =
+        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "need", (json_int_t)ch->need, "budget_from",
+                  (json_int_t)ch->from, "budget_to", (json_int_t)after.limit, "deficit",
+                  (json_int_t)ch->deficit, "evicted", (json_int_t)(after.evicted - before.evicted),
+                  "used", (json_int_t)after.used);
     if (ch->uncovered) json_object_set_new(o, "uncovered", json_integer((json_int_t)ch->uncovered));
     json_object_set_new(ev, "kv", o);
 }
@@ -153,7 +154,8 @@ static void on_end(void *arg, int device, uint64_t job, const sg_pool_work *w, j
 }
 
 static void metric(sg_buf *b, const char *name, const char *type, const char *help, uint64_t v) {
-    sg_buf_printf(b, "# HELP specgen_kv_%s %s\n# TYPE specgen_kv_%s %s\nspecgen_kv_%s %" PRIu64 "\n",
+    sg_buf_printf(b,
+                  "# HELP specgen_kv_%s %s\n# TYPE specgen_kv_%s %s\nspecgen_kv_%s %" PRIu64 "\n",
                   name, help, name, type, name, v);
 }
 
@@ -163,10 +165,8 @@ static void on_metrics(void *arg, sg_buf *b) {
     sg_kv_server_memory(k->srv, &m);
     metric(b, "used_bytes", "gauge", "Region bytes the kvstore's values use.", m.used);
     metric(b, "budget_bytes", "gauge", "The kvstore's budget (maxmemory) now.", m.limit);
-    metric(b, "capacity_bytes", "gauge", "The kvstore's region: the most it may use.",
-           m.capacity);
-    metric(b, "jobs_need_bytes", "gauge", "Device memory the running jobs need.",
-           k->budget.need);
+    metric(b, "capacity_bytes", "gauge", "The kvstore's region: the most it may use.", m.capacity);
+    metric(b, "jobs_need_bytes", "gauge", "Device memory the running jobs need.", k->budget.need);
     metric(b, "keys", "gauge", "Keys stored.", m.keys);
     metric(b, "clients", "gauge", "Clients connected.", m.connected);
     metric(b, "hits_total", "counter", "Lookups that found their key.", m.hits);
@@ -176,8 +176,8 @@ static void on_metrics(void *arg, sg_buf *b) {
 }
 
 sg_agent_hooks sg_agent_kv_hooks(sg_agent_kv *k) {
-    return (sg_agent_hooks){.arg = k, .job_starting = on_start, .job_ended = on_end,
-                            .metrics = on_metrics};
+    return (sg_agent_hooks){
+        .arg = k, .job_starting = on_start, .job_ended = on_end, .metrics = on_metrics};
 }
 
 void sg_agent_kv_free(sg_agent_kv *k) {

@@ -28,8 +28,7 @@ typedef struct sg_agent_kv_config {
 } sg_agent_kv_config;
 
 typedef struct sg_agent_kv sg_agent_kv;
-int sg_agent_kv_start(sg_loop *loop, const sg_agent_kv_config *cfg, sg_agent_kv **out,
-                      sg_err *err);
+int sg_agent_kv_start(sg_loop *loop, const sg_agent_kv_config *cfg, sg_agent_kv **out, sg_err *err);
 /* One line for the agent's start message: address, backend, budget. */
 const char *sg_agent_kv_describe(const sg_agent_kv *k);
 /* The hooks to put in sg_agent_config (they use k until sg_agent_free). */

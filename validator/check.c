@@ -29,8 +29,10 @@ static char *read_text(const char *path, sg_err *err) {
 
 /* A kernel named in a launch line must appear in the source followed by '('. */
 static int has_entry(const char *src, const char *name) {
-    size_t n = strlen(name);
-    for (const char *p = strstr(src, name); p; p = strstr(p + 1, name)) {
+    char head[128]; /* a template instance name<float>: its template's name */
+    snprintf(head, sizeof head, "%.*s", (int)strcspn(name, "<"), name);
+    size_t n = strlen(head);
+    for (const char *p = strstr(src, head); p; p = strstr(p + 1, head)) {
         int left_ok = p == src || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
         const char *q = p + n;
         while (*q == ' ' || *q == '\t' || *q == '\n') q++;
@@ -91,6 +93,22 @@ static int prepare(sg_dev *d, const sg_val_task *t, sg_val_source *p, sg_val_res
     return 0;
 }
 
+/* NVRTC calls every source "candidate.cu": a baseline's or reference's log names its file. */
+static void name_log(sg_buf *log, const char *where) {
+    const char *base = strrchr(where, '/') ? strrchr(where, '/') + 1 : where;
+    if (!log->data || !strcmp(where, "candidate") || !strcmp(base, "candidate.cu")) return;
+    sg_buf out = {0};
+    const char *p = log->data, *m;
+    while ((m = strstr(p, "candidate.cu"))) {
+        sg_buf_append(&out, p, (size_t)(m - p));
+        sg_buf_append_str(&out, base);
+        p = m + strlen("candidate.cu");
+    }
+    sg_buf_append_str(&out, p);
+    sg_buf_free(log);
+    *log = out;
+}
+
 static int compile(sg_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, char hash[33],
                    sg_val_result *r) {
     const char *names[SG_VAL_MAX_LAUNCHES]; /* the plan parser refuses more */
@@ -106,6 +124,7 @@ static int compile(sg_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, 
         int launch = strstr(e.msg, "local memory") != NULL;
         sg_val_result_set(r, launch ? SG_VAL_LAUNCH_ERROR : SG_VAL_COMPILE_ERROR, "%s: %s",
                           p->where, e.msg);
+        name_log(&log, p->where);
         snprintf(r->detail, sizeof r->detail, "%s", log.data ? log.data : "");
     }
     sg_buf_free(&log);

@@ -8,39 +8,51 @@
 #include <string.h>
 
 static const char details[] =
-    "The kernel's signature decides the task: const pointers are inputs, other pointers are\n"
-    "outputs, integer parameters are sizes, float parameters are scalars (value 1.0). Every\n"
-    "buffer gets the product of the sizes as its element count, and the kernel gets\n"
-    "grid=ceil_div(<that count>,256) block=256 unless it has its own //@launch line. The\n"
-    "kernel is both the baseline and the reference. Each guess is printed; edit task.json\n"
-    "(format: docs/task-format.md) and check with `specgen validate DIR`.\n"
+    "The kernel's signature and body decide the task. const pointers are inputs; pointers\n"
+    "the body writes are outputs, \"inout\" when it also reads them (in place: initialised\n"
+    "before every run, compared after). Integer parameters that index a buffer or bound a\n"
+    "loop are sizes; other integers and floats are scalars (a guessed value). Element types\n"
+    "come from the parameter types, through typedefs and template arguments: half -> f16,\n"
+    "__nv_bfloat16 -> bf16, __nv_fp8_e4m3 -> fp8_e4m3, uint8_t/bool -> u8, float4 -> f32\n"
+    "(four per element). A buffer's count is the product of the sizes its indices reach;\n"
+    "the launch follows the body: one thread per element (a guard i < N), a warp or a block\n"
+    "per row, block = __launch_bounds__ or 256, smem= for extern __shared__. A //@launch\n"
+    "line in the file is kept. The kernel is both the baseline and the reference. Every\n"
+    "guess is printed with the hint that overrides it; edit task.json (docs/task-format.md)\n"
+    "and check with `specgen validate DIR`.\n"
     "\n"
     "Examples:\n"
     "  specgen task init saxpy.cu --size n=1000000\n"
+    "  specgen task init layernorm.cu --kernel layernorm_forward_kernel3 --size N=8192\n"
+    "  specgen task init encoder.cu --count wte=V*C --size V=50257\n"
+    "  specgen task init softmax.cu --launch \"grid=N block=128 smem=C*4\" --force\n"
+    "  specgen task init gelu.cu --kernel 'gelu_forward<__nv_bfloat16>'\n"
     "  specgen task init matmul.cl --size M=512 --size N=512 --size K=512 --out tasks/matmul\n";
 
 static int add_size(const char *value, void *out, sg_err *err) {
-    sg_val_sizes *s = out;
-    const char *eq = strchr(value, '=');
-    char *end = NULL;
-    if (!eq || eq == value || (size_t)(eq - value) >= sizeof s->name[0])
-        return sg_errf(err, "'%s' is not NAME=VALUE", value);
-    long long v = strtoll(eq + 1, &end, 10);
-    if (!eq[1] || *end || v < 1)
-        return sg_errf(err, "'%s': the value must be a positive integer", value);
-    if (s->n == SG_VAL_MAX_SIZES) return sg_errf(err, "too many sizes");
-    snprintf(s->name[s->n], sizeof s->name[0], "%.*s", (int)(eq - value), value);
-    s->value[s->n++] = v;
-    return 0;
+    return sg_val_init_add_size(out, value, err);
+}
+
+static int add_count(const char *value, void *out, sg_err *err) {
+    return sg_val_init_add_count(out, value, err);
 }
 
 int sg_cmd_task(int argc, char **argv) {
     const char *out = NULL;
-    sg_val_sizes sizes = {0};
+    sg_val_init_opts io;
+    memset(&io, 0, sizeof io);
     const sg_opt opts[] = {
         {"out", SG_OPT_STR, &out, "DIR", "output folder", "./KERNEL_NAME", NULL, 0},
-        {"size", SG_OPT_FN, &sizes, "NAME=VALUE", "value of a size parameter (repeatable)", NULL,
-         add_size, 0},
+        {"size", SG_OPT_FN, &io, "NAME=VALUE", "value of a size (repeatable)", NULL, add_size, 0},
+        {"count", SG_OPT_FN, &io, "BUF=EXPR",
+         "element count of a buffer, a size expression; new names become sizes (repeatable)",
+         "inferred", add_count, 0},
+        {"kernel", SG_OPT_STR, &io.kernel, "NAME",
+         "which kernel of the file; NAME<ARGS> instantiates a template", "the first", NULL, 0},
+        {"launch", SG_OPT_STR, &io.launch, "PLAN",
+         "the launch line's keys: \"grid=... block=... [smem=...]\"", "inferred", NULL, 0},
+        {"force", SG_OPT_FLAG, &io.force, NULL, "overwrite the files of an existing task folder",
+         NULL, NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {"task",
@@ -67,14 +79,22 @@ int sg_cmd_task(int argc, char **argv) {
     }
     sg_buf report = {0};
     sg_err err;
-    rc = sg_val_task_init(pos[1], out, &sizes, &report, &err);
+    rc = sg_val_task_init(pos[1], out, &io, &report, &err);
     if (rc < 0) {
         sg_buf_free(&report);
         return sg_cli_fail(&spec, 1, "%s", err.msg);
     }
     printf("wrote %s/task.json from %s; what was guessed:\n%s", out, pos[1],
            report.data ? report.data : "");
-    printf("next: specgen validate %s\n", out);
+    sg_dev_lang lang = SG_DEV_OPENCL;
+    sg_dev_lang_of_path(pos[1], &lang);
+    if (lang == SG_DEV_CUDA)
+        printf("next: specgen validate %s --device cuda   (on a machine with an NVIDIA GPU)\n"
+               "      specgen validate %s --device cuda --compile-only --arch sm_90a   "
+               "(anywhere: NVRTC only)\n",
+               out, out);
+    else
+        printf("next: specgen validate %s\n", out);
     sg_buf_free(&report);
     return 0;
 }

@@ -1,5 +1,7 @@
-/* `task init`: a task folder inferred from a bare kernel's signature. */
+/* `task init`: a task folder inferred from a kernel file: its signature (infer_sig.c),
+ * its body (infer_body.c) and the user's hints; every guess is reported. */
 #include "common/paths.h"
+#include "validator/infer.h"
 #include "validator/internal.h"
 
 #include "common/buf.h"
@@ -12,220 +14,497 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_PARAMS 32
-
-typedef struct param {
-    char name[64];
-    int pointer, is_const;
-    sg_val_type type;
-} param;
-
-/* Map the words of a parameter declaration to an element type. */
-static int type_of(const char *decl, sg_val_type *t) {
-    static const struct {
-        const char *word;
-        sg_val_type t;
-    } words[] = {{"double", SG_VAL_F64},   {"float", SG_VAL_F32}, {"size_t", SG_VAL_I64},
-                 {"int64_t", SG_VAL_I64},  {"long", SG_VAL_I64},  {"uint32_t", SG_VAL_U32},
-                 {"unsigned", SG_VAL_U32}, {"uint", SG_VAL_U32},  {"int32_t", SG_VAL_I32},
-                 {"int", SG_VAL_I32}};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        const char *p = decl;
-        size_t n = strlen(words[i].word);
-        while ((p = strstr(p, words[i].word))) {
-            int left = p == decl || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-            int right = !(isalnum((unsigned char)p[n]) || p[n] == '_');
-            if (left && right) {
-                *t = words[i].t;
-                return 0;
-            }
-            p += n;
-        }
-    }
-    return -1;
-}
-
-static int parse_param(char *decl, param *p, const char *path, sg_err *err) {
-    while (isspace((unsigned char)*decl)) decl++;
-    size_t n = strlen(decl);
-    while (n && isspace((unsigned char)decl[n - 1])) decl[--n] = 0;
-    size_t e = n;
-    while (e && (isalnum((unsigned char)decl[e - 1]) || decl[e - 1] == '_')) e--;
-    if (e == n || n - e >= sizeof p->name)
-        return sg_errf(err, "%s: cannot find the parameter name in \"%s\"", path, decl);
-    memcpy(p->name, decl + e, n - e);
-    p->name[n - e] = 0;
-    char *star = strchr(decl, '*');
-    p->pointer = star != NULL;
-    const char *c = strstr(decl, "const");
-    p->is_const = c && (!star || c < star);
-    if (type_of(decl, &p->type) < 0)
-        return sg_errf(err,
-                       "%s: parameter \"%s\" has a type task init does not know (\"%s\"; "
-                       "use float, double, int, unsigned, long)",
-                       path, p->name, decl);
-    return 0;
-}
-
-/* Find the first kernel: its name and parameters. */
-static int signature(const char *src, sg_dev_lang lang, const char *path, char *name, size_t nn,
-                     param *ps, int *np, sg_err *err) {
-    const char *kw = lang == SG_DEV_CUDA ? "__global__" : "kernel";
-    const char *k = src;
-    while ((k = strstr(k, kw))) {
-        int left = k == src || !(isalnum((unsigned char)k[-1]));
-        if (left && !(isalnum((unsigned char)k[strlen(kw)]) || k[strlen(kw)] == '_')) break;
-        k += strlen(kw);
-    }
-    if (!k)
-        return sg_errf(err, "%s: no %s function found", path,
-                       lang == SG_DEV_CUDA ? "__global__" : "__kernel");
-    const char *open = strchr(k, '('), *close = open ? strchr(open, ')') : NULL;
-    if (!open || !close) return sg_errf(err, "%s: cannot read the kernel's parameter list", path);
-    const char *e = open;
-    while (e > k && isspace((unsigned char)e[-1])) e--;
-    const char *b = e;
-    while (b > k && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
-    if (b == e || (size_t)(e - b) >= nn)
-        return sg_errf(err, "%s: cannot read the kernel's name", path);
-    memcpy(name, b, (size_t)(e - b));
-    name[e - b] = 0;
-    sg_buf lb = {0};
-    sg_buf_append(&lb, open + 1, (size_t)(close - open - 1));
-    char *list = sg_buf_steal(&lb);
-    int rc = 0;
-    *np = 0;
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && rc == 0;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (*np == MAX_PARAMS)
-            rc = sg_errf(err, "%s: more than %d parameters", path, MAX_PARAMS);
-        else
-            rc = parse_param(tok, &ps[(*np)++], path, err);
-    }
-    free(list);
-    return rc;
-}
-
-static int write_file(const char *dir, const char *name, const char *text, sg_err *err) {
+static int write_file(const char *dir, const char *name, const char *text, int force, sg_err *err) {
     sg_buf p = {0};
     sg_buf_printf(&p, "%s/%s", dir, name);
-    FILE *f = fopen(p.data, "wx");
+    FILE *f = fopen(p.data, force ? "w" : "wx");
     int rc = 0;
-    if (!f || fputs(text, f) < 0) rc = sg_errf(err, "cannot write %s: %s", p.data, strerror(errno));
+    if (!f && errno == EEXIST)
+        rc =
+            sg_errf(err, "%s already exists: pass --force to overwrite it, or --out another folder",
+                    p.data);
+    else if (!f || fputs(text, f) < 0)
+        rc = sg_errf(err, "cannot write %s: %s", p.data, strerror(errno));
     if (f && fclose(f) != 0 && rc == 0)
         rc = sg_errf(err, "cannot write %s: %s", p.data, strerror(errno));
     sg_buf_free(&p);
     return rc;
 }
 
+int sg_val_init_add_size(sg_val_init_opts *o, const char *value, sg_err *err) {
+    sg_val_sizes *s = &o->sizes;
+    const char *eq = strchr(value, '=');
+    char *end = NULL;
+    if (!eq || eq == value || (size_t)(eq - value) >= sizeof s->name[0])
+        return sg_errf(err, "'%s' is not NAME=VALUE", value);
+    long long v = strtoll(eq + 1, &end, 10);
+    if (!eq[1] || *end || v < 1)
+        return sg_errf(err, "'%s': the value must be a positive integer", value);
+    if (s->n == SG_VAL_MAX_SIZES) return sg_errf(err, "too many sizes");
+    snprintf(s->name[s->n], sizeof s->name[0], "%.*s", (int)(eq - value), value);
+    s->value[s->n++] = v;
+    return 0;
+}
+
+int sg_val_init_add_count(sg_val_init_opts *o, const char *value, sg_err *err) {
+    const char *eq = strchr(value, '=');
+    if (!eq || eq == value || (size_t)(eq - value) >= sizeof o->count_buf[0] || !eq[1] ||
+        strlen(eq + 1) >= sizeof o->count_expr[0])
+        return sg_errf(err, "'%s' is not BUFFER=EXPRESSION (e.g. wte=V*C)", value);
+    if (o->ncount == SG_VAL_MAX_HINTS) return sg_errf(err, "too many --count hints");
+    snprintf(o->count_buf[o->ncount], sizeof o->count_buf[0], "%.*s", (int)(eq - value), value);
+    snprintf(o->count_expr[o->ncount++], sizeof o->count_expr[0], "%s", eq + 1);
+    return 0;
+}
+
+/* ---- sizes: the kernel's indexing integers, plus names the hints bring ---- */
+typedef struct names {
+    int n;
+    char name[SG_VAL_MAX_SIZES][32];
+} names;
+
+static int has_name(const names *s, const char *n) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->name[i], n)) return 1;
+    return 0;
+}
+
+static void add_name(names *s, const char *n, size_t len) {
+    char b[32];
+    if (len >= sizeof b || s->n == SG_VAL_MAX_SIZES) return;
+    memcpy(b, n, len);
+    b[len] = 0;
+    if (!has_name(s, b)) snprintf(s->name[s->n++], sizeof s->name[0], "%s", b);
+}
+
+/* The identifiers of an expression that are not functions of size expressions. */
+static void expr_names(const char *e, names *out) {
+    for (const char *p = e; *p;) {
+        if (!(isalpha((unsigned char)*p) || *p == '_')) {
+            p++;
+            continue;
+        }
+        const char *w = p;
+        while (isalnum((unsigned char)*p) || *p == '_') p++;
+        const char *q = p;
+        while (*q == ' ') q++;
+        if (*q != '(' && *q != '=') add_name(out, w, (size_t)(p - w)); /* grid= is a key */
+    }
+}
+
+/* An expression is usable when it evaluates with every size set (it has no casts, locals
+ * or calls that size expressions lack). */
+static int usable(const char *e, const names *sizes) {
+    sg_val_sizes s = {0};
+    for (int i = 0; i < sizes->n; i++) {
+        snprintf(s.name[s.n], sizeof s.name[0], "%s", sizes->name[i]);
+        s.value[s.n++] = 64;
+    }
+    int64_t v;
+    sg_err e2;
+    return e[0] && sg_val_expr_eval(e, &s, &v, &e2) == 0;
+}
+
+static void product(const sg_infer_kernel *k, unsigned long bits, sg_buf *out) {
+    for (int i = 0; i < k->np; i++)
+        if (bits & (1UL << i)) sg_buf_printf(out, "%s%s", out->len ? "*" : "", k->p[i].name);
+}
+
 static int64_t default_size(int nsizes) { return nsizes == 1 ? 1 << 20 : nsizes == 2 ? 1024 : 256; }
 
-int sg_val_task_init(const char *path, const char *out_dir, const sg_val_sizes *given,
+/* A float scalar's starting value: what the name usually holds, else 1.0. */
+static double scalar_guess(const char *n) {
+    static const struct {
+        const char *name;
+        double v;
+    } t[] = {{"eps", 1e-5},    {"epsilon", 1e-5}, {"lr", 1e-3},          {"learning_rate", 1e-3},
+             {"beta1", 0.9},   {"beta2", 0.999},  {"weight_decay", 0.0}, {"scale", 0.125},
+             {"dropout", 0.0}, {"alpha", 1.0},    {"beta", 0.0}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(n, t[i].name)) return t[i].v;
+    return 1.0;
+}
+
+static int blockish(const char *n) {
+    return strstr(n, "block") || strstr(n, "Block") || strstr(n, "threads") || strstr(n, "BLOCK") ||
+           strstr(n, "warp");
+}
+
+static int elem_bytes(const char *t) {
+    return !strcmp(t, "double")                                           ? 8
+           : (strstr(t, "half") || strstr(t, "bfloat16"))                 ? 2
+           : (strstr(t, "char") || strstr(t, "int8") || strstr(t, "fp8")) ? 1
+           : strstr(t, "float4")                                          ? 16
+           : strstr(t, "float2")                                          ? 8
+                                                                          : 4;
+}
+
+/* Template arguments: the user's, an existing //@launch line's, or float for each
+ * typename (a guess); a non-type parameter without a default cannot be guessed. */
+static int template_args(const sg_infer_kernel *k, const char *given, const char *src, char *out,
+                         size_t n, sg_buf *report, const char *path, sg_err *err) {
+    out[0] = 0;
+    if (!k->tparams[0]) return 0;
+    if (given) {
+        snprintf(out, n, "%s", given);
+        return 0;
+    }
+    char pat[80];
+    snprintf(pat, sizeof pat, "//@launch %s<", k->name);
+    const char *l = strstr(src, pat);
+    if (l) {
+        const char *a = l + strlen(pat), *e = strchr(a, ' ');
+        if (e && e > a && e[-1] == '>') {
+            snprintf(out, n, "%.*s", (int)(e - a - 1), a);
+            return 0;
+        }
+    }
+    char tp[160];
+    snprintf(tp, sizeof tp, "%s", k->tparams);
+    sg_buf b = {0};
+    for (char *s = NULL, *p = strtok_r(tp, ",", &s); p; p = strtok_r(NULL, ",", &s)) {
+        while (*p == ' ') p++;
+        char *eq = strchr(p, '=');
+        if (!strncmp(p, "typename", 8) || !strncmp(p, "class", 5)) {
+            sg_buf_printf(&b, "%sfloat", b.len ? "," : "");
+        } else if (eq) {
+            sg_buf_printf(&b, "%s%s", b.len ? "," : "", eq + 1 + (eq[1] == ' '));
+        } else {
+            sg_buf_free(&b);
+            return sg_errf(err,
+                           "%s: kernel %s is a template with the parameter \"%s\", which task "
+                           "init cannot guess: name an instance, e.g. --kernel '%s<float,256>' "
+                           "(its arguments in the template's order: %s)",
+                           path, k->name, p, k->name, k->tparams);
+        }
+    }
+    snprintf(out, n, "%s", b.data ? b.data : "");
+    sg_buf_printf(report, "template %s<%s>: the arguments are a guess (give --kernel '%s<...>')\n",
+                  k->name, out, k->name);
+    sg_buf_free(&b);
+    return 0;
+}
+
+static int pick_kernel(sg_infer_kernel *ks, int nk, const char *want, sg_buf *report,
+                       const char *path, int *pick, char *targs, size_t tn, sg_err *err) {
+    targs[0] = 0;
+    *pick = 0;
+    if (want) {
+        size_t n = strcspn(want, "<");
+        int i = 0;
+        while (i < nk && (strlen(ks[i].name) != n || strncmp(ks[i].name, want, n))) i++;
+        if (i == nk) {
+            sg_buf all = {0};
+            for (int j = 0; j < nk; j++) sg_buf_printf(&all, "%s%s", j ? ", " : "", ks[j].name);
+            int rc = sg_errf(err, "--kernel %s: %s has no kernel of that name (it has: %s)", want,
+                             path, all.data);
+            sg_buf_free(&all);
+            return rc;
+        }
+        *pick = i;
+        if (want[n] == '<') {
+            size_t l = strlen(want);
+            if (want[l - 1] != '>')
+                return sg_errf(err, "--kernel %s: expected NAME<ARGS> (e.g. %.*s<float>)", want,
+                               (int)n, want);
+            snprintf(targs, tn, "%.*s", (int)(l - n - 2), want + n + 1);
+        }
+    } else if (nk > 1) {
+        sg_buf_printf(report, "the file has %d kernels (", nk);
+        for (int j = 0; j < nk; j++) sg_buf_printf(report, "%s%s", j ? ", " : "", ks[j].name);
+        sg_buf_printf(report, "); took %s: pick another with --kernel NAME\n", ks[0].name);
+    }
+    return 0;
+}
+
+typedef struct plan {
+    names sizes;
+    char count[SG_INFER_MAX_PARAMS][200];
+    char launch[400];
+} plan;
+
+static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
+                         const sg_val_init_opts *o, plan *pl, sg_buf *report) {
+    unsigned long all = 0, reached = 0, rows = 0;
+    for (int i = 0; i < k->np; i++)
+        if (!k->p[i].pointer && !k->p[i].is_float && (b->in_index & (1UL << i))) all |= 1UL << i;
+    for (int i = 0; i < k->np; i++)
+        if (k->p[i].pointer) {
+            reached |= b->reach[i];
+            if (b->rows_unbounded[i]) rows |= 1;
+        }
+    for (int i = 0; i < k->np; i++) {
+        const sg_infer_param *p = &k->p[i];
+        if (!p->pointer) continue;
+        sg_buf c = {0};
+        const char *why = "";
+        int hinted = 0;
+        for (int h = 0; h < o->ncount; h++)
+            if (!strcmp(o->count_buf[h], p->name)) {
+                sg_buf_append_str(&c, o->count_expr[h]);
+                hinted = 1;
+            }
+        if (!hinted) {
+            unsigned long bits = b->reach[i] & all;
+            if (b->rows_unbounded[i] && b->shape == SG_SHAPE_UNKNOWN)
+                bits |= b->rows ? b->rows : all & ~b->reach[i]; /* blockIdx.x picks a row */
+            if (!bits) {
+                bits = all;
+                why = b->data_indexed[i] ? " (indexed by values read from memory: unknown)"
+                                         : " (no index seen: unknown)";
+            } else if (b->data_indexed[i]) {
+                why = " (part of its index is a value read from memory: check it)";
+            }
+            product(k, bits, &c);
+            if (!c.len) sg_buf_append_str(&c, "1");
+            if (p->vec > 1) {
+                sg_buf v = {0};
+                sg_buf_printf(&v, "%d*%s", p->vec, c.data);
+                sg_buf_free(&c);
+                c = v;
+            }
+        }
+        snprintf(pl->count[i], sizeof pl->count[i], "%s", c.data);
+        sg_buf_free(&c);
+        if (hinted)
+            sg_buf_printf(report, "count of %s: %s elements (given)\n", p->name, pl->count[i]);
+        else
+            sg_buf_printf(report, "count of %s: %s elements%s%s; if wrong: --count %s=EXPR\n",
+                          p->name, pl->count[i],
+                          p->vec > 1 ? " (vector elements x their lanes)" : "", why, p->name);
+    }
+    (void)rows;
+    (void)reached;
+}
+
+static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const char *kname,
+                         const sg_val_init_opts *o, plan *pl, sg_buf *report) {
+    char block[64] = "256";
+    const char *from = "";
+    if (k->launch_bounds > 0) {
+        snprintf(block, sizeof block, "%d", k->launch_bounds);
+        from = " (from __launch_bounds__)";
+    }
+    if (o->launch) {
+        const char *t = o->launch;
+        size_t n = strlen(kname);
+        if (!strncmp(t, kname, n) && t[n] == ' ') t += n + 1;
+        snprintf(pl->launch, sizeof pl->launch, "//@launch %s %s\n", kname, t);
+        return;
+    }
+    sg_buf g = {0};
+    const char *shape = "";
+    char bound[200];
+    snprintf(bound, sizeof bound, "%s", b->bound);
+    if (b->shape != SG_SHAPE_UNKNOWN && !usable(bound, &pl->sizes)) bound[0] = 0;
+    unsigned long all = 0;
+    for (int i = 0; i < k->np; i++)
+        if (!k->p[i].pointer && !k->p[i].is_float && (b->in_index & (1UL << i))) all |= 1UL << i;
+    if (b->shape == SG_SHAPE_THREAD && bound[0]) {
+        sg_buf_printf(&g, "ceil_div(%s,%s)", bound, block);
+        shape = "one thread per element";
+    } else if (b->shape == SG_SHAPE_WARP && bound[0]) {
+        sg_buf_printf(&g, "ceil_div((%s)*32,%s)", bound, block);
+        shape = "one warp per row";
+    } else if (b->shape == SG_SHAPE_BLOCK && bound[0]) {
+        sg_buf_printf(&g, "%s", bound);
+        shape = "one block per row";
+    } else if (sg_infer_body_has(k, "blockIdx.x") &&
+               !sg_infer_body_has(k, "blockDim.x * blockIdx.x") &&
+               !sg_infer_body_has(k, "blockIdx.x * blockDim.x") &&
+               !sg_infer_body_has(k, "blockIdx.x*blockDim.x")) {
+        unsigned long rows = 0;
+        for (int i = 0; i < k->np; i++)
+            if (k->p[i].pointer && b->rows_unbounded[i])
+                rows |= b->rows ? b->rows : all & ~b->reach[i];
+        product(k, rows, &g);
+        if (!g.len) product(k, all, &g);
+        shape = "one block per row (blockIdx.x without a bound)";
+    } else if (!sg_infer_body_has(k, "blockIdx")) {
+        sg_buf_append_str(&g, "1");
+        shape = "a single block (no blockIdx)";
+    } else {
+        sg_buf p = {0};
+        product(k, all, &p);
+        sg_buf_printf(&g, "ceil_div(%s,%s)", p.len ? p.data : "1", block);
+        sg_buf_free(&p);
+        shape = "one thread per element (no guard seen: the product of the sizes)";
+    }
+    sg_buf smem = {0};
+    if (b->smem_type[0]) sg_buf_printf(&smem, " smem=%s*%d", block, elem_bytes(b->smem_type));
+    snprintf(pl->launch, sizeof pl->launch, "//@launch %s grid=%s block=%s%s\n", kname, g.data,
+             block, smem.len ? smem.data : "");
+    sg_buf_printf(report,
+                  "launch: %s grid=%s block=%s%s: %s%s%s%s; if wrong: --launch \"grid=... "
+                  "block=... smem=...\"\n",
+                  kname, g.data, block, smem.len ? smem.data : "", shape, from,
+                  smem.len ? ", extern __shared__ of one element per thread" : "",
+                  b->uses_y ? ", and the kernel uses blockIdx.y / threadIdx.y: give the 2-D launch"
+                            : "");
+    sg_buf_free(&g);
+    sg_buf_free(&smem);
+}
+
+int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_opts *opts,
                      sg_buf *report, sg_err *err) {
+    static const sg_val_init_opts none;
+    const sg_val_init_opts *o = opts ? opts : &none;
     sg_dev_lang lang;
     if (sg_dev_lang_of_path(path, &lang) < 0)
         return sg_errf(err, "%s: expected a .cu or .cl file", path);
-    sg_buf src = {0}, clean = {0}, prod = {0}, body = {0};
+    sg_buf src = {0}, clean = {0}, body = {0};
     if (sg_buf_read_file_max(&src, path, SG_SOURCE_MAX) < 0) {
         char why[sizeof err->msg];
         return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
     }
     sg_buf_append(&src, "", 0);
     sg_val_strip_comments(src.data, src.len, &clean);
-    char name[64];
-    param ps[MAX_PARAMS];
-    int np = 0, rc = signature(clean.data, lang, path, name, sizeof name, ps, &np, err);
+    static sg_infer_kernel ks[SG_INFER_MAX_KERNELS];
+    static plan pl;
+    memset(&pl, 0, sizeof pl);
+    int nk = 0, pick = 0, rc;
+    char targs[160], kname[240];
     json_t *root = NULL;
-    if (rc < 0) goto out;
-    for (int g = 0; given && g < given->n; g++) {
+    if ((rc = sg_infer_kernels(clean.data, lang == SG_DEV_CUDA, ks, &nk, path, err)) < 0) goto out;
+    if ((rc = pick_kernel(ks, nk, o->kernel, report, path, &pick, targs, sizeof targs, err)) < 0)
+        goto out;
+    sg_infer_kernel *k = &ks[pick];
+    if (k->bad[0]) {
+        rc = sg_errf(err, "%s (write the task.json for it by hand: docs/task-format.md)", k->bad);
+        goto out;
+    }
+    if (!targs[0] &&
+        (rc = template_args(k, NULL, src.data, targs, sizeof targs, report, path, err)) < 0)
+        goto out;
+    if (targs[0] && !k->tparams[0]) {
+        rc = sg_errf(err, "--kernel %s<%s>: %s is not a template", k->name, targs, k->name);
+        goto out;
+    }
+    snprintf(kname, sizeof kname, targs[0] ? "%s<%s>" : "%s", k->name, targs);
+    if ((rc = sg_infer_types(clean.data, k, targs, report, path, err)) < 0) goto out;
+    sg_infer_body b;
+    sg_infer_read_body(k, &b);
+
+    /* sizes: integers that index or bound something; the hints' extra names */
+    for (int i = 0; i < k->np; i++)
+        if (!k->p[i].pointer && !k->p[i].is_float && (b.in_index & (1UL << i)))
+            add_name(&pl.sizes, k->p[i].name, strlen(k->p[i].name));
+    for (int h = 0; h < o->ncount; h++) expr_names(o->count_expr[h], &pl.sizes);
+    if (o->launch) expr_names(o->launch, &pl.sizes);
+    for (int g = 0; g < o->sizes.n; g++)
+        if (!has_name(&pl.sizes, o->sizes.name[g])) {
+            int isint = 0;
+            for (int i = 0; i < k->np; i++)
+                isint |= !strcmp(k->p[i].name, o->sizes.name[g]) && !k->p[i].pointer &&
+                         !k->p[i].is_float;
+            if (!isint) {
+                rc = sg_errf(err,
+                             "--size %s: kernel %s has no integer parameter of that name, and no "
+                             "--count or --launch uses it",
+                             o->sizes.name[g], k->name);
+                goto out;
+            }
+            add_name(&pl.sizes, o->sizes.name[g], strlen(o->sizes.name[g]));
+        }
+    for (int h = 0; h < o->ncount; h++) {
         int i = 0;
-        while (i < np && (ps[i].pointer || ps[i].type == SG_VAL_F32 || ps[i].type == SG_VAL_F64 ||
-                          strcmp(ps[i].name, given->name[g])))
-            i++;
-        if (i == np) {
-            rc = sg_errf(err, "--size %s: kernel %s has no integer parameter of that name",
-                         given->name[g], name);
+        while (i < k->np && (strcmp(k->p[i].name, o->count_buf[h]) || !k->p[i].pointer)) i++;
+        if (i == k->np) {
+            rc = sg_errf(err, "--count %s=%s: kernel %s has no pointer parameter \"%s\"",
+                         o->count_buf[h], o->count_expr[h], k->name, o->count_buf[h]);
             goto out;
         }
     }
+    /* names in the hints that are no parameter become sizes too (wte: --count wte=V*C) */
+    for (int s = 0; s < pl.sizes.n; s++)
+        for (int i = 0; i < k->np; i++)
+            if (!strcmp(k->p[i].name, pl.sizes.name[s]) && (k->p[i].pointer || k->p[i].is_float)) {
+                rc = sg_errf(err, "a hint uses \"%s\" as a size, but it is a %s parameter",
+                             pl.sizes.name[s], k->p[i].pointer ? "pointer" : "float");
+                goto out;
+            }
+    infer_counts(k, &b, o, &pl, report);
+    infer_launch(k, &b, kname, o, &pl, report);
+
     json_t *sizes = json_object(), *checks = json_array(), *c1 = json_object(), *c2 = json_object();
     json_t *bufs = json_array(), *scalars = json_array(), *args = json_array();
-    int nsizes = 0;
-    for (int i = 0; i < np; i++)
-        nsizes += !ps[i].pointer && ps[i].type != SG_VAL_F32 && ps[i].type != SG_VAL_F64;
     static const int odd[] = {1001, 33, 17, 9, 5, 3};
-    int si = 0;
-    for (int i = 0; i < np; i++) {
-        param *p = &ps[i];
-        json_array_append_new(args, json_string(p->name));
-        if (p->pointer) continue;
-        if (p->type == SG_VAL_F32 || p->type == SG_VAL_F64) {
-            json_array_append_new(scalars, json_pack("{s:s, s:s, s:f}", "name", p->name, "type",
-                                                     sg_val_type_name(p->type), "value", 1.0));
-            sg_buf_printf(report, "scalar %s: %s, value 1.0 (a guess)\n", p->name,
-                          sg_val_type_name(p->type));
-            continue;
-        }
-        int64_t v = default_size(nsizes);
-        if (given) sg_val_sizes_get(given, p->name, &v);
-        json_object_set_new(sizes, p->name, json_integer(v));
-        json_object_set_new(c1, p->name, json_integer(1));
-        json_object_set_new(c2, p->name, json_integer(odd[si < 6 ? si : 5]));
-        si++;
-        json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
-                                                 sg_val_type_name(p->type), "value", p->name));
-        sg_buf_printf(&prod, "%s%s", prod.len ? "*" : "", p->name);
-        sg_buf_printf(report, "size %s = %lld (check shapes use 1 and %d)\n", p->name, (long long)v,
-                      odd[si - 1 < 6 ? si - 1 : 5]);
+    for (int s = 0; s < pl.sizes.n; s++) {
+        int64_t v = default_size(pl.sizes.n);
+        int given = sg_val_sizes_get(&o->sizes, pl.sizes.name[s], &v) == 0;
+        json_object_set_new(sizes, pl.sizes.name[s], json_integer(v));
+        json_object_set_new(c1, pl.sizes.name[s], json_integer(1));
+        json_object_set_new(c2, pl.sizes.name[s], json_integer(odd[s < 6 ? s : 5]));
+        sg_buf_printf(report, "size %s = %lld%s (check shapes use 1 and %d)\n", pl.sizes.name[s],
+                      (long long)v, given ? "" : " (a default: --size to change)",
+                      odd[s < 6 ? s : 5]);
     }
-    if (!prod.len) sg_buf_append_str(&prod, "1");
     int nout = 0;
-    for (int i = 0; i < np; i++) {
-        param *p = &ps[i];
-        if (!p->pointer) continue;
-        nout += !p->is_const;
-        json_array_append_new(bufs, json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type",
-                                              sg_val_type_name(p->type), "count", prod.data, "role",
-                                              p->is_const ? "in" : "out"));
-        sg_buf_printf(
-            report, "buffer %s: %s %s, %s elements (a guess: edit \"count\" in task.json)\n",
-            p->name, p->is_const ? "input" : "output", sg_val_type_name(p->type), prod.data);
+    for (int i = 0; i < k->np; i++) {
+        sg_infer_param *p = &k->p[i];
+        json_array_append_new(args, json_string(p->name));
+        if (p->pointer) {
+            const char *role = p->is_const     ? "in"
+                               : !b.written[i] ? "in"
+                               : b.read[i]     ? "inout"
+                                               : "out";
+            nout += strcmp(role, "in") != 0;
+            json_array_append_new(bufs, json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type",
+                                                  p->type, "count", pl.count[i], "role", role));
+            sg_buf_printf(report, "buffer %s: %s %s%s\n", p->name, role, p->type,
+                          !p->is_const && !b.written[i]
+                              ? " (not const, but the body never writes it)"
+                          : !strcmp(role, "inout") ? " (the body reads and writes it: in place)"
+                                                   : "");
+        } else if (p->is_float) {
+            double v = scalar_guess(p->name);
+            json_array_append_new(scalars, json_pack("{s:s, s:s, s:f}", "name", p->name, "type",
+                                                     p->type, "value", v));
+            sg_buf_printf(report, "scalar %s: %s, value %g (a guess: edit task.json)\n", p->name,
+                          p->type, v);
+        } else if (has_name(&pl.sizes, p->name)) {
+            json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
+                                                     p->type, "value", p->name));
+        } else {
+            int v = blockish(p->name) ? 256 : 1;
+            json_array_append_new(scalars, json_pack("{s:s, s:s, s:i}", "name", p->name, "type",
+                                                     p->type, "value", v));
+            sg_buf_printf(report,
+                          "scalar %s: %s, value %d (indexes nothing, so not a size; a guess)\n",
+                          p->name, p->type, v);
+        }
     }
     json_array_append_new(checks, c1);
     json_array_append_new(checks, c2);
     const char *ext = lang == SG_DEV_CUDA ? "cu" : "cl";
-    char base[16], ref[16];
-    snprintf(base, sizeof base, "baseline.%s", ext);
-    snprintf(ref, sizeof ref, "reference.%s", ext);
+    char basef[16], reff[16];
+    snprintf(basef, sizeof basef, "baseline.%s", ext);
+    snprintf(reff, sizeof reff, "reference.%s", ext);
     root =
-        json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", name, "description",
-                  "Made by specgen task init from a kernel file; check the guesses.", "baseline",
-                  base, "reference", ref, "sizes", sizes, "check_sizes", checks, "buffers", bufs,
-                  "scalars", scalars, "args", args, "target_speedup", 2.0);
+        json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", k->name,
+                  "description", "Made by specgen task init from a kernel file; check the guesses.",
+                  "baseline", basef, "reference", reff, "sizes", sizes, "check_sizes", checks,
+                  "buffers", bufs, "scalars", scalars, "args", args, "target_speedup", 2.0);
     if (!nout) {
-        rc = sg_errf(err, "%s: kernel %s has no non-const pointer parameter, so no output", path,
-                     name);
+        rc = sg_errf(err,
+                     "%s: kernel %s writes none of its pointer parameters as far as task init can "
+                     "see: write the buffers' roles (\"out\" or \"inout\") into task.json by hand "
+                     "(docs/task-format.md)",
+                     path, k->name);
         goto out;
     }
-    if (!strstr(src.data, "//@launch")) {
-        sg_buf_printf(&body, "//@launch %s grid=ceil_div(%s,256) block=256\n", name, prod.data);
-        sg_buf_printf(
-            report,
-            "launch: %s grid=ceil_div(%s,256) block=256 (a guess: edit the //@launch line)\n", name,
-            prod.data);
-    }
+    if (!strstr(src.data, "//@launch") || o->launch) sg_buf_append_str(&body, pl.launch);
     sg_buf_append_str(&body, src.data);
     if ((rc = sg_mkdir_p(out_dir, err)) < 0) goto out;
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    rc = write_file(out_dir, "task.json", text, err);
+    rc = write_file(out_dir, "task.json", text, o->force, err);
     free(text);
-    if (rc == 0) rc = write_file(out_dir, base, body.data, err);
-    if (rc == 0) rc = write_file(out_dir, ref, body.data, err);
+    if (rc == 0) rc = write_file(out_dir, basef, body.data, o->force, err);
+    if (rc == 0) rc = write_file(out_dir, reff, body.data, o->force, err);
 out:
     json_decref(root);
     sg_buf_free(&src);
     sg_buf_free(&clean);
-    sg_buf_free(&prod);
     sg_buf_free(&body);
     return rc;
 }

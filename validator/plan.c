@@ -51,6 +51,24 @@ static int is_ident(const char *s) {
     return 1;
 }
 
+/* A kernel name: an identifier, or for CUDA a template instance `name<float,128>` (no
+ * spaces; NVRTC's name expressions resolve it). */
+static int is_kernel_name(const char *s) {
+    const char *lt = strchr(s, '<');
+    if (!lt) return is_ident(s);
+    char head[128];
+    if ((size_t)(lt - s) >= sizeof head) return 0;
+    memcpy(head, s, (size_t)(lt - s));
+    head[lt - s] = 0;
+    int depth = 0;
+    for (const char *p = lt; *p; p++) {
+        depth += *p == '<' ? 1 : *p == '>' ? -1 : 0;
+        if (depth < 0 || (depth == 0 && p[1])) return 0;
+        if (!isalnum((unsigned char)*p) && !strchr("_<>,:.-", *p)) return 0;
+    }
+    return depth == 0 && is_ident(head);
+}
+
 static int check_expr(const char *e, const sg_val_task *t, const char *where, int line,
                       const char *key, sg_err *err) {
     int64_t v;
@@ -92,8 +110,11 @@ static int parse_launch(char *rest, const sg_val_task *t, sg_val_plan *p, const 
     char *tok[MAX_TOK];
     int n = split(rest, ' ', tok, MAX_TOK);
     if (n < 1) return sg_errf(err, "%s:%d: //@launch needs a kernel name", where, line);
-    if (!is_ident(tok[0]))
-        return sg_errf(err, "%s:%d: //@launch: \"%s\" is not a kernel name", where, line, tok[0]);
+    if (!is_kernel_name(tok[0]))
+        return sg_errf(err,
+                       "%s:%d: //@launch: \"%s\" is not a kernel name (a name, or a template "
+                       "instance without spaces: name<float,128>)",
+                       where, line, tok[0]);
     if (p->nlaunch == SG_VAL_MAX_LAUNCHES) /* the compile names at most this many kernels */
         return sg_errf(err, "%s:%d: more than %d //@launch lines (the limit of a launch plan)",
                        where, line, SG_VAL_MAX_LAUNCHES);

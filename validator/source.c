@@ -4,6 +4,7 @@
 
 #include "common/buf.h"
 #include "common/srcnorm.h"
+#include "device/device.h"
 #include "validator/internal.h"
 
 #include <ctype.h>
@@ -57,22 +58,38 @@ void sg_val_strip_comments(const char *s, size_t n, sg_buf *out) {
     if (!out->data) sg_buf_append(out, "", 0);
 }
 
+/* CUDA: the toolkit's device headers (by name, or by folder: cub/, cuda/, nv/,
+ * cooperative_groups/), and the standard headers specgen serves to NVRTC itself
+ * (device/nvrtc_std.c: <float.h>, <cmath>, <climits>, <cstdint>, <assert.h>, ...). */
 static const char *const cuda_headers[] = {"cuda_runtime.h",
                                            "cuda_fp16.h",
                                            "cuda_bf16.h",
                                            "cuda_fp8.h",
+                                           "cuda_fp6.h",
+                                           "cuda_fp4.h",
                                            "mma.h",
                                            "cuda_pipeline.h",
+                                           "cuda_awbarrier.h",
                                            "cooperative_groups.h",
-                                           "cooperative_groups/reduce.h",
-                                           "cooperative_groups/memcpy_async.h",
-                                           "cuda/pipeline",
-                                           "cuda/barrier",
+                                           "math_constants.h",
+                                           "curand_kernel.h",
+                                           "curand.h",
+                                           "vector_types.h",
+                                           "vector_functions.h",
+                                           "cuda_runtime_api.h",
+                                           "device_launch_parameters.h",
+                                           "cuda_fp16.hpp",
+                                           "cuda_bf16.hpp",
+                                           "sm_60_atomic_functions.h",
+                                           "sm_61_intrinsics.h",
                                            NULL};
+static const char *const cuda_folders[] = {"cub/", "cuda/", "nv/", "cooperative_groups/", NULL};
 
 static int allowed_angle(const char *h, sg_dev_lang lang) {
-    if (lang != SG_DEV_CUDA) return 0;
-    if (!strncmp(h, "cuda/std/", 9) && !strstr(h, "..")) return 1;
+    if (lang != SG_DEV_CUDA || strstr(h, "..")) return 0;
+    if (sg_nvrtc_serves(h)) return 1;
+    for (int i = 0; cuda_folders[i]; i++)
+        if (!strncmp(h, cuda_folders[i], strlen(cuda_folders[i]))) return 1;
     for (int i = 0; cuda_headers[i]; i++)
         if (!strcmp(h, cuda_headers[i])) return 1;
     return 0;
@@ -95,9 +112,14 @@ static int check_include(const char *p, int line, sg_dev_lang lang, const char *
         if (allowed_angle(name, lang)) return 0;
         return sg_errf(
             err,
-            "line %d: #include <%s> is not allowed (allowed: %s headers from the toolkit, "
-            "and \"files\" in the task folder)",
-            line, name, lang == SG_DEV_CUDA ? "CUDA" : "no");
+            "line %d: #include <%s> is not allowed (allowed: %s, and \"files\" in the task "
+            "folder; docs/task-format.md lists them)",
+            line, name,
+            lang == SG_DEV_CUDA ? "the CUDA toolkit's device headers (cuda_*.h, cub/, cuda/, "
+                                  "cooperative_groups/, mma.h, curand_kernel.h) and the standard "
+                                  "headers <cmath> <cfloat> <climits> <cstdint> <cassert> and "
+                                  "their .h forms"
+                                : "no <headers> in OpenCL C");
     }
     if (name[0] == '/' || strstr(name, ".."))
         return sg_errf(err,
@@ -109,6 +131,7 @@ static int check_include(const char *p, int line, sg_dev_lang lang, const char *
     struct stat st;
     int ok = stat(path.data, &st) == 0 && S_ISREG(st.st_mode);
     sg_buf_free(&path);
+    if (!ok && lang == SG_DEV_CUDA && sg_nvrtc_serves(name)) return 0; /* "assert.h" */
     if (!ok)
         return sg_errf(err, "line %d: #include \"%s\": no such file in the task folder", line,
                        name);

@@ -254,13 +254,29 @@ int sg_val_pool_ping(sg_val_pool *p, int slot, sg_err *err);
 int sg_val_pool_spawns(const sg_val_pool *p, int slot);
 
 /* ---- task folders from a bare kernel file ----
- * Reads the first kernel's signature in KERNEL.cu / KERNEL.cl: const pointers become
- * inputs, other pointers outputs, integer parameters sizes, float parameters scalars
- * (value 1.0). Writes out_dir/{task.json, baseline.EXT, reference.EXT} (the kernel is
- * both; a //@launch line is added when it has none) and appends to `report` one line per
- * guess. `given` overrides size values (NULL: defaults). Refuses to overwrite a task. */
-int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_sizes *given,
+ * Reads a kernel in KERNEL.cu / KERNEL.cl (the first, or opts->kernel) and its body:
+ * const pointers are inputs, pointers the body writes are outputs (inout when it also
+ * reads them), integer parameters that index buffers are sizes, other integers and
+ * floats scalars; each buffer's count comes from the sizes its indices reach, the launch
+ * from the body's shape (one thread per element, a warp or a block per row,
+ * extern __shared__). Writes out_dir/{task.json, baseline.EXT, reference.EXT} (the kernel
+ * is both; a //@launch line is added when it has none) and appends to `report` one line
+ * per guess. Refuses to overwrite a task unless opts->force. */
+#define SG_VAL_MAX_HINTS 16
+typedef struct sg_val_init_opts {
+    sg_val_sizes sizes; /* --size NAME=VALUE */
+    int ncount;         /* --count BUF=EXPR */
+    char count_buf[SG_VAL_MAX_HINTS][64];
+    char count_expr[SG_VAL_MAX_HINTS][160];
+    const char *kernel; /* --kernel NAME or NAME<targs> (NULL: the first kernel) */
+    const char *launch; /* --launch "grid=... block=... [smem=...]" (NULL: inferred) */
+    int force;          /* overwrite an existing task folder */
+} sg_val_init_opts;
+int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_init_opts *opts,
                      sg_buf *report, sg_err *err);
+/* Parse one --count BUF=EXPR / --size NAME=VALUE into opts (for the commands). */
+int sg_val_init_add_count(sg_val_init_opts *o, const char *text, sg_err *err);
+int sg_val_init_add_size(sg_val_init_opts *o, const char *text, sg_err *err);
 
 /* Results to and from JSON (the worker's reply; a pool agent's answer): a new reference,
  * and r filled from j (fields absent or of another type read as empty / 0). */

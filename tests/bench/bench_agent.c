@@ -117,8 +117,8 @@ static double median(double *v, int n) {
 
 /* suites/demo/vector_scale with a small main shape, in dir. */
 static int small_task(const char *root, const char *dir, sg_err *err) {
-    static const char *const files[] = {"task.json", "baseline.cl", "reference.cl",
-                                        "baseline.cu", "reference.cu"};
+    static const char *const files[] = {"task.json", "baseline.cl", "reference.cl", "baseline.cu",
+                                        "reference.cu"};
     for (int i = 0; i < 5; i++) {
         char from[4400], to[4400];
         snprintf(from, sizeof from, "%s/suites/demo/vector_scale/%s", root, files[i]);
@@ -142,8 +142,8 @@ static pid_t start_agent(const char *bin, const char *token_file, const char *ca
     if (pid == 0) {
         dup2(fds[1], 2);
         close(fds[0]);
-        execl(bin, bin, "pool", "--listen", "127.0.0.1:0", "--devices", "opencl:0",
-              "--token-file", token_file, "--cache-dir", cache, (char *)NULL);
+        execl(bin, bin, "pool", "--listen", "127.0.0.1:0", "--devices", "opencl:0", "--token-file",
+              token_file, "--cache-dir", cache, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -207,10 +207,8 @@ int main(int argc, char **argv) {
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     sg_pool_remote *remote;
     int nr;
-    sg_pool_remote_config rc = {.urls = url,
-                                .token = "bench-token",
-                                .log_name = "bench_agent",
-                                .lang = SG_DEV_OPENCL};
+    sg_pool_remote_config rc = {
+        .urls = url, .token = "bench-token", .log_name = "bench_agent", .lang = SG_DEV_OPENCL};
     if (sg_pool_remote_new(b.loop, &rc, &remote, &err) < 0) goto fail;
     const sg_pool_slot_desc *rd = sg_pool_remote_slots(remote, &nr);
     if (sg_pool_new(b.loop, &cfg, rd, nr, &sg_pool_remote_ops, remote, &R.pool, &err) < 0)

@@ -75,10 +75,10 @@ __kernel void relu(__global const float *x, __global float *y, int n) {
     if (i < n) y[i] = fmax(x[i], 0.0f);
 }
 K
-check_output "task init says what it guessed" 'buffer x: input f32.*buffer y: output f32.*launch: relu grid=ceil_div\(n,256\)' \
+check_output "task init says what it guessed" 'launch: relu grid=ceil_div\(n,256\) block=256: one thread per element.*buffer x: in f32.*buffer y: out f32' \
     bash -c "$SPECGEN task init $TMPDIR_TEST/relu.cl --size n=5000 --out $TMPDIR_TEST/relu | tr '\n' ' '"
 check_output "the task it wrote validates on PoCL" '^pass' "$SPECGEN" validate "$TMPDIR_TEST/relu"
-check_output "task init refuses to overwrite a task" 'File exists' "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --out "$TMPDIR_TEST/relu"
+check_output "task init refuses to overwrite a task and names --force" 'already exists: pass --force' "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --out "$TMPDIR_TEST/relu"
 check_output "task init names an unknown size" "--size m: kernel relu has no integer parameter" \
     "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --size m=4 --out "$TMPDIR_TEST/relu2"
 check_output "task init rejects a bad --size" "--size: 'n' is not NAME=VALUE" "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --size n

@@ -1,0 +1,106 @@
+/* What nvcc gives a kernel for free and NVRTC does not: nvcc includes <cuda_runtime.h>,
+ * which brings in the host's <math.h>, <float.h>, <limits.h> and <stdint.h>, so kernels
+ * use INFINITY, FLT_MAX, M_PI, INT_MAX and uint8_t without any #include (and include those
+ * headers when they do). Under NVRTC the host headers do not exist. Every CUDA compile
+ * pre-includes the prelude below (built on libcu++, which NVRTC can compile), and the
+ * C / C++ standard headers that kernels name are served as headers that add nothing
+ * beyond it: their device-side content is the prelude. <cub/cub.cuh> is served as the
+ * device-side parts of CUB (block, warp, thread); its device-wide algorithms are host
+ * code, which NVRTC refuses. */
+#include "device/device.h"
+
+#include <string.h>
+
+const char sg_nvrtc_prelude_name[] = "specgen_nvrtc_prelude.h";
+
+/* INFINITY and NAN are spelled as libcu++'s <cuda/std/cmath> spells them under NVRTC, so
+ * a kernel that includes it redefines them identically (no warning). */
+static const char prelude[] = "#pragma once\n"
+                              "#include <cuda/std/cstdint>\n"
+                              "#include <cuda/std/climits>\n"
+                              "#include <cuda/std/limits>\n"
+                              "#include <cuda/std/cstddef>\n"
+                              "#include <cuda/std/cassert>\n"
+                              "#ifndef INFINITY\n"
+                              "#define INFINITY _CUDA_VSTD::numeric_limits<float>::infinity()\n"
+                              "#endif\n"
+                              "#ifndef NAN\n"
+                              "#define NAN _CUDA_VSTD::numeric_limits<float>::quiet_NaN()\n"
+                              "#endif\n"
+                              "#ifndef HUGE_VALF\n"
+                              "#define HUGE_VALF __builtin_huge_valf()\n"
+                              "#define HUGE_VAL __builtin_huge_val()\n"
+                              "#endif\n"
+                              "#ifndef FLT_MAX\n"
+                              "#define FLT_MAX __FLT_MAX__\n"
+                              "#define FLT_MIN __FLT_MIN__\n"
+                              "#define FLT_EPSILON __FLT_EPSILON__\n"
+                              "#define FLT_MANT_DIG __FLT_MANT_DIG__\n"
+                              "#define DBL_MAX __DBL_MAX__\n"
+                              "#define DBL_MIN __DBL_MIN__\n"
+                              "#define DBL_EPSILON __DBL_EPSILON__\n"
+                              "#define DBL_MANT_DIG __DBL_MANT_DIG__\n"
+                              "#endif\n"
+                              "#ifndef M_PI\n"
+                              "#define M_E 2.7182818284590452354\n"
+                              "#define M_LOG2E 1.4426950408889634074\n"
+                              "#define M_LOG10E 0.43429448190325182765\n"
+                              "#define M_LN2 0.69314718055994530942\n"
+                              "#define M_LN10 2.30258509299404568402\n"
+                              "#define M_PI 3.14159265358979323846\n"
+                              "#define M_PI_2 1.57079632679489661923\n"
+                              "#define M_PI_4 0.78539816339744830962\n"
+                              "#define M_1_PI 0.31830988618379067154\n"
+                              "#define M_2_PI 0.63661977236758134308\n"
+                              "#define M_2_SQRTPI 1.12837916709551257390\n"
+                              "#define M_SQRT2 1.41421356237309504880\n"
+                              "#define M_SQRT1_2 0.70710678118654752440\n"
+                              "#endif\n"
+                              "using ::cuda::std::int8_t;\n"
+                              "using ::cuda::std::int16_t;\n"
+                              "using ::cuda::std::int32_t;\n"
+                              "using ::cuda::std::int64_t;\n"
+                              "using ::cuda::std::uint8_t;\n"
+                              "using ::cuda::std::uint16_t;\n"
+                              "using ::cuda::std::uint32_t;\n"
+                              "using ::cuda::std::uint64_t;\n"
+                              "using ::cuda::std::intptr_t;\n"
+                              "using ::cuda::std::uintptr_t;\n";
+
+static const char cub_device[] = "#pragma once\n"
+                                 "#include <cub/config.cuh>\n"
+                                 "#include <cub/block/block_reduce.cuh>\n"
+                                 "#include <cub/block/block_scan.cuh>\n"
+                                 "#include <cub/block/block_load.cuh>\n"
+                                 "#include <cub/block/block_store.cuh>\n"
+                                 "#include <cub/block/block_radix_sort.cuh>\n"
+                                 "#include <cub/block/block_exchange.cuh>\n"
+                                 "#include <cub/warp/warp_reduce.cuh>\n"
+                                 "#include <cub/warp/warp_scan.cuh>\n"
+                                 "#include <cub/thread/thread_operators.cuh>\n";
+
+/* The standard headers served empty: the prelude holds what kernels use of them. <cuda.h>
+ * is the driver's host API, which no kernel can call (NVRTC refuses its declarations). */
+static const char *const std_names[] = {
+    "float.h",  "cfloat",   "math.h",   "cmath",   "limits.h",  "climits",  "stdint.h",
+    "cstdint",  "assert.h", "cassert",  "stdio.h", "cstdio",    "stdlib.h", "cstdlib",
+    "stddef.h", "cstddef",  "string.h", "cstring", "stdbool.h", "cuda.h",   NULL};
+
+static const char empty[] = "#pragma once\n/* served by specgen: see its NVRTC prelude */\n";
+
+int sg_nvrtc_headers(const char ***names, const char ***texts) {
+    static const char *n[32], *t[32];
+    int k = 0;
+    n[k] = sg_nvrtc_prelude_name, t[k++] = prelude;
+    n[k] = "cub/cub.cuh", t[k++] = cub_device;
+    for (int i = 0; std_names[i]; i++) n[k] = std_names[i], t[k++] = empty;
+    *names = n;
+    *texts = t;
+    return k;
+}
+
+int sg_nvrtc_serves(const char *name) {
+    for (int i = 0; std_names[i]; i++)
+        if (!strcmp(name, std_names[i])) return 1;
+    return !strcmp(name, "cub/cub.cuh");
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Bring your own kernel: every kernel in tests/fixtures/byok goes through `specgen task
+# init` (what it infers is checked) and compiles with NVRTC for sm_90a (no GPU needed).
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT"
+fx=tests/fixtures/byok
+t=$TMPDIR_TEST
+
+if ! "$SPECGEN" validate suites/demo/vector_scale --device cuda --compile-only --arch sm_90a >/dev/null 2>&1; then
+    skip "byok: task init + NVRTC" "NVRTC is not available here"
+    exit 0
+fi
+
+init() { "$SPECGEN" task init "$@" 2>&1; }
+compiles() { "$SPECGEN" validate "$1" --device cuda --compile-only --arch sm_90a 2>&1; }
+
+check_output "bf16 through a typedef: out/in bf16, one thread per element" \
+    'buffer out: out bf16.*buffer inp: in bf16' bash -c "$(declare -f init); init $fx/gelu_bf16.cu --out $t/gelu | tr '\n' ' '"
+check_output "the bf16 task compiles for sm_90a" '^compiled' compiles $t/gelu
+check_output "AdamW's read-then-written buffers are inout, the gradient an input" \
+    'buffer p: inout.*buffer g: in f32.*buffer m: inout.*buffer v: inout' \
+    bash -c "$(declare -f init); init $fx/adam_inplace.cu --out $t/adam | tr '\n' ' '"
+check_output "and its float scalars get their usual values" '"value": 0.999' cat $t/adam/task.json
+check_output "one warp per row: the launch covers N*32 threads, counts N*C" \
+    'count of out: N\*C.*grid=ceil_div\(\(N\)\*32,256\)' bash -c "$(declare -f init); init $fx/softmax_rows_cg.cu --out $t/sm | tr '\n' ' '"
+check_output "cooperative_groups and <float.h> compile under NVRTC" '^compiled' compiles $t/sm
+check_output "__launch_bounds__ gives the block; a block per row; out has N elements" \
+    'count of out: N elements.*count of inp: N\*C.*grid=N block=256' \
+    bash -c "$(declare -f init); init $fx/rowsum_cub.cu --out $t/cub | tr '\n' ' '"
+check_output "<cub/cub.cuh> (BlockReduce) compiles under NVRTC" '^compiled' compiles $t/cub
+check_output "float4 buffers are f32 with four elements each" 'count of y: 4\*n4' \
+    init $fx/scale_float4.cu --out $t/f4
+check_output "the float4 task compiles" '^compiled' compiles $t/f4
+check_output "a template gets float, said as a guess" 'template axpy<float>: the arguments are a guess' \
+    init $fx/axpy_template.cu --out $t/tpl
+check_output "and launches through its name expression" '^compiled' compiles $t/tpl
+check_output "--kernel NAME<ARGS> instantiates the template (f16)" 'buffer y: inout f16' \
+    init $fx/axpy_template.cu --kernel 'axpy<__half>' --out $t/tplh
+check_output "the __half instance compiles" '^compiled' compiles $t/tplh
+check_output "several kernels: init says which it took and how to pick" \
+    'the file has 2 kernels \(clear, row_max\); took clear: pick another with --kernel NAME' \
+    init $fx/two_kernels_smem.cu --out $t/two
+check_output "--kernel picks the second; extern __shared__ gives smem=" \
+    'launch: row_max grid=N block=256 smem=256\*4' init $fx/two_kernels_smem.cu --kernel row_max --out $t/two2
+check_output "INFINITY, INT_MAX, uint8_t, M_PI with <math.h> <climits> <cstdint> compile" '^compiled' compiles $t/two2
+check_fails "init into an existing task folder fails" 1 "$SPECGEN" task init $fx/two_kernels_smem.cu --out $t/two2
+check_output "and says --force" 'already exists: pass --force' init $fx/two_kernels_smem.cu --out $t/two2
+check_output "--force overwrites; --count and --launch are taken as given" \
+    'count of out: N elements' \
+    init $fx/two_kernels_smem.cu --kernel row_max --out $t/two2 --force --count out=N --launch "grid=N block=128 smem=128*4"
+check_output "the given launch line is in the baseline" '^//@launch row_max grid=N block=128 smem=128\*4' head -1 $t/two2/baseline.cu
+check_output "--count names that are no parameter become sizes" '"V": 77' \
+    bash -c "$SPECGEN task init $fx/two_kernels_smem.cu --kernel row_max --out $t/two3 --count inp=V*C --size V=77 >/dev/null && cat $t/two3/task.json"
+check_output "a kernel with 8-bit integer buffers fails, saying what to do" \
+    'points to 8-bit integers, which are not a task type yet.*write task.json by hand' init $fx/histogram_u8.cu --out $t/h
+check_output "a CUDA task's next: hint names --device cuda and --compile-only" \
+    'validate .* --device cuda --compile-only --arch sm_90a' init $fx/gelu_bf16.cu --out $t/gelu2
+# A broken baseline's log names baseline.cu, not the candidate's name.
+mkdir -p $t/broken && cp $t/gelu/task.json $t/broken/ && sed 's/tanhf(/tanhf_nope(/' $t/gelu/baseline.cu >$t/broken/baseline.cu && cp $t/gelu/reference.cu $t/broken/
+check_output "a baseline's compile log names baseline.cu" 'baseline.cu\([0-9]+\): error' compiles $t/broken
+
+# Every fixture: init (with its documented hint, if any) and compile; count them.
+n=0 ok=0
+for f in $fx/*.cu; do
+    n=$((n + 1))
+    d=$t/all_$(basename $f .cu)
+    "$SPECGEN" task init "$f" --out "$d" >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled' && ok=$((ok + 1))
+done
+check_output "at least 7 of the $n fixture kernels go through init + NVRTC with no hint" '^([7-9]|[1-9][0-9])$' echo $ok
