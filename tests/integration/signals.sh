@@ -31,7 +31,7 @@ printf '{"tasks": ["%s"]}\n' "$SPECGEN_ROOT/suites/demo/vector_scale" >"$t/suite
 two_signals() {
     local name=$1 out=$2 pid=$3 n
     for _ in $(seq 300); do
-        grep -qs '"kind":"profile".*"name":"Candidate 1","ev":"job_start"' "$out"/events.jsonl \
+        grep -qs '"kind":"profile".*"name":"Candidate 1",.*"ev":"job_start"' "$out"/events.jsonl \
             "$out"/*/events.jsonl && break
         sleep 0.1
     done
