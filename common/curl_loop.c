@@ -17,6 +17,7 @@ struct sg_curl_loop {
     sg_loop *loop;
     CURLM *multi;
     uint64_t timer_id;
+    uint64_t kick_id; /* a pending sg_curl_loop_kick_soon */
     size_t running;
     transfer *head;
 };
@@ -148,9 +149,21 @@ void sg_curl_loop_kick(sg_curl_loop *cl) {
     check_done(cl);
 }
 
+static void kick_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    sg_curl_loop *cl = arg;
+    cl->kick_id = 0;
+    sg_curl_loop_kick(cl);
+}
+
+void sg_curl_loop_kick_soon(sg_curl_loop *cl) {
+    if (!cl->kick_id) cl->kick_id = sg_loop_timer(cl->loop, 0, kick_now, cl);
+}
+
 void sg_curl_loop_free(sg_curl_loop *cl) {
     if (!cl) return;
     sg_loop_timer_cancel(cl->loop, cl->timer_id);
+    if (cl->kick_id) sg_loop_timer_cancel(cl->loop, cl->kick_id);
     /* Easy handles still attached belong to callers; detach them so the multi can go. */
     while (cl->head) sg_curl_loop_remove(cl, cl->head->easy);
     curl_multi_cleanup(cl->multi);

@@ -26,9 +26,12 @@ sg_loop *sg_curl_loop_loop(sg_curl_loop *cl);
 int sg_curl_loop_add(sg_curl_loop *cl, CURL *easy, sg_curl_done_fn done, void *arg, sg_err *err);
 void sg_curl_loop_remove(sg_curl_loop *cl, CURL *easy);
 /* Let libcurl act now on transfers just added (send a request at once instead of at
- * the next timer batch, which waits behind every ready socket). Not from a libcurl
- * callback. */
+ * the next timer batch, which waits behind every ready socket). Runs the `done` callbacks
+ * of transfers that ended. Not from a libcurl callback. */
 void sg_curl_loop_kick(sg_curl_loop *cl);
+/* The same from the loop's next turn: for callers that must not see `done` callbacks
+ * (of this or any other transfer) run inside their own call. */
+void sg_curl_loop_kick_soon(sg_curl_loop *cl);
 size_t sg_curl_loop_running(const sg_curl_loop *cl);
 
 #endif

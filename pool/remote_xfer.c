@@ -105,7 +105,9 @@ sg_pool_xfer *sg_pool_xfer_start(const sg_pool_http *h, const char *method, cons
         x->fail_timer = sg_loop_timer(sg_curl_loop_loop(h->cl), 0, failed, x);
         return x;
     }
-    sg_curl_loop_kick(h->cl);
+    /* Not sg_curl_loop_kick: it would run `done` callbacks (this transfer's or another's)
+     * inside this call, while the caller still holds what the callback may free. */
+    sg_curl_loop_kick_soon(h->cl);
     return x;
 }
 
