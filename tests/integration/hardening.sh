@@ -60,4 +60,31 @@ check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1
     "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 check_fails "  ... as a usage error" 2 "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 
+# ---- 14: a candidate without //@launch keeps its own line numbers (the baseline's plan
+# lines go after it, not before) ----
+tail -n +3 $task/baseline.cl | sed '3i #include "/etc/hostname"' >"$t/inc.cl"
+check_output "validate: an include on line 3 of a candidate without //@launch is named line 3" \
+    "^rejected: .*inc.cl: line 3: #include \"/etc/hostname\" is not allowed" \
+    "$SPECGEN" validate $task "$t/inc.cl" --compile-only
+if [ $have_cl = 1 ]; then
+    tail -n +3 $task/baseline.cl | sed '2s/;$/ +;/' >"$t/syntax.cl"
+    check_output "validate: the compiler's log names the candidate's own line (2)" \
+        "\.cl:2:[0-9]+: (error: )?expected expression" \
+        "$SPECGEN" validate $task "$t/syntax.cl" --device opencl --timeout 20s
+else
+    skip "validate: the compiler's log names the candidate's own line" "no OpenCL platform"
+fi
+
+# ---- 14: a long path or expression keeps the message's reason (the middle is cut) ----
+long=$t/$(printf 'a%.0s' $(seq 250))/$(printf 'b%.0s' $(seq 250))/$(printf 'c%.0s' $(seq 250))/$(printf 'd%.0s' $(seq 250))
+mkdir -p "$long"
+cp "$t/inc.cl" "$long/inc.cl"
+check_output "validate: a 1000-character path keeps the reason at the end of the message" \
+    "^rejected: $t/a+\.\.\.[bcd/]+/inc.cl: line 3: #include .* only files inside the task folder may be included$" \
+    "$SPECGEN" validate $task "$long/inc.cl" --compile-only
+{ echo "//@launch vector_scale grid=$(printf 'N+%.0s' $(seq 600))x block=8"; tail -n +3 $task/baseline.cl; } >"$t/longexpr.cl"
+check_output "validate: a 1200-character size expression keeps the reason at the end" \
+    "^rejected: bad launch plan: .*longexpr.cl:1: grid=: size expression \"N\+N.*\.\.\..*N\+x\": unknown size name 'x' at offset 1200$" \
+    "$SPECGEN" validate $task "$t/longexpr.cl" --compile-only
+
 finish
