@@ -3,6 +3,8 @@
 #include "common/cli.h"
 #include "validator/validator.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +27,12 @@ static int add_size(const char *value, void *out, sg_err *err) {
     char *end = NULL;
     if (!eq || eq == value || (size_t)(eq - value) >= sizeof s->name[0])
         return sg_errf(err, "'%s' is not NAME=VALUE", value);
+    errno = 0;
     long long v = strtoll(eq + 1, &end, 10);
     if (!eq[1] || *end || v < 1)
         return sg_errf(err, "'%s': the value must be a positive integer", value);
+    if (errno == ERANGE) /* strtoll saturates: say so rather than use the limit */
+        return sg_errf(err, "'%s': the value is too large (the most is %lld)", value, LLONG_MAX);
     if (s->n == SG_VAL_MAX_SIZES) return sg_errf(err, "too many sizes");
     snprintf(s->name[s->n], sizeof s->name[0], "%.*s", (int)(eq - value), value);
     s->value[s->n++] = v;

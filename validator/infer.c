@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,16 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_sizes *
         if (i == np) {
             rc = sg_errf(err, "--size %s: kernel %s has no integer parameter of that name",
                          given->name[g], name);
+            goto out;
+        }
+        int64_t most = ps[i].type == SG_VAL_I32   ? INT32_MAX
+                       : ps[i].type == SG_VAL_U32 ? UINT32_MAX
+                                                  : INT64_MAX;
+        if (given->value[g] > most) { /* the kernel would get a wrapped value */
+            rc = sg_errf(
+                err, "--size %s=%lld: parameter %s of kernel %s is %s; the most it holds is %lld",
+                given->name[g], (long long)given->value[g], given->name[g], name,
+                sg_val_type_name(ps[i].type), (long long)most);
             goto out;
         }
     }

@@ -87,4 +87,16 @@ check_output "validate: a 1200-character size expression keeps the reason at the
     "^rejected: bad launch plan: .*longexpr.cl:1: grid=: size expression \"N\+N.*\.\.\..*N\+x\": unknown size name 'x' at offset 1200$" \
     "$SPECGEN" validate $task "$t/longexpr.cl" --compile-only
 
+# ---- 14: task init --size refuses a value it cannot hold (it saturated, or wrapped) ----
+tail -n +3 $task/baseline.cl >"$t/vs.cl"
+check_output "task init --size n=99999999999999999999 is refused as too large" \
+    "--size: 'n=99999999999999999999': the value is too large \(the most is 9223372036854775807\)" \
+    "$SPECGEN" task init "$t/vs.cl" --size n=99999999999999999999 --out "$t/ti1"
+check_fails "  ... as a usage error, writing nothing" 2 \
+    "$SPECGEN" task init "$t/vs.cl" --size n=99999999999999999999 --out "$t/ti1"
+check_output "task init --size n=3000000000 for an int parameter is refused" \
+    "--size n=3000000000: parameter n of kernel vector_scale is i32; the most it holds is 2147483647" \
+    "$SPECGEN" task init "$t/vs.cl" --size n=3000000000 --out "$t/ti2"
+check "  ... and no task folder was written" test ! -e "$t/ti1/task.json" -a ! -e "$t/ti2/task.json"
+
 finish
