@@ -118,6 +118,16 @@ start_replay sglang --fault abort:after=3
 check_output "a server-side abort ends the stream with finish_reason abort" 'finish +abort' \
     "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 20 --abort-after 0
 stop_replay
+# A server that answers a stream request with one JSON object (issue 17, item 14): the
+# error names the Content-Type it got and shows the answer's start.
+start_replay vllm --fault no_stream
+for api in chat completions; do
+    flag=; [ "$api" = completions ] && flag=--completions
+    check_output "a non-stream answer ($api) names its Content-Type and shows its start" \
+        'answered with Content-Type application/json, not text/event-stream .*the answer begins: \{"id":"replay-no-stream"' \
+        "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 20 $flag
+done
+stop_replay
 DEAD=$(pick_port)
 check_output "nothing listening: retries, then connection refused" "Couldn't connect.*3 attempts" \
     "$SPECGEN" llm-check --llm "http://127.0.0.1:$DEAD" --model m --abort-after 0
