@@ -99,4 +99,27 @@ check_output "task init --size n=3000000000 for an int parameter is refused" \
     "$SPECGEN" task init "$t/vs.cl" --size n=3000000000 --out "$t/ti2"
 check "  ... and no task folder was written" test ! -e "$t/ti1/task.json" -a ! -e "$t/ti2/task.json"
 
+# ---- the worker that compiles and runs candidates keeps no API keys in its environment ----
+if [ $have_cl = 1 ]; then
+    OPENAI_API_KEY=sk-issue17-secret SPECGEN_API_KEY=sg-issue17-secret MY_DB_PASSWORD=pw-issue17 \
+        POCL_ISSUE17=kept "$SPECGEN" validate $task tests/hostile/opencl/infinite_loop.cl \
+        --device opencl --timeout 30s >/dev/null 2>&1 &
+    vpid=$!
+    on_exit "kill $vpid"
+    worker=
+    for _ in $(seq 100); do worker=$(pgrep -P $vpid | head -1); [ -n "$worker" ] && break; sleep 0.1; done
+    sleep 3 # the candidate is compiled and its endless kernel runs in the worker now
+    penv=$(tr '\0' '\n' </proc/$vpid/environ 2>/dev/null)
+    wenv=$(tr '\0' '\n' </proc/"${worker:-0}"/environ 2>/dev/null)
+    check_output "the parent holds the keys (the test can see them)" "^OPENAI_API_KEY=sk-issue17-secret" echo "$penv"
+    check_output "the worker running the candidate still has PATH and POCL_*" "^PATH=.*POCL_ISSUE17=kept|^POCL_ISSUE17=kept.*" \
+        bash -c 'printf "%s\n" "$1" | grep -E "^(PATH|POCL_ISSUE17)=" | sort | paste -sd" "' _ "$wenv"
+    check_output "no OPENAI_API_KEY, SPECGEN_API_KEY or *PASSWORD* in the worker's /proc/PID/environ" "^0$" \
+        bash -c 'printf "%s\n" "$1" | grep -c -E "issue17-secret|pw-issue17"' _ "$wenv"
+    kill $vpid 2>/dev/null
+    wait $vpid 2>/dev/null
+else
+    skip "the worker keeps no API keys in its environment" "no OpenCL platform"
+fi
+
 finish

@@ -106,6 +106,35 @@ static void test_err_keeps_reason_of_long_message(void **state) {
     assert_string_equal(tiny, "abcde");
 }
 
+/* sg_proc_env_keep in a child: the kept names stay, the rest (and anything named like a
+ * secret, even when listed) is gone from environ and zeroed where it lay. */
+static void test_proc_env_keep(void **state) {
+    setenv("SG_TEST_API_KEY", "sk-unit-secret", 1);
+    setenv("POCL_TEST_TOKEN", "tok-unit-secret", 1);
+    setenv("POCL_TEST_SETTING", "kept", 1);
+    setenv("SG_TEST_OTHER", "dropped", 1);
+    const char *key = getenv("SG_TEST_API_KEY") - strlen("SG_TEST_API_KEY=");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static const char *const keep[] = {"PATH", "POCL_*", NULL};
+        sg_proc_env_keep(keep);
+        int bad = getenv("SG_TEST_API_KEY") || getenv("POCL_TEST_TOKEN") ||
+                  getenv("SG_TEST_OTHER") || !getenv("PATH") || !getenv("POCL_TEST_SETTING") ||
+                  key[0] || memmem(key, 30, "sk-unit", 7);
+        _exit(bad);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_string_equal(getenv("SG_TEST_API_KEY"), "sk-unit-secret"); /* the parent's stays */
+    unsetenv("SG_TEST_API_KEY");
+    unsetenv("POCL_TEST_TOKEN");
+    unsetenv("POCL_TEST_SETTING");
+    unsetenv("SG_TEST_OTHER");
+}
+
 static void test_json_errors_name_field_and_value(void **state) {
     sg_err err;
     const char *text = "{\"name\": \"x\", \"n\": \"abc\", \"sub\": {\"k\": 2}}";
@@ -290,6 +319,7 @@ int main(void) {
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_err_keeps_reason_of_long_message),
+        cmocka_unit_test(test_proc_env_keep),
         cmocka_unit_test(test_json_errors_name_field_and_value),
         cmocka_unit_test(test_dl_reports_library_and_symbol),
         cmocka_unit_test(test_cuda_tables_load_once),
