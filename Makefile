@@ -31,7 +31,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test test-asan unit demo bench format format-check install clean help fuzz fuzz-bins fuzz-run
+.PHONY: all deps test test-asan unit demo bench format format-check install clean help fuzz fuzz-build fuzz-bins fuzz-run
 
 # The binary: bin/specgen for the normal build, build-asan/bin/specgen for test-asan. (Not
 # ./specgen: that is the folder of the speculation policy.)
@@ -114,27 +114,30 @@ install: $(SPECGEN_BIN)
 	install -m 755 $(SPECGEN_BIN) $(DESTDIR)$(PREFIX)/bin/specgen
 	cp -r prompts suites docs $(DESTDIR)$(PREFIX)/share/specgen/
 
-## make fuzz         build the libFuzzer targets (tests/fuzz/fuzz_*.c) with clang into build-fuzz/
-## make fuzz-run     run each fuzz target for FUZZ_SECONDS (default 20) from its seed corpus
+## make fuzz         build every libFuzzer target (tests/fuzz/fuzz_*.c: RESP, SSE, kernel extraction,
+##                    task.json + launch plans + size expressions, validator source checks, replay
+##                    traces) with clang + ASan/UBSan into build-fuzz/, then run each for FUZZ_SECONDS
+##                    (default 20) from its seeds (tests/fuzz/corpus/NAME/); stops at the first finding
+## make fuzz-build    only build them (tests/integration/fuzz.sh: a short pass in make test)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 20
-fuzz:
+fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
-	  SAN="-fsanitize=fuzzer-no-link,address,undefined" fuzz-bins
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzz-bins
 fuzz-bins: $(FUZZ_BIN)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  FUZZ    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(LDLIBS)
-fuzz-run: fuzz
+fuzz fuzz-run: fuzz-build
 	@for f in $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%); do \
 	  n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
 	  seeds=; [ -d tests/fuzz/corpus/$$n ] && seeds=tests/fuzz/corpus/$$n; \
 	  echo "== $$n ($(FUZZ_SECONDS)s)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build-fuzz/corpus/$$n $$seeds \
-	    >build-fuzz/$$n.log 2>&1; rc=$$?; tail -n 3 build-fuzz/$$n.log; \
-	  [ $$rc -eq 0 ] || { grep -m1 -A8 'ERROR' build-fuzz/$$n.log; echo "$$n failed (log: build-fuzz/$$n.log)"; exit 1; }; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build-fuzz/$$n- \
+	    build-fuzz/corpus/$$n $$seeds >build-fuzz/$$n.log 2>&1; rc=$$?; tail -n 3 build-fuzz/$$n.log; \
+	  [ $$rc -eq 0 ] || { grep -m1 -A8 'ERROR\|runtime error' build-fuzz/$$n.log; echo "$$n failed (log: build-fuzz/$$n.log)"; exit 1; }; \
 	done
 
 ## make gpu-check     on a machine with an NVIDIA GPU: every */gpu-check.sh (validator: CUDA suite +

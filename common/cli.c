@@ -36,7 +36,7 @@ int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...) {
     char msg[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    sg_vfmt_fit(msg, sizeof msg, fmt, ap); /* keeps the reason at the end */
     va_end(ap);
     fprintf(stderr, "specgen %s: %s\n", spec->name, msg);
     if (code == SG_CLI_USAGE) fprintf(stderr, "Try 'specgen %s --help'.\n", spec->name);

@@ -1,5 +1,7 @@
 #include "common/log.h"
 
+#include "common/err.h"
+
 #include "common/buf.h"
 
 #include <stdarg.h>
@@ -39,7 +41,7 @@ void sg_log(sg_log_level level, const char *module, const char *fmt, ...) {
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    sg_vfmt_fit(msg, sizeof msg, fmt, ap);
     va_end(ap);
 
     struct timespec ts;

@@ -1,5 +1,6 @@
 #include "common/proc.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -137,6 +138,36 @@ int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err) {
         return sg_errf(err, "cannot run %s: %s", argv[0], strerror(e));
     }
     return 0;
+}
+
+static int env_kept(const char *var, size_t name_len, const char *const *keep) {
+    static const char *const secret[] = {"KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL"};
+    char name[256];
+    if (name_len >= sizeof name) return 0;
+    for (size_t i = 0; i < name_len; i++) name[i] = (char)toupper((unsigned char)var[i]);
+    name[name_len] = 0;
+    for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+        if (strstr(name, secret[i])) return 0;
+    for (int i = 0; keep && keep[i]; i++) {
+        size_t n = strlen(keep[i]);
+        if (n && keep[i][n - 1] == '*' ? name_len >= n - 1 && !memcmp(var, keep[i], n - 1)
+                                       : name_len == n && !memcmp(var, keep[i], n))
+            return 1;
+    }
+    return 0;
+}
+
+void sg_proc_env_keep(const char *const *keep) {
+    if (!environ) return;
+    char **out = environ;
+    for (char **e = environ; *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq && env_kept(*e, (size_t)(eq - *e), keep))
+            *out++ = *e;
+        else
+            explicit_bzero(*e, strlen(*e));
+    }
+    *out = NULL;
 }
 
 int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags, sg_err *err) {

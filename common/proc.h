@@ -34,6 +34,13 @@ typedef struct sg_proc {
 int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err);
 int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags, sg_err *err);
 
+/* Keep only the environment variables that `keep` names (NULL-terminated; "CUDA_*" names
+ * a prefix), never one whose name holds KEY, TOKEN, SECRET, PASSW or CREDENTIAL whatever
+ * the list says. Each dropped variable's text is zeroed where it lies, so that neither
+ * this process's memory nor /proc/PID/environ (the block the process started with) keeps
+ * it. For a forked child about to run untrusted code; the parent's heap is not touched. */
+void sg_proc_env_keep(const char *const *keep);
+
 /* Wait up to timeout_ms (-1: forever). Returns 0 when reaped (status filled, as
  * waitpid's), 1 when still running at the deadline, -1 on error. */
 int sg_proc_wait(sg_proc *p, int timeout_ms, int *status);

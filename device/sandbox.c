@@ -10,6 +10,7 @@
 #include "device/sandbox.h"
 
 #include "common/buf.h"
+#include "common/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,6 +130,32 @@ static const char *const device_rw[] = {"/dev/null",
                                         "/dev/nvidia-caps",
                                         "/dev/shm",
                                         NULL};
+
+static const char *const env_keep[] = {"PATH",
+                                       "HOME",
+                                       "USER",
+                                       "LOGNAME",
+                                       "TMPDIR",
+                                       "TZ",
+                                       "LANG",
+                                       "LANGUAGE",
+                                       "LC_*",
+                                       "XDG_CACHE_HOME", /* PoCL's cache folder */
+                                       "LD_LIBRARY_PATH",
+                                       "CUDA_*",
+                                       "NVIDIA_*",
+                                       "POCL_*",
+                                       "OCL_*",
+                                       "OPENCL_*",
+                                       "ASAN_OPTIONS",
+                                       "UBSAN_OPTIONS",
+                                       "LSAN_OPTIONS", /* sanitizer builds */
+                                       "SPECGEN_UNSANDBOXED",
+                                       "SPECGEN_SANDBOX_READ",
+                                       "SPECGEN_WORKER_STDERR",
+                                       NULL};
+
+void sg_dev_sandbox_env(void) { sg_proc_env_keep(env_keep); }
 
 int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err) {
     const char *off = getenv("SPECGEN_UNSANDBOXED");

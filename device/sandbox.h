@@ -11,4 +11,11 @@
 
 int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err);
 
+/* Drop every environment variable the compilers and runtimes do not need (API keys and
+ * tokens above all: a candidate runs as native code in the worker on PoCL), zeroing their
+ * text (common/proc.h's sg_proc_env_keep). Kept: PATH, HOME, TMPDIR, locale, the loader's
+ * LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, POCL_*, OCL_*, OPENCL_*, the sanitizers' *SAN_OPTIONS
+ * and the worker's own SPECGEN_UNSANDBOXED, SPECGEN_SANDBOX_READ, SPECGEN_WORKER_STDERR. */
+void sg_dev_sandbox_env(void);
+
 #endif

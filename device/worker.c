@@ -5,7 +5,8 @@
  * pool replaces it when that runs out), and it dies with its parent.
  * Sandbox: before its first job the worker confines itself (sandbox.c) to the system's
  * toolkits and that job's task folder (plus opts.read_dirs); a later job naming another
- * folder is refused, and without the sandbox no job runs at all. */
+ * folder is refused, and without the sandbox no job runs at all. At its start the worker
+ * drops every environment variable the toolkits do not need (API keys, tokens). */
 #include "device/device.h"
 
 #include "device/sandbox.h"
@@ -122,6 +123,7 @@ int sg_dev_worker_main(int sock, void *arg) {
             close(null);
         }
     }
+    sg_dev_sandbox_env(); /* before any job: candidates must not see the parent's API keys */
     worker w = {.sock = 3};
     limits(o);
     for (;;) {

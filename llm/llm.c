@@ -113,8 +113,14 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
             end_stream(s, NULL);
             return;
         }
-        sg_llm_fail_later(s, "%s after %lld tokens",
-                          "the stream ended without [DONE] or a finish_reason");
+        if (!sg_llm_is_sse_type(s->content_type)) /* e.g. a server that ignores "stream" */
+            snprintf(s->fail_msg, sizeof s->fail_msg,
+                     "the server answered with Content-Type %s, not text/event-stream (a stream "
+                     "was asked for); the answer begins: %s",
+                     s->content_type, s->errbody.data ? s->errbody.data : "");
+        else
+            sg_llm_fail_later(s, "%s after %lld tokens",
+                              "the stream ended without [DONE] or a finish_reason");
     }
     int max = llm->cfg.max_retries;
     if (retryable(s, rc) && s->res.attempts <= max) {

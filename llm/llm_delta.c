@@ -126,6 +126,13 @@ size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg) {
         if (s->errbody.len < 4096) sg_buf_append(&s->errbody, p, n);
         return n;
     }
+    /* The start of an answer that is no stream, to be shown if it fails: one line of ASCII
+     * (a cut never splits a UTF-8 sequence; the message goes into JSON events too). */
+    if (!sg_llm_is_sse_type(s->content_type))
+        for (size_t i = 0; i < n && s->errbody.len < 200; i++) {
+            unsigned char c = (unsigned char)p[i];
+            sg_buf_append(&s->errbody, c < ' ' ? " " : c >= 0x7f ? "?" : p + i, 1);
+        }
     s->llm->in_curl++;
     int rc = sg_sse_feed(&s->sse, p, n);
     s->llm->in_curl--;
@@ -135,6 +142,10 @@ size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg) {
     return rc && rc != 1 ? 0 : (s->dead || s->cut ? 0 : n);
 }
 
+int sg_llm_is_sse_type(const char *type) {
+    return !type[0] || !strncasecmp(type, "text/event-stream", 17); /* none sent: assume SSE */
+}
+
 size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg) {
     sg_llm_stream *s = arg;
     size_t n = sz * nm;
@@ -142,6 +153,15 @@ size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg) {
         const char *sp = memchr(p, ' ', n);
         s->status = sp ? strtol(sp + 1, NULL, 10) : 0;
         s->retry_after_ns = 0;
+        s->content_type[0] = 0;
+    } else if (n > 13 && !strncasecmp(p, "content-type:", 13)) {
+        const char *v = p + 13, *end = p + n;
+        while (v < end && (*v == ' ' || *v == '\t')) v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
+        size_t k = 0;
+        for (; v < end && k < sizeof s->content_type - 1; v++) /* printable only: it is shown */
+            s->content_type[k++] = *v >= ' ' && *v < 0x7f ? *v : '?';
+        s->content_type[k] = 0;
     } else if (n > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char tmp[32];
         size_t k = n - 12 < sizeof tmp - 1 ? n - 12 : sizeof tmp - 1;

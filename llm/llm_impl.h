@@ -39,7 +39,8 @@ struct sg_llm_stream {
     long status;            /* HTTP status of the current attempt */
     int64_t retry_after_ns; /* from a Retry-After header */
     int64_t last_byte_ns;
-    sg_buf errbody; /* body of a non-200 answer */
+    sg_buf errbody;        /* body of a non-200 answer, or the start of a non-SSE one */
+    char content_type[96]; /* the answer's Content-Type ("" when none was sent) */
     sg_sse sse;
     sg_llm_think think;
     unsigned features;
@@ -79,6 +80,8 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len);
 int sg_llm_on_comment(void *arg, const char *text, size_t len);
 size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg);
 size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg);
+/* A Content-Type that can carry the stream: text/event-stream, or none sent. */
+int sg_llm_is_sse_type(const char *type);
 int sg_llm_on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg);
 
 /* llm_body.c */

@@ -67,6 +67,7 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         "  abort:after=N           end with finish_reason \"abort\" after N tokens\n"
         "  ignore_max_tokens       stream everything, ignoring the request's max_tokens\n"
         "  no_completions          answer 404 on /v1/completions (a chat-only server)\n"
+        "  no_stream               answer one JSON object (application/json), not a stream\n"
         "\n"
         "Trace format: docs/replay-trace.md. Example:\n"
         "  specgen replay-llm --trace prompts/traces --listen 127.0.0.1:8000 --dialect sglang "

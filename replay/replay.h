@@ -88,7 +88,8 @@ typedef enum {
     SG_FAULT_MALFORMED,
     SG_FAULT_ABORT,
     SG_FAULT_IGNORE_MAX_TOKENS,
-    SG_FAULT_NO_COMPLETIONS
+    SG_FAULT_NO_COMPLETIONS,
+    SG_FAULT_NO_STREAM
 } sg_replay_fault_kind;
 
 typedef struct sg_replay_fault {

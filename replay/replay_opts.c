@@ -28,7 +28,8 @@ int sg_replay_fault_parse(const char *spec, sg_replay_fault *f, sg_err *err) {
                  {"malformed", SG_FAULT_MALFORMED},
                  {"abort", SG_FAULT_ABORT},
                  {"ignore_max_tokens", SG_FAULT_IGNORE_MAX_TOKENS},
-                 {"no_completions", SG_FAULT_NO_COMPLETIONS}};
+                 {"no_completions", SG_FAULT_NO_COMPLETIONS},
+                 {"no_stream", SG_FAULT_NO_STREAM}};
     memset(f, 0, sizeof *f);
     f->retry_after = 1;
     f->ms = 1000;
@@ -40,7 +41,7 @@ int sg_replay_fault_parse(const char *spec, sg_replay_fault *f, sg_err *err) {
     if (f->kind == SG_FAULT_NONE)
         rc = sg_errf(err,
                      "fault '%s': kind must be drop, 429, 503, stall, malformed, abort, "
-                     "ignore_max_tokens or no_completions",
+                     "ignore_max_tokens, no_completions or no_stream",
                      spec);
     for (char *kv; !rc && (kv = strtok_r(NULL, ":", &save));) {
         char *eq = strchr(kv, '=');

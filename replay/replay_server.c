@@ -189,6 +189,23 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
                    ? error(r->conn, 429, "replay-llm fault: busy, retry later", ra)
                    : error(r->conn, 503, "replay-llm fault: service unavailable", NULL);
     }
+    if (r->fault_on && f->kind == SG_FAULT_NO_STREAM) { /* a server that ignores "stream" */
+        free(prompt);
+        json_decref(req);
+        json_t *choice =
+            chat ? json_pack("{s:i, s:{s:s, s:s}, s:s}", "index", 0, "message", "role", "assistant",
+                             "content", "(not streamed)", "finish_reason", "stop")
+                 : json_pack("{s:i, s:s, s:s}", "index", 0, "text", "(not streamed)",
+                             "finish_reason", "stop");
+        json_t *one = json_pack("{s:s, s:s, s:s, s:[o]}", "id", "replay-no-stream", "object",
+                                chat ? "chat.completion" : "text_completion", "model", t->model,
+                                "choices", choice);
+        char *text = sg_json_dump(one);
+        json_decref(one);
+        enum MHD_Result rc = answer(r->conn, 200, "application/json", text, NULL);
+        free(text);
+        return rc;
+    }
     r->fmt.d = s->cfg.dialect;
     r->fmt.chat = chat;
     r->fmt.include_usage = json_is_true(json_object_get(so, "include_usage"));

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static uint32_t add_sat(uint32_t a, uint32_t b) { return a > UINT32_MAX - b ? UINT32_MAX : a + b; }
+
 /* Append text as tokens: leading blanks + at most 6 bytes, never cutting UTF-8. The
  * seq's text is rebuilt at the end (sg_replay_seq_seal), so tokens hold offsets first. */
 static void seq_add(sg_replay_seq *q, const char *s, size_t n, uint32_t dt_us,
@@ -27,7 +29,7 @@ static void seq_add(sg_replay_seq *q, const char *s, size_t n, uint32_t dt_us,
         }
         q->tok[q->n].text = (const char *)(uintptr_t)q->len; /* offset, sealed later */
         q->tok[q->n].len = (uint32_t)(i - st);
-        q->tok[q->n].dt_us = dt_us + *first_extra;
+        q->tok[q->n].dt_us = add_sat(dt_us, *first_extra);
         *first_extra = 0;
         q->n++;
         q->text = sg_xrealloc(q->text, q->len + (i - st) + 1);
@@ -60,6 +62,10 @@ static int resolve_after(const sg_replay_seq *r, const char *after, size_t *at) 
     *at = i;
     return 0;
 }
+
+/* A time in ms; past an hour its microseconds would not fit the token delays' 32 bits. */
+#define MAX_MS 3600000
+static int time_ok(double ms) { return ms >= 0 && ms <= MAX_MS; }
 
 typedef struct pending_fork {
     char *after;
@@ -101,6 +107,8 @@ static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
         int64_t at = -1;
         if (!json_is_object(o)) {
             rc = sg_errf(err, "%s: each line must be a JSON object", where);
+        } else if (json_object_get(o, "trace") && header) { /* its model would be lost */
+            rc = sg_errf(err, "%s: a second header line (a trace file holds one trace)", where);
         } else if (json_object_get(o, "trace")) {
             const char *model = NULL, *match = NULL;
             header = 1;
@@ -113,14 +121,14 @@ static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
             else {
                 if (model) t->model = sg_xstrdup(model);
                 if (match) t->match = sg_xstrdup(match);
-                if (ms_tok < 0 || first_ms < 0 || fork_first_ms < 0)
-                    rc = sg_errf(err, "%s: times must not be negative", where);
+                if (!time_ok(ms_tok) || !time_ok(first_ms) || !time_ok(fork_first_ms))
+                    rc = sg_errf(err, "%s: times must be from 0 to %d ms (an hour)", where, MAX_MS);
             }
         } else if (sg_json_get_num(o, "ms_per_token", 0, &ms, where, err) < 0 ||
                    sg_json_get_num(o, "pause_ms", 0, &pause, where, err) < 0) {
             rc = -1;
-        } else if (ms < 0 || pause < 0) {
-            rc = sg_errf(err, "%s: times must not be negative", where);
+        } else if (!time_ok(ms) || !time_ok(pause)) {
+            rc = sg_errf(err, "%s: times must be from 0 to %d ms (an hour)", where, MAX_MS);
         } else if (json_object_get(o, "fork_after") || json_object_get(o, "fork_at")) {
             if (sg_json_get_str(o, "fork_after", 0, &after, where, err) < 0 ||
                 sg_json_get_int(o, "fork_at", 0, &at, where, err) < 0 ||
@@ -137,14 +145,14 @@ static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
             if (sg_json_get_str(o, "reasoning", 1, &s, where, err) < 0)
                 rc = -1;
             else
-                extra += (uint32_t)(pause * 1000),
-                    seq_add(&t->reasoning, s, strlen(s), (uint32_t)(ms * 1000), &extra);
+                extra = add_sat(extra, (uint32_t)(pause * 1000)),
+                seq_add(&t->reasoning, s, strlen(s), (uint32_t)(ms * 1000), &extra);
         } else if (json_object_get(o, "answer")) {
             if (sg_json_get_str(o, "answer", 1, &s, where, err) < 0)
                 rc = -1;
             else
-                extra_a += (uint32_t)(pause * 1000),
-                    seq_add(&t->answer, s, strlen(s), (uint32_t)(ms * 1000), &extra_a);
+                extra_a = add_sat(extra_a, (uint32_t)(pause * 1000)),
+                seq_add(&t->answer, s, strlen(s), (uint32_t)(ms * 1000), &extra_a);
         } else {
             rc = sg_errf(err,
                          "%s: a line needs one of \"trace\", \"reasoning\", \"answer\", "
@@ -158,8 +166,10 @@ static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
     if (!rc && !t->answer.n) rc = sg_errf(err, "%s: no answer line", path);
     seq_seal(&t->reasoning);
     seq_seal(&t->answer);
-    t->first_token_us = (int64_t)(first_ms * 1000);
-    t->fork_first_token_us = (int64_t)(fork_first_ms * 1000);
+    if (!rc) { /* else a refused header's times may lie out of range */
+        t->first_token_us = (int64_t)(first_ms * 1000);
+        t->fork_first_token_us = (int64_t)(fork_first_ms * 1000);
+    }
     t->forks = sg_xcalloc(npf ? npf : 1, sizeof *t->forks);
     for (size_t i = 0; i < npf; i++) {
         sg_replay_fork *f = &t->forks[t->n_forks];

@@ -155,11 +155,14 @@ int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, s
         cand->src = sg_xmalloc(job->candidate_len + 1);
         memcpy(cand->src, job->candidate, job->candidate_len);
         cand->src[job->candidate_len] = 0;
-        if (job->candidate_len && !strstr(cand->src, "//@launch")) { /* keep the baseline's plan */
+        if (job->candidate_len && !strstr(cand->src, "//@launch")) {
+            /* Keep the baseline's plan, after the candidate's last line so that the
+             * candidate's line numbers (in our messages and the compiler's) stay its own. */
             char *bsrc = read_text(base, &e);
             sg_buf b = {0};
-            if (bsrc) plan_lines(bsrc, &b);
             sg_buf_append_str(&b, cand->src);
+            if (cand->src[job->candidate_len - 1] != '\n') sg_buf_append(&b, "\n", 1);
+            if (bsrc) plan_lines(bsrc, &b);
             free(bsrc);
             free(cand->src);
             cand->src = sg_buf_steal(&b);

@@ -3,6 +3,8 @@
 #include "common/cli.h"
 #include "validator/validator.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -62,6 +62,7 @@ static int primary(parser *ps, int64_t *out) {
     } else if (*p == '-') {
         ps->p++;
         if (primary(ps, out) < 0) return -1;
+        if (*out == INT64_MIN) return fail(ps, "integer overflow");
         *out = -*out;
     } else if (isdigit((unsigned char)*p)) {
         int64_t v = 0;
@@ -109,6 +110,7 @@ static int term(parser *ps, int64_t *out) {
             if (!mul_ok(*out, r, out)) return fail(ps, "integer overflow");
         } else {
             if (r == 0) return fail(ps, "division by zero");
+            if (r == -1 && *out == INT64_MIN) return fail(ps, "integer overflow");
             *out = op == '/' ? *out / r : *out % r;
         }
     }

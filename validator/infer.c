@@ -8,7 +8,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +39,12 @@ int sg_val_init_add_size(sg_val_init_opts *o, const char *value, sg_err *err) {
     char *end = NULL;
     if (!eq || eq == value || (size_t)(eq - value) >= sizeof s->name[0])
         return sg_errf(err, "'%s' is not NAME=VALUE", value);
+    errno = 0;
     long long v = strtoll(eq + 1, &end, 10);
     if (!eq[1] || *end || v < 1)
         return sg_errf(err, "'%s': the value must be a positive integer", value);
+    if (errno == ERANGE) /* strtoll saturates: say so rather than use the limit */
+        return sg_errf(err, "'%s': the value is too large (the most is %lld)", value, LLONG_MAX);
     if (s->n == SG_VAL_MAX_SIZES) return sg_errf(err, "too many sizes");
     snprintf(s->name[s->n], sizeof s->name[0], "%.*s", (int)(eq - value), value);
     s->value[s->n++] = v;
@@ -405,6 +410,23 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                 goto out;
             }
             add_name(&pl.sizes, o->sizes.name[g], strlen(o->sizes.name[g]));
+        }
+    for (int g = 0; g < o->sizes.n; g++) /* the kernel would get a wrapped value */
+        for (int i = 0; i < k->np; i++) {
+            if (strcmp(k->p[i].name, o->sizes.name[g]) || k->p[i].pointer || k->p[i].is_float)
+                continue;
+            const char *ty = k->p[i].type ? k->p[i].type : "i32";
+            int64_t most = strstr(ty, "64")      ? INT64_MAX
+                           : !strcmp(ty, "u32") ? UINT32_MAX
+                                                : INT32_MAX;
+            if (o->sizes.value[g] > most) {
+                rc = sg_errf(err,
+                             "--size %s=%lld: parameter %s of kernel %s is %s; the most it holds "
+                             "is %lld",
+                             o->sizes.name[g], (long long)o->sizes.value[g], o->sizes.name[g],
+                             k->name, ty, (long long)most);
+                goto out;
+            }
         }
     for (int h = 0; h < o->ncount; h++) {
         int i = 0;

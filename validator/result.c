@@ -11,7 +11,7 @@ void sg_val_result_set(sg_val_result *r, sg_val_verdict v, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     r->verdict = v;
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    sg_vfmt_fit(r->message, sizeof r->message, fmt, ap); /* keeps the reason at the end */
     va_end(ap);
 }
 

@@ -68,7 +68,8 @@ static int count_of(const char *expr, const sg_val_sizes *s, sg_val_type ty, con
     return 0;
 }
 
-/* Allocate and fill every task buffer and the plan's scratch. */
+/* Allocate and fill every task buffer and the plan's scratch. Every size is known and
+ * the scratch limit checked before anything is allocated (filling 2 GiB took seconds). */
 static int dset_make(run_ctx *c, const sg_val_plan *plan, dset *ds, sg_err *err) {
     const sg_val_task *t = c->t;
     ds->n = t->nbuf + plan->nscratch;
@@ -95,6 +96,9 @@ static int dset_make(run_ctx *c, const sg_val_plan *plan, dset *ds, sg_err *err)
                 "//@scratch %s: the plan's scratch buffers take %llu bytes at this shape, "
                 "over the limit of %llu bytes (2 GiB) for all of them",
                 b->name, (unsigned long long)scratch, MAX_SCRATCH);
+    }
+    for (int i = 0; i < ds->n; i++) {
+        dbuf *b = &ds->b[i];
         size_t total = GUARD + b->bytes + GUARD;
         int rc = c->d->ops->alloc(c->d->be, total, &b->mem, err);
         if (rc < 0) return rc;

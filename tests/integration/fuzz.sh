@@ -11,7 +11,7 @@ if [ -n "${SPECGEN_ASAN:-}" ]; then
     skip "fuzz targets" "already run by the normal make test; not repeated under test-asan"
     finish
 fi
-check "fuzz targets build (make fuzz)" make -s fuzz
+check "fuzz targets build (make fuzz-build)" make -s fuzz-build
 secs=${FUZZ_SECONDS:-10}
 for src in tests/fuzz/fuzz_*.c; do
     name=$(basename "$src" .c)

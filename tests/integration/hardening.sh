@@ -60,4 +60,66 @@ check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1
     "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 check_fails "  ... as a usage error" 2 "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 
+# ---- 14: a candidate without //@launch keeps its own line numbers (the baseline's plan
+# lines go after it, not before) ----
+tail -n +3 $task/baseline.cl | sed '3i #include "/etc/hostname"' >"$t/inc.cl"
+check_output "validate: an include on line 3 of a candidate without //@launch is named line 3" \
+    "^rejected: .*inc.cl: line 3: #include \"/etc/hostname\" is not allowed" \
+    "$SPECGEN" validate $task "$t/inc.cl" --compile-only
+if [ $have_cl = 1 ]; then
+    tail -n +3 $task/baseline.cl | sed '2s/;$/ +;/' >"$t/syntax.cl"
+    check_output "validate: the compiler's log names the candidate's own line (2)" \
+        "\.cl:2:[0-9]+: (error: )?expected expression" \
+        "$SPECGEN" validate $task "$t/syntax.cl" --device opencl --timeout 20s
+else
+    skip "validate: the compiler's log names the candidate's own line" "no OpenCL platform"
+fi
+
+# ---- 14: a long path or expression keeps the message's reason (the middle is cut) ----
+long=$t/$(printf 'a%.0s' $(seq 250))/$(printf 'b%.0s' $(seq 250))/$(printf 'c%.0s' $(seq 250))/$(printf 'd%.0s' $(seq 250))
+mkdir -p "$long"
+cp "$t/inc.cl" "$long/inc.cl"
+check_output "validate: a 1000-character path keeps the reason at the end of the message" \
+    "^rejected: $t/a+\.\.\.[bcd/]+/inc.cl: line 3: #include .* only files inside the task folder may be included$" \
+    "$SPECGEN" validate $task "$long/inc.cl" --compile-only
+{ echo "//@launch vector_scale grid=$(printf 'N+%.0s' $(seq 600))x block=8"; tail -n +3 $task/baseline.cl; } >"$t/longexpr.cl"
+check_output "validate: a 1200-character size expression keeps the reason at the end" \
+    "^rejected: bad launch plan: .*longexpr.cl:1: grid=: size expression \"N\+N.*\.\.\..*N\+x\": unknown size name 'x' at offset 1200$" \
+    "$SPECGEN" validate $task "$t/longexpr.cl" --compile-only
+
+# ---- 14: task init --size refuses a value it cannot hold (it saturated, or wrapped) ----
+tail -n +3 $task/baseline.cl >"$t/vs.cl"
+check_output "task init --size n=99999999999999999999 is refused as too large" \
+    "--size: 'n=99999999999999999999': the value is too large \(the most is 9223372036854775807\)" \
+    "$SPECGEN" task init "$t/vs.cl" --size n=99999999999999999999 --out "$t/ti1"
+check_fails "  ... as a usage error, writing nothing" 2 \
+    "$SPECGEN" task init "$t/vs.cl" --size n=99999999999999999999 --out "$t/ti1"
+check_output "task init --size n=3000000000 for an int parameter is refused" \
+    "--size n=3000000000: parameter n of kernel vector_scale is i32; the most it holds is 2147483647" \
+    "$SPECGEN" task init "$t/vs.cl" --size n=3000000000 --out "$t/ti2"
+check "  ... and no task folder was written" test ! -e "$t/ti1/task.json" -a ! -e "$t/ti2/task.json"
+
+# ---- the worker that compiles and runs candidates keeps no API keys in its environment ----
+if [ $have_cl = 1 ]; then
+    OPENAI_API_KEY=sk-issue17-secret SPECGEN_API_KEY=sg-issue17-secret MY_DB_PASSWORD=pw-issue17 \
+        POCL_ISSUE17=kept "$SPECGEN" validate $task tests/hostile/opencl/infinite_loop.cl \
+        --device opencl --timeout 30s >/dev/null 2>&1 &
+    vpid=$!
+    on_exit "kill $vpid"
+    worker=
+    for _ in $(seq 100); do worker=$(pgrep -P $vpid | head -1); [ -n "$worker" ] && break; sleep 0.1; done
+    sleep 3 # the candidate is compiled and its endless kernel runs in the worker now
+    penv=$(tr '\0' '\n' </proc/$vpid/environ 2>/dev/null)
+    wenv=$(tr '\0' '\n' </proc/"${worker:-0}"/environ 2>/dev/null)
+    check_output "the parent holds the keys (the test can see them)" "^OPENAI_API_KEY=sk-issue17-secret" echo "$penv"
+    check_output "the worker running the candidate still has PATH and POCL_*" "^PATH=.*POCL_ISSUE17=kept|^POCL_ISSUE17=kept.*" \
+        bash -c 'printf "%s\n" "$1" | grep -E "^(PATH|POCL_ISSUE17)=" | sort | paste -sd" "' _ "$wenv"
+    check_output "no OPENAI_API_KEY, SPECGEN_API_KEY or *PASSWORD* in the worker's /proc/PID/environ" "^0$" \
+        bash -c 'printf "%s\n" "$1" | grep -c -E "issue17-secret|pw-issue17"' _ "$wenv"
+    kill $vpid 2>/dev/null
+    wait $vpid 2>/dev/null
+else
+    skip "the worker keeps no API keys in its environment" "no OpenCL platform"
+fi
+
 finish

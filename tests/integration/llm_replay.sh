@@ -118,6 +118,16 @@ start_replay sglang --fault abort:after=3
 check_output "a server-side abort ends the stream with finish_reason abort" 'finish +abort' \
     "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 20 --abort-after 0
 stop_replay
+# A server that answers a stream request with one JSON object (issue 17, item 14): the
+# error names the Content-Type it got and shows the answer's start.
+start_replay vllm --fault no_stream
+for api in chat completions; do
+    flag=; [ "$api" = completions ] && flag=--completions
+    check_output "a non-stream answer ($api) names its Content-Type and shows its start" \
+        'answered with Content-Type application/json, not text/event-stream .*the answer begins: \{"id":"replay-no-stream"' \
+        "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 20 $flag
+done
+stop_replay
 DEAD=$(pick_port)
 check_output "nothing listening: retries, then connection refused" "Couldn't connect.*3 attempts" \
     "$SPECGEN" llm-check --llm "http://127.0.0.1:$DEAD" --model m --abort-after 0
@@ -131,6 +141,14 @@ check_output "a bad trace line is named with file:line" 'bad.jsonl:2.*reasoning'
 printf '{"trace": 1}\n{"answer": "x"}\n{"fork_after": "nowhere", "answer": "y"}\n' >"$TMPDIR_TEST/bad2.jsonl"
 check_output "a fork_after text that is not in the reasoning is named" 'bad2.jsonl:3.*nowhere' \
     "$SPECGEN" replay-llm --trace "$TMPDIR_TEST/bad2.jsonl" --listen 127.0.0.1:0
+# Found by fuzz_replay_trace: a second header leaked the first's model; a time past the
+# 32-bit microseconds of a token delay was undefined behaviour (now refused by name).
+printf '{"trace": 1, "model": "a"}\n{"trace": 1, "model": "b"}\n{"answer": "x"}\n' >"$TMPDIR_TEST/two.jsonl"
+check_output "a second header line is refused, naming its line" 'two.jsonl:2: a second header line' \
+    timeout 5 "$SPECGEN" replay-llm --trace "$TMPDIR_TEST/two.jsonl" --listen 127.0.0.1:0
+printf '{"trace": 1}\n{"reasoning": "a b", "ms_per_token": 1e300}\n{"answer": "x"}\n' >"$TMPDIR_TEST/slow.jsonl"
+check_output "a time past an hour is refused, naming its line" 'slow.jsonl:2: times must be from 0 to 3600000 ms' \
+    timeout 5 "$SPECGEN" replay-llm --trace "$TMPDIR_TEST/slow.jsonl" --listen 127.0.0.1:0
 check_fails "an unknown dialect exits 2" 2 "$SPECGEN" replay-llm --trace "$TRACE" --dialect tgi
 check_output "a bad fault is explained" 'kind must be drop' "$SPECGEN" replay-llm --trace "$TRACE" --fault boom
 check_output "llm-check needs --llm" '--llm URL is required' "$SPECGEN" llm-check

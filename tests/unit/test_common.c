@@ -70,6 +70,71 @@ static void test_units(void **state) {
     assert_string_equal(sg_fmt_bytes(3 << 20, out, sizeof out), "3.0 MiB");
 }
 
+/* A message longer than its buffer keeps its beginning and its reason (issue 17, item 14:
+ * a long path cut the message before the reason). */
+static void test_err_keeps_reason_of_long_message(void **state) {
+    char path[3000];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = 0;
+    path[0] = '/';
+    sg_err err;
+    sg_errf(&err, "%s: line 3: #include is not allowed", path);
+    size_t n = strlen(err.msg);
+    assert_true(n < sizeof err.msg);
+    assert_true(n > sizeof err.msg - 8);
+    assert_int_equal(err.msg[0], '/');
+    assert_non_null(strstr(err.msg, "pp...pp"));
+    assert_string_equal(err.msg + n - 31, "line 3: #include is not allowed");
+    sg_errf(&err, "short: %d", 7);
+    assert_string_equal(err.msg, "short: 7");
+    /* a prefix as long keeps the old message's end too */
+    sg_errf(&err, "%s: the reason", path);
+    sg_err_prefix(&err, "%s: field \"x\"", path);
+    n = strlen(err.msg);
+    assert_string_equal(err.msg + n - 10, "the reason");
+    /* no cut splits a UTF-8 sequence: a path of 2-byte characters */
+    char wide[3001];
+    for (int i = 0; i < 3000; i += 2) memcpy(wide + i, "\xc3\xa9", 2);
+    wide[3000] = 0;
+    sg_errf(&err, "%s: why", wide);
+    const char *dots = strstr(err.msg, "...");
+    assert_non_null(dots);
+    assert_int_equal((dots - err.msg) % 2, 0);
+    assert_int_equal((strlen(dots + 3) - 5) % 2, 0);
+    char tiny[6];
+    sg_fmt_fit(tiny, sizeof tiny, "%s", "abcdefgh");
+    assert_string_equal(tiny, "abcde");
+}
+
+/* sg_proc_env_keep in a child: the kept names stay, the rest (and anything named like a
+ * secret, even when listed) is gone from environ and zeroed where it lay. */
+static void test_proc_env_keep(void **state) {
+    setenv("SG_TEST_API_KEY", "sk-unit-secret", 1);
+    setenv("POCL_TEST_TOKEN", "tok-unit-secret", 1);
+    setenv("POCL_TEST_SETTING", "kept", 1);
+    setenv("SG_TEST_OTHER", "dropped", 1);
+    const char *key = getenv("SG_TEST_API_KEY") - strlen("SG_TEST_API_KEY=");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static const char *const keep[] = {"PATH", "POCL_*", NULL};
+        sg_proc_env_keep(keep);
+        int bad = getenv("SG_TEST_API_KEY") || getenv("POCL_TEST_TOKEN") ||
+                  getenv("SG_TEST_OTHER") || !getenv("PATH") || !getenv("POCL_TEST_SETTING") ||
+                  key[0] || memmem(key, 30, "sk-unit", 7);
+        _exit(bad);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_string_equal(getenv("SG_TEST_API_KEY"), "sk-unit-secret"); /* the parent's stays */
+    unsetenv("SG_TEST_API_KEY");
+    unsetenv("POCL_TEST_TOKEN");
+    unsetenv("POCL_TEST_SETTING");
+    unsetenv("SG_TEST_OTHER");
+}
+
 static void test_json_errors_name_field_and_value(void **state) {
     sg_err err;
     const char *text = "{\"name\": \"x\", \"n\": \"abc\", \"sub\": {\"k\": 2}}";
@@ -253,6 +318,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_err_keeps_reason_of_long_message),
+        cmocka_unit_test(test_proc_env_keep),
         cmocka_unit_test(test_json_errors_name_field_and_value),
         cmocka_unit_test(test_dl_reports_library_and_symbol),
         cmocka_unit_test(test_cuda_tables_load_once),

@@ -53,6 +53,10 @@ static void test_expr(void **st) {
     eval_fails("M", "unknown size name 'M'");
     eval_fails("N/0", "division by zero");
     eval_fails("N*N*N*N*N*N*N", "overflow");
+    /* found by fuzz_val_source with UB fatal: INT64_MIN negated or divided by -1 */
+    eval_fails("-(0-9223372036854775807-1)", "overflow");
+    eval_fails("(0-9223372036854775807-1)/-1", "overflow");
+    eval_fails("(0-9223372036854775807-1)%-1", "overflow");
     eval_fails("N +", "unexpected end");
     eval_fails("N N", "unexpected text");
     eval_fails("ceil_div(N)", "expected ','");
