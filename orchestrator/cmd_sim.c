@@ -165,6 +165,9 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
     static const double delta[] = {0.05, 0.15, 0.3, 0}; /* 0 here: no early stop */
     static const double hyst[] = {0.1, 0.2, 0.4};
     int n = 4 * 4 * 4 * 3, k = 0, def = -1;
+    /* the defaults' row: prompts/trigger.json's spacing and cap, no cut on a gain */
+    uint64_t base_spacing = p->trigger.min_spacing_tokens;
+    int base_flight = p->trigger.max_in_flight;
     sg_sim_row *rows = sg_xcalloc((size_t)n, sizeof *rows);
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++)
@@ -183,26 +186,31 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
                     else
                         snprintf(c.name, sizeof c.name, "s%llu f%d no-stop h%.1f",
                                  (unsigned long long)spacing[a], in_flight[b], hyst[h]);
-                    if (spacing[a] == 150 && in_flight[b] == 4 && delta[d] == 0.05 &&
-                        hyst[h] == 0.2)
+                    if (spacing[a] == base_spacing && in_flight[b] == base_flight &&
+                        delta[d] == 0 && hyst[h] == 0.2)
                         def = k;
                     if (run_seeds(&c, p, from, to, 0, &rows[k], err) < 0) {
                         free(rows);
                         return -1;
                     }
                 }
-    sg_sim_row dflt = rows[def];
+    sg_sim_row dflt;
+    if (def >= 0) dflt = rows[def];
     qsort(rows, (size_t)n, sizeof *rows, by_e2e);
     int rank = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; def >= 0 && i < n; i++)
         if (!strcmp(rows[i].name, dflt.name)) rank = i + 1;
     printf("(s: trigger spacing in tokens, f: forks in flight, d: early-stop margin, h: pool "
-           "hysteresis)\n");
+           "hysteresis; the other trigger rules as --trigger or prompts/trigger.json)\n");
     for (int i = 0; i < 10 && i < n; i++) sg_sim_print_row(&rows[i], 0);
     printf("...\n");
-    sg_sim_print_row(&dflt, 0);
-    printf("\nthe defaults (%s) rank %d of %d by end-to-end time; the best is %.2fx faster\n",
-           dflt.name, rank, n, dflt.mean.e2e_s / rows[0].mean.e2e_s);
+    if (def >= 0) {
+        sg_sim_print_row(&dflt, 0);
+        printf("\nthe defaults (%s) rank %d of %d by end-to-end time; the best is %.2fx faster\n",
+               dflt.name, rank, n, dflt.mean.e2e_s / rows[0].mean.e2e_s);
+    } else {
+        printf("\nthe trigger rules' spacing or cap is not in the grid: no rank for them\n");
+    }
     free(rows);
     return 0;
 }
@@ -236,7 +244,7 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
         const char *name;
         int policy, streams, fork;
         uint64_t probe;
-        int static_pools, fifo, no_kv, no_early;
+        int static_pools, fifo, no_kv, flip_early;
     } v[N] = {
         {"specgen", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 0, 0},
         {"sequential", SG_POLICY_SEQUENTIAL, 1, 0, 0, 1, 1, 0, 0},
@@ -245,7 +253,7 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
         {"specgen static pools", SG_POLICY_SPECGEN, 1, 1, 0, 1, 0, 0, 0},
         {"specgen no priorities", SG_POLICY_SPECGEN, 1, 1, 0, 0, 1, 0, 0},
         {"specgen no kvstore", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 1, 0},
-        {"specgen no early stop", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 0, 1},
+        {"specgen early stop", SG_POLICY_SPECGEN, 1, 1, 0, 0, 0, 0, 1},
         {"specgen no forks", SG_POLICY_SPECGEN, 1, 0, 0, 0, 0, 0, 0},
     };
     sg_sim_row rows[N];
@@ -260,7 +268,8 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
         if (v[i].static_pools && stat.static_profile > 0) x.pools = stat;
         x.pools.fifo = v[i].fifo;
         if (v[i].no_kv) x.w.cache_tokens = 0;
-        x.early_stop = !v[i].no_early;
+        /* every row the same criterion, but the ablation, which flips the cut on a gain */
+        x.early_stop = v[i].flip_early ? !c->early_stop : c->early_stop;
         if (run_seeds(&x, p, from, to, plots && i < 4, &rows[i], err) < 0)
             rc = -1;
         else
@@ -275,11 +284,15 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
 int sg_cmd_sim(int argc, char **argv) {
     sg_sim_config c;
     sg_sim_config_default(&c);
+    sg_run_config rc;
+    sg_run_config_default(&rc);
+    int64_t in_flight = 0;
     const char *workload = NULL, *policy = "specgen", *seeds = "1-3", *pools = "elastic",
                *events = NULL, *db = NULL, *plots = NULL;
     int64_t gpus = c.gpus, slots = c.slots_per_gpu, instances = 0, tasks = c.tasks,
             iterations = c.iterations, concurrency = 0;
-    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, no_fork = 0, md = 0;
+    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, early = 0, no_fork = 0,
+        md = 0;
     const sg_opt opts[] = {
         {"workload", SG_OPT_STR, &workload, "W",
          "a workload file, or the name of one in sim/workloads/ (reference, fitted)",
@@ -303,9 +316,22 @@ int sg_cmd_sim(int argc, char **argv) {
         {"pools", SG_OPT_STR, &pools, "MODE", "elastic or static:V/P", "elastic", NULL, 0},
         {"no-priorities", SG_OPT_FLAG, &no_prio, NULL, "jobs in arrival order", NULL, NULL, 0},
         {"no-kvstore", SG_OPT_FLAG, &no_kv, NULL, "no prefix cache for forks", NULL, NULL, 0},
-        {"no-early-stop", SG_OPT_FLAG, &no_early, NULL, "never cut an iteration short", NULL, NULL,
+        {"early-stop", SG_OPT_FLAG, &early, NULL,
+         "also end an iteration on a gain of 5% (--early-stop-margin) over its start", NULL, NULL,
          0},
+        {"no-early-stop", SG_OPT_FLAG, &no_early, NULL,
+         "end an iteration early only at the target (the default)", NULL, NULL, 0},
         {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "never fork", NULL, NULL, 0},
+        {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE",
+         "specgen's trigger rules (JSON, as optimize --trigger; probe:K keeps its own)",
+         "prompts/trigger.json", NULL, 0},
+        {"early-stop-margin", SG_OPT_DOUBLE, &c.delta, "X",
+         "end an iteration on a gain of at least X over its start (every configuration; implies "
+         "--early-stop)",
+         "0.05 with --early-stop", NULL, 0},
+        {"in-flight", SG_OPT_INT, &in_flight, "N",
+         "forks in flight at most, overriding the trigger rules' (probe:K too)", "the rules'", NULL,
+         0},
         {"events", SG_OPT_STR, &events, "FILE",
          "write every task's events (JSON lines, the first configuration's first seed)", NULL, NULL,
          0},
@@ -351,6 +377,10 @@ int sg_cmd_sim(int argc, char **argv) {
     if (instances < 0 || instances > 4096)
         return sg_cli_fail(&spec, 2, "--llm-instances: '%lld' must be 1..4096",
                            (long long)instances);
+    if (in_flight < 0 || in_flight > 1024)
+        return sg_cli_fail(&spec, 2, "--in-flight: '%lld' must be 1..1024", (long long)in_flight);
+    if (c.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be 0 or more");
+    c.in_flight = (int)in_flight;
     if (sweep && (plots || md))
         return sg_cli_fail(&spec, 2, "--sweep prints its ranking only (no --plots, no --markdown)");
     if (workload && load_workload(workload, &c.w, &err) < 0)
@@ -366,12 +396,12 @@ int sg_cmd_sim(int argc, char **argv) {
     c.iterations = (int)iterations;
     c.pools.fifo = no_prio;
     if (no_kv) c.w.cache_tokens = 0;
-    c.early_stop = !no_early;
+    if (early && no_early)
+        return sg_cli_fail(&spec, 2, "--early-stop and --no-early-stop contradict each other");
+    c.early_stop = early || c.delta > 0;
     if (no_fork) c.policy.fork = 0;
     snprintf(c.name, sizeof c.name, "%s", policy);
 
-    sg_run_config rc;
-    sg_run_config_default(&rc);
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
     if (sg_run_prompts_load(&rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);

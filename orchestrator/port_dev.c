@@ -209,6 +209,11 @@ static void end_iteration(void *impl, int iteration) {
     sg_pool_end_iteration(pd->cfg.pool, pool_iteration(pd, iteration));
 }
 
+static void load(void *impl, int *queued, int *slots) {
+    sg_port_dev *pd = impl;
+    sg_pool_load(pd->cfg.pool, queued, slots);
+}
+
 sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, sg_err *err) {
     (void)err;
     sg_port_dev *pd = sg_xcalloc(1, sizeof *pd);
@@ -216,6 +221,7 @@ sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, s
     port->impl = pd;
     port->submit = submit;
     port->end_iteration = end_iteration;
+    port->load = load;
     return pd;
 }
 

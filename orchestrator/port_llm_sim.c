@@ -52,7 +52,7 @@ static struct sg_gen *gen_new(sg_port_llm_sim *pl, const sg_gen_events *ev, int 
 
 static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
                                const sg_gen_events *ev, sg_err *err) {
-    (void)system, (void)user, (void)err;
+    (void)system, (void)err;
     sg_port_llm_sim *pl = impl;
     int64_t now = sg_loop_now(pl->loop);
     if (pl->iteration == 0 || now != pl->iteration_started) { /* parallel streams: one instant */
@@ -60,6 +60,10 @@ static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
         pl->iteration_started = now;
         pl->streams = 0;
         pl->tokens = 0;
+        /* the best kernel so far is in the prompt: the model reads its quality, as a real
+         * model reads the kernel (the baseline has none: 0) */
+        const char *q = user ? strstr(user, "#define SIM_Q ") : NULL;
+        sg_sim_llm_prompt_quality(pl->model, pl->task, pl->iteration, q ? atof(q + 14) : 0);
     }
     struct sg_gen *g = gen_new(pl, ev, 0, pl->streams++);
     sg_sim_gen_cb cb = {on_reasoning, on_content, on_done, g};

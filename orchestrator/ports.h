@@ -107,6 +107,8 @@ typedef struct sg_dev_port {
      * and its running validations killed; each of them still gets its done call, with
      * cancelled set. NULL: the port cannot cancel (every job runs). */
     void (*end_iteration)(void *impl, int iteration);
+    /* Optional (NULL: unknown): jobs of every task waiting for a slot, and the slots. */
+    void (*load)(void *impl, int *queued, int *slots);
 } sg_dev_port;
 
 #endif

@@ -55,7 +55,7 @@ typedef struct sg_run_config {
     int64_t budget_ns;            /* 30 min */
     uint64_t budget_tokens;       /* 500k */
     int iterations;               /* 5 */
-    int early_stop;               /* 1 */
+    int early_stop;               /* 0: an iteration ends early only at the target */
     const char *log_name;         /* "specgen optimize" */
     const char *db;        /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
     int max_per_endpoint;  /* running streams per LLM endpoint; 0: no cap */
@@ -71,7 +71,7 @@ void sg_run_config_default(sg_run_config *c);
 typedef struct sg_run_opts {
     const char *model, *device, *policy, *pools, *fork_mode; /* NULL model/device: default */
     int64_t iterations, slots, devices;
-    int no_fork, no_early_stop, no_local;
+    int no_fork, early_stop, no_early_stop, no_local;
 } sg_run_opts;
 void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c);
 /* Check them (and c's own fields set by options: max_tokens, speed, llm_urls) and fill c.

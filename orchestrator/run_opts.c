@@ -44,6 +44,8 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
     c->iterations = (int)o->iterations;
     c->slots_per_device = (int)o->slots;
     c->devices = (int)o->devices;
-    c->early_stop = !o->no_early_stop;
+    if (o->early_stop && o->no_early_stop)
+        return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
+    c->early_stop = o->early_stop;
     return 0;
 }

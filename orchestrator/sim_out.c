@@ -101,9 +101,9 @@ void sg_sim_print_compare(const sg_sim_row *rows, int md) {
         {"specgen no kvstore",
          "the prefix cache: cache_tokens, prefill_tok_s and the reasoning length (measured and "
          "computed, with an ASSUMPTION on the share left for prefixes)"},
-        {"specgen no early stop",
+        {"specgen early stop",
          "what a restart loses against what the next iteration gains: the quality curve q0, q1, "
-         "q_gamma and q_iter (ASSUMPTIONS)"},
+         "q_gamma, q_iter and q_carry (ASSUMPTIONS)"},
         {"specgen no forks",
          "what a fork's kernel is worth before the reasoning ends: the quality curve and "
          "code_every_tokens / cue_every_tokens (ASSUMPTIONS)"},

@@ -113,7 +113,7 @@ void sg_sim_config_default(sg_sim_config *c) {
     c->budget_ns = 2 * 3600 * SG_SEC;
     c->budget_tokens = 500000;
     c->iterations = 5;
-    c->early_stop = 1;
+    c->early_stop = 0; /* as optimize: an iteration ends early only at its target */
 }
 
 static void on_record(void *arg, json_t *ev) {
@@ -161,11 +161,14 @@ static void task_config(const sg_sim_config *c, const sg_run_prompts *p, sg_task
     if (c->spacing_tokens) tc->trigger.min_spacing_tokens = c->spacing_tokens;
     if (c->in_flight) tc->trigger.max_in_flight = c->in_flight;
     if (c->delta > 0) tc->crit.delta = c->delta;
-    if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule */
+    if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule,
+                            * the built-in cap on forks in flight whatever --trigger says */
+        sg_trigger_config_default(&tc->trigger);
         tc->trigger.code_block = 0;
         tc->trigger.transition = 0;
         tc->trigger.interval_tokens = c->probe_tokens;
         tc->trigger.min_spacing_tokens = 0;
+        if (c->in_flight) tc->trigger.max_in_flight = c->in_flight;
     }
     tc->tmpl = &p->tmpl;
     tc->prompts = &p->task;

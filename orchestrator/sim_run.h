@@ -35,7 +35,7 @@ typedef struct sg_sim_config {
     int64_t budget_ns;      /* per task */
     uint64_t budget_tokens; /* per task */
     int iterations;
-    int early_stop;
+    int early_stop; /* also end an iteration on a gain of delta (optimize --early-stop) */
     /* the policy's knobs (0: the defaults of prompts/trigger.json and the criterion) */
     uint64_t spacing_tokens; /* trigger min_spacing_tokens */
     int in_flight;           /* trigger max_in_flight */

@@ -244,6 +244,18 @@ static int seen_before(sg_task *t, uint64_t h) {
 }
 
 static void maybe_advance(sg_task *t);
+static void room_freed(sg_task *t);
+
+/* What the trigger's load limits read: this task's candidates not yet judged, and the
+ * pool's queue per slot when the device port can tell. */
+static void set_load(sg_task *t) {
+    sg_trigger_set_backlog(t->trigger, t->jobs_pending);
+    if (t->dev.load && t->cfg.trigger.max_queue_per_slot > 0) {
+        int queued = 0, slots = 0;
+        t->dev.load(t->dev.impl, &queued, &slots);
+        sg_trigger_set_pool_queue(t->trigger, slots > 0 ? (double)queued / slots : 0);
+    }
+}
 
 /* The device port drops the iteration's queued jobs and kills its running validations;
  * they come back through on_job_done, cancelled (maybe inside this call). */
@@ -263,6 +275,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
                          j->iteration, "correct", 0, "verdict", o->verdict, "message", o->message));
         free(j->source);
         free(j);
+        room_freed(t); /* a backlog limit may let a fork start */
         progress(t);
         maybe_advance(t);
         return;
@@ -313,6 +326,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
     }
     free(j->source);
     free(j);
+    room_freed(t);
     progress(t);
     maybe_advance(t);
 }
@@ -388,6 +402,7 @@ static void on_reasoning(void *arg, const char *text, size_t len, uint64_t token
     if (t->phase != PHASE_RUNNING) return;
     if (t->cfg.policy.kind == SG_POLICY_SPECGEN && t->cfg.policy.fork && !t->st.forks_refused) {
         sg_trigger_fire fire;
+        set_load(t);
         if (sg_trigger_feed(t->trigger, text, len, tokens, &fire)) start_fork(t, g, &fire);
     }
     progress(t);
@@ -401,13 +416,14 @@ static void on_content(void *arg, const char *text, size_t len) {
     g->content_chunks++;
 }
 
-/* A fork ended: a code-block cue kept pending while no slot was free may fork now, from
- * the current iteration's reasoning as it stands. */
-static void fork_slot_freed(sg_task *t) {
+/* A fork or a job ended: a code-block cue kept pending while there was no room may fork
+ * now, from the current iteration's reasoning as it stands. */
+static void room_freed(sg_task *t) {
     if (t->phase != PHASE_RUNNING || t->st.forks_refused) return;
     for (gen_ctx *r = t->gens; r; r = r->next) {
         if (r->kind != GEN_REASONING || r->iteration != t->st.iteration || !r->gen) continue;
         sg_trigger_fire fire;
+        set_load(t);
         if (sg_trigger_poll(t->trigger, r->reasoning_tokens, &fire)) start_fork(t, r, &fire);
         return;
     }
@@ -478,7 +494,7 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
             submit_candidate(t, g->content.data ? g->content.data : "", g->content.len, "final", g);
         }
     }
-    if (g->kind == GEN_FORK) fork_slot_freed(t);
+    if (g->kind == GEN_FORK) room_freed(t);
     gen_free(g);
     progress(t);
     maybe_advance(t);

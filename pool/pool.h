@@ -191,6 +191,8 @@ typedef struct sg_pool_stats {
     double utilisation_queued; /* busy share of all slots while some job was waiting */
 } sg_pool_stats;
 void sg_pool_stats_get(const sg_pool *p, sg_pool_stats *s);
+/* Cheap, for policies that ask often: jobs waiting for a slot, and slots online. */
+void sg_pool_load(const sg_pool *p, int *queued, int *slots);
 
 /* ---- local slots (pool/slot_local.c) ---- */
 /* ndevices x per_device slots: device d is CUDA device base->cuda_device + d or OpenCL

@@ -665,6 +665,11 @@ void sg_pool_free(sg_pool *p) {
     free(p);
 }
 
+void sg_pool_load(const sg_pool *p, int *queued, int *slots) {
+    *queued = p->nq;
+    *slots = count_online(p);
+}
+
 void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
     sg_pool *p = (sg_pool *)cp; /* accounting up to now changes no decision */
     account(p);

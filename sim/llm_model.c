@@ -19,6 +19,7 @@ typedef struct ctx { /* a reasoning stream's prefix in its instance's cache */
     uint64_t length; /* the whole reasoning, tokens */
     uint64_t cached; /* tokens of it in the cache now (prompt included) */
     uint64_t used;   /* LRU clock */
+    double floor;    /* q_carry: the quality this iteration starts from (0: none) */
 } ctx;
 
 struct sg_sim_gen {
@@ -46,7 +47,27 @@ struct sg_sim_llm {
     int nc, capc;
     sg_sim_gen *gens;
     uint64_t decoded, prefilled, saved;
+    int q_task, q_iteration; /* sg_sim_llm_prompt_quality's, for the next reasoning */
+    double q_best;
 };
+
+void sg_sim_llm_prompt_quality(sg_sim_llm *m, int task, int iteration, double q_best) {
+    m->q_task = task;
+    m->q_iteration = iteration;
+    m->q_best = q_best;
+}
+
+/* A kernel's quality before noise: the workload's curve at fraction f of the reasoning
+ * (f = 1 and q_end = q_final for the final answer), lifted to start from the given
+ * kernel's quality and end q_iter above it under q_carry. */
+static double quality(const sg_sim_workload *w, int iteration, double floor, double f,
+                      double q_end) {
+    double it = w->q_iter * (iteration - 1);
+    double lo = w->q0 + it, hi = q_end + it;
+    if (floor > lo) lo = floor;
+    if (floor > 0 && floor + w->q_iter > hi) hi = floor + w->q_iter;
+    return lo + (hi - lo) * pow(f, w->q_gamma);
+}
 
 static uint64_t mix(uint64_t x) {
     x ^= x >> 30;
@@ -129,7 +150,7 @@ static ctx *add_ctx(sg_sim_llm *m, int task, int iteration, int stream, int inst
         m->c = sg_xrealloc(m->c, (size_t)m->capc * sizeof *m->c);
     }
     ctx *c = &m->c[m->nc++];
-    *c = (ctx){task, iteration, stream, instance, length, 0, ++m->clock};
+    *c = (ctx){task, iteration, stream, instance, length, 0, ++m->clock, 0};
     return c;
 }
 
@@ -262,9 +283,13 @@ sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream
     g->next_cue = (uint64_t)exp_draw(&g->rng, m->w.cue_every_tokens);
     g->prompt = (uint64_t)m->w.prompt_tokens;
     m->prefilled += g->prompt;
-    make_answer(g, m->w.q_final + m->w.q_sd * normal(&g->rng) + m->w.q_iter * (iteration - 1),
-                (uint64_t)m->w.final_tokens);
-    add_ctx(m, task, iteration, stream, g->instance, g->length);
+    double floor = m->w.q_carry > 0 && m->q_task == task && m->q_iteration == iteration
+                       ? m->w.q_carry * m->q_best
+                       : 0;
+    double q_end = floor > 0 ? quality(&m->w, iteration, floor, 1, m->w.q_final)
+                             : m->w.q_final + m->w.q_iter * (iteration - 1);
+    make_answer(g, q_end + m->w.q_sd * normal(&g->rng), (uint64_t)m->w.final_tokens);
+    add_ctx(m, task, iteration, stream, g->instance, g->length)->floor = floor;
     schedule(g, m->w.first_token_s + m->w.prompt_tokens / m->w.prefill_tok_s);
     return g;
 }
@@ -289,8 +314,8 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
     if (hit) c->used = ++m->clock;
     double f = c && c->length ? (double)prefix_tokens / (double)c->length : 0.5;
     f = f > 1 ? 1 : f;
-    double q = m->w.q0 + (m->w.q1 - m->w.q0) * pow(f, m->w.q_gamma) + m->w.q_sd * normal(&g->rng) +
-               m->w.q_iter * (iteration - 1);
+    double q =
+        quality(&m->w, iteration, c ? c->floor : 0, f, m->w.q1) + m->w.q_sd * normal(&g->rng);
     make_answer(g, q, (uint64_t)m->w.fork_tokens);
     schedule(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s);
     return g;

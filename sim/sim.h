@@ -63,6 +63,10 @@ typedef struct sg_sim_workload {
      * of quality q0 + (q1 - q0) * f^q_gamma + normal(0, q_sd); the final answer q_final;
      * every iteration adds q_iter (feedback helps) */
     double q0, q1, q_gamma, q_sd, q_final, q_iter;
+    /* 0: an iteration's quality ignores the kernel it was given (the curve above); c > 0: it
+     * starts from c times the quality of the best kernel in its prompt, when that is higher,
+     * and its end (last fork, final answer) improves on that by q_iter */
+    double q_carry;
     /* devices */
     sg_sim_slot_model slots;
     /* tasks */
@@ -105,6 +109,9 @@ void sg_sim_llm_free(sg_sim_llm *m);
 /* Iteration `iteration` of task `task` (both small integers the caller keeps). */
 sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream,
                               const sg_sim_gen_cb *cb);
+/* The quality of the best kernel in that iteration's prompt (read by the port from its
+ * SIM_Q; q_carry uses it). Call before the iteration's first reasoning stream. */
+void sg_sim_llm_prompt_quality(sg_sim_llm *m, int task, int iteration, double q_best);
 /* A fork from reasoning stream `stream` of that iteration, after `prefix_tokens` of its
  * reasoning (the stream may have ended; its prefix may since have left the cache). */
 sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,

@@ -37,6 +37,8 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
                                         "min_spacing_tokens",
                                         "transition_min_new_tokens",
                                         "max_in_flight",
+                                        "max_backlog",
+                                        "max_queue_per_slot",
                                         "dup_skip_after",
                                         "pending_stale_tokens",
                                         "cues",
@@ -78,6 +80,18 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
         return sg_errf(err, "%s: field \"max_in_flight\": must be 1..1024, got %lld", where,
                        (long long)n);
     c->max_in_flight = (int)n;
+    n = c->max_backlog;
+    if (sg_json_get_int(obj, "max_backlog", 0, &n, where, err) < 0) return -1;
+    if (n < 0 || n > 1024)
+        return sg_errf(err, "%s: field \"max_backlog\": must be 0..1024 (0: off), got %lld", where,
+                       (long long)n);
+    c->max_backlog = (int)n;
+    double q = c->max_queue_per_slot;
+    if (sg_json_get_num(obj, "max_queue_per_slot", 0, &q, where, err) < 0) return -1;
+    if (!(q >= 0) || q > 1000)
+        return sg_errf(err, "%s: field \"max_queue_per_slot\": must be 0..1000 (0: off), got %g",
+                       where, q);
+    c->max_queue_per_slot = q;
     n = c->dup_skip_after;
     if (sg_json_get_int(obj, "dup_skip_after", 0, &n, where, err) < 0) return -1;
     if (n < 0 || n > 100)
@@ -129,6 +143,8 @@ struct sg_trigger {
     uint64_t last_fork_tokens;
     int forked_yet;
     int in_flight;
+    int backlog;             /* the task's candidates not yet judged (caller's count) */
+    double pool_queue;       /* jobs waiting per slot, all tasks (caller's count) */
     int pending_code_close;  /* a block closed and not yet turned into a fork */
     int pending_fresh;       /* it closed in the current delta: its position is not set yet */
     uint64_t pending_tokens; /* reasoning tokens when it closed */
@@ -153,6 +169,14 @@ void sg_trigger_reset(sg_trigger *t) {
 }
 
 int sg_trigger_in_flight(const sg_trigger *t) { return t->in_flight; }
+
+void sg_trigger_set_pool_queue(sg_trigger *t, double queued_per_slot) {
+    t->pool_queue = queued_per_slot > 0 ? queued_per_slot : 0;
+}
+
+void sg_trigger_set_backlog(sg_trigger *t, int candidates) {
+    t->backlog = candidates > 0 ? candidates : 0;
+}
 
 /* Track fences line by line: a line that starts with ``` toggles in_code. */
 static void track_fences(sg_trigger *t, char c) {
@@ -225,8 +249,10 @@ static int skip_for_duplicates(sg_trigger *t, sg_rule r) {
     return 0;
 }
 
-/* Room for a fork now: below the cap and far enough from the last one. */
+/* Room for a fork now: below the caps and far enough from the last one. */
 static int have_room(const sg_trigger *t, uint64_t since) {
+    if (t->cfg.max_backlog > 0 && t->in_flight + t->backlog >= t->cfg.max_backlog) return 0;
+    if (t->cfg.max_queue_per_slot > 0 && t->pool_queue >= t->cfg.max_queue_per_slot) return 0;
     return t->in_flight < t->cfg.max_in_flight && since >= t->cfg.min_spacing_tokens;
 }
 

@@ -9,8 +9,10 @@
  *               of a line or sentence, after at least transition_min_new_tokens since
  *               the last fork;
  *   interval    a fallback every interval_tokens (as Dynasor's fixed-interval probes).
- * Every rule also needs min_spacing_tokens since the last fork and fewer than
- * max_in_flight forks running. A rule whose last dup_skip_after forks all produced
+ * Every rule also needs min_spacing_tokens since the last fork, fewer than
+ * max_in_flight forks running and, when max_backlog > 0, fewer than max_backlog of the
+ * task's forks running plus candidates waiting for their verdict or timing (the caller
+ * reports that count: sg_trigger_set_backlog). A rule whose last dup_skip_after forks all produced
  * duplicate kernels skips its next cue; an aborted (or failed) fork says nothing about
  * its rule and is not counted. A code block that closes when there is no room (forks at
  * max_in_flight, or too soon after the last fork) stays pending, the latest one only,
@@ -46,7 +48,9 @@ typedef struct sg_trigger_config {
     uint64_t min_spacing_tokens;
     uint64_t transition_min_new_tokens;
     int max_in_flight;
-    int dup_skip_after;            /* 0: never skip */
+    int max_backlog;           /* 0: off; else forks in flight + candidates not yet judged */
+    double max_queue_per_slot; /* 0: off; else fork only while the pool's queue per slot is below */
+    int dup_skip_after;        /* 0: never skip */
     uint64_t pending_stale_tokens; /* a pending code-block cue older than this is dropped */
     size_t ncues;
     char cues[SG_TRIGGER_MAX_CUES][48];
@@ -89,5 +93,10 @@ void sg_trigger_fork_aborted(sg_trigger *t);
  * code-block cue should fork now; tokens_total is the reasoning token count now. */
 int sg_trigger_poll(sg_trigger *t, uint64_t tokens_total, sg_trigger_fire *fire);
 int sg_trigger_in_flight(const sg_trigger *t);
+/* The task's candidates submitted and not yet judged (validated, and timed when correct):
+ * with max_backlog, what the forks in flight add up with. Call before feed and poll. */
+void sg_trigger_set_backlog(sg_trigger *t, int candidates);
+/* Jobs of every task waiting for a validation/profiling slot, per slot (0 when unknown). */
+void sg_trigger_set_pool_queue(sg_trigger *t, double queued_per_slot);
 
 #endif

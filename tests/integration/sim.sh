@@ -28,7 +28,7 @@ for b in sequential parallel:4 probe:1000; do
         python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$(fb specgen)" "$(fb $b)"
 done
 check_output "--sweep ranks the knobs and says where the defaults stand" \
-    'the defaults \(s150 f4 d0.05 h0.2\) rank [0-9]+ of 192' "$SPECGEN" sim --sweep --seeds 1 --tasks 3
+    'the defaults \(s150 f1 no-stop h0.2\) rank [0-9]+ of 192' "$SPECGEN" sim --sweep --seeds 1 --tasks 3
 check_output "a workload's unknown field is named" "unknown field 'decode'" \
     bash -c "echo '{\"decode\": 3}' >'$out/w.json'; '$SPECGEN' sim --workload '$out/w.json'"
 check_output "the reference workload file loads" '^workload reference' "$SPECGEN" sim --workload sim/workloads/reference.json --seeds 1 --tasks 2
@@ -72,7 +72,7 @@ check "the page has the compare table for both workloads and the load run" pytho
 import sys
 t = open(sys.argv[1]).read()
 need = ['*workload reference: 4 tasks', '*workload fitted: 4 tasks', '*workload fitted: 6 tasks']
-ok = all(n in t for n in need) and t.count('| **specgen** |') == 3 and t.count('| no early stop |') == 3
+ok = all(n in t for n in need) and t.count('| **specgen** |') == 3 and t.count('| early stop |') == 3
 ok = ok and '@' + '@' not in t and '@SEEDS@' not in t
 ok = ok and not [l for l in t.splitlines() if l.startswith(('|', '- vs')) and 'wall' in l]
 sys.exit(0 if ok else 1)" "$out/e1/eval.md"

@@ -199,6 +199,39 @@ static void test_trigger_interval_spacing_and_cap(void **state) {
     sg_trigger_free(t);
 }
 
+/* The load limits: the task's backlog (forks in flight + candidates not yet judged) and
+ * the pool's queue per slot each hold a fork back until they fall below their limit. */
+static void test_trigger_load_limits(void **state) {
+    sg_trigger_config c = quiet_config();
+    c.interval_tokens = 100;
+    c.max_in_flight = 8;
+    c.max_backlog = 2;
+    c.max_queue_per_slot = 1.5;
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f;
+    sg_trigger_set_backlog(t, 1);
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 100, &f), 1); /* 0 in flight + 1 < 2 */
+    sg_trigger_fork_started(t, &f);
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 250, &f), 0); /* 1 + 1: held */
+    sg_trigger_set_backlog(t, 0);
+    sg_trigger_set_pool_queue(t, 1.5);
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 260, &f), 0); /* the pool's queue: held */
+    sg_trigger_set_pool_queue(t, 1.0);
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 270, &f), 1);
+    sg_trigger_free(t);
+    json_t *j = json_pack("{s:i,s:f}", "max_backlog", 3, "max_queue_per_slot", 0.5);
+    sg_err err;
+    assert_int_equal(sg_trigger_config_from_json(j, &c, "trigger.json", &err), 0);
+    assert_int_equal(c.max_backlog, 3);
+    assert_true(c.max_queue_per_slot == 0.5);
+    json_decref(j);
+    j = json_pack("{s:f}", "max_queue_per_slot", -1.0);
+    assert_int_equal(sg_trigger_config_from_json(j, &c, "trigger.json", &err), -1);
+    assert_string_equal(
+        err.msg, "trigger.json: field \"max_queue_per_slot\": must be 0..1000 (0: off), got -1");
+    json_decref(j);
+}
+
 static void test_trigger_skips_after_duplicates(void **state) {
     sg_trigger_config c = quiet_config();
     c.dup_skip_after = 2;
@@ -435,6 +468,7 @@ int main(void) {
         cmocka_unit_test(test_trigger_code_block_close),
         cmocka_unit_test(test_trigger_transition_needs_boundary_and_new_tokens),
         cmocka_unit_test(test_trigger_interval_spacing_and_cap),
+        cmocka_unit_test(test_trigger_load_limits),
         cmocka_unit_test(test_trigger_skips_after_duplicates),
         cmocka_unit_test(test_trigger_pending_code_block),
         cmocka_unit_test(test_trigger_config_errors),
