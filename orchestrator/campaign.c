@@ -246,8 +246,11 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
     const char *dberr = sg_run_exec_db_error(t->exec);
     if (dberr) sg_errf(err, "%s", dberr);
     if (!dberr && c->db &&
-        sg_results_task_totals(c->db, t->db_task, (int64_t)t->final.reasoning_tokens,
-                               (int64_t)t->final.tokens_total, err) < 0)
+        (sg_results_task_totals(c->db, t->db_task, (int64_t)t->final.reasoning_tokens,
+                                (int64_t)t->final.tokens_total, err) < 0 ||
+         sg_results_task_prefix(c->db, t->db_task, (int64_t)t->final.fork_prompt_tokens,
+                                (int64_t)t->final.fork_cached_tokens,
+                                t->final.forks_cache_reported > 0, err) < 0))
         dberr = err->msg;
     c->tokens_done += t->final.tokens_total;
     const char *how = t->final.error[0]    ? "error"
@@ -255,17 +258,24 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
                                            : sg_crit_name(t->final.end_reason);
     char el[32];
     sg_fmt_duration(t->final.ended_ns, el, sizeof el);
+    char reuse[64] = "";
+    double share = sg_task_prefix_reuse(&t->final);
+    if (share >= 0) snprintf(reuse, sizeof reuse, "; prefix reuse %.0f%%", 100 * share);
     if (t->final.best_candidate)
-        say(c, "%s: %s after %s, best %.2fx (candidate %d)", t->name, how, el,
-            t->final.best_speedup, t->final.best_candidate);
+        say(c, "%s: %s after %s, best %.2fx (candidate %d)%s", t->name, how, el,
+            t->final.best_speedup, t->final.best_candidate, reuse);
     else
-        say(c, "%s: %s after %s, nothing beat the baseline%s%s", t->name, how, el,
-            t->final.error[0] ? ": " : "", t->final.error);
+        say(c, "%s: %s after %s, nothing beat the baseline%s%s%s", t->name, how, el,
+            t->final.error[0] ? ": " : "", t->final.error, reuse);
     if (t->final.error[0])
         c->res->failed++;
     else if (!t->final.cancelled)
         c->res->done++;
     c->res->best_sum += t->final.best_speedup;
+    c->res->fork_prompt_tokens += t->final.fork_prompt_tokens;
+    c->res->fork_cached_tokens += t->final.fork_cached_tokens;
+    c->res->forks_cache_reported += t->final.forks_cache_reported;
+    c->res->forks_done += t->final.forks_done;
     sg_run_exec_free(t->exec);
     t->exec = NULL;
     sg_port_dev_free(t->pd);

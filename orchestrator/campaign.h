@@ -35,6 +35,9 @@ typedef struct sg_campaign_result {
     int stopped;                      /* Ctrl-C / SIGTERM */
     int budget;                       /* a campaign budget ended it */
     double best_sum;                  /* sum of the best speedups of the tasks that ran */
+    /* prefix reuse over the tasks that ran (sg_task_stats' fields, summed) */
+    uint64_t fork_prompt_tokens, fork_cached_tokens;
+    int forks_cache_reported, forks_done;
 } sg_campaign_result;
 
 /* Returns 0 when the campaign ran (to its end, its budget, or a stop), -1 when it could not

@@ -3,6 +3,7 @@
 #include "common/cli.h"
 #include "orchestrator/campaign.h"
 #include "orchestrator/commands.h"
+#include "orchestrator/optimize_ui.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,8 @@ int sg_cmd_campaign(int argc, char **argv) {
          NULL, 0},
         {"pool-cacert", SG_OPT_STR, &rc.pool_cacert, "F", "CA certificate for https agents",
          "the system's", NULL, 0},
+        {"pool-timeout", SG_OPT_DURATION, &rc.pool_timeout_ns, "T",
+         "an agent that has not answered for T is lost: its jobs run elsewhere", "5s", NULL, 0},
         {"no-local", SG_OPT_FLAG, &ro.no_local, NULL, "only the --pool agents' slots", NULL, NULL,
          0},
         {"pools", SG_OPT_STR, &ro.pools, "MODE", "elastic or static:V/P", "elastic", NULL, 0},
@@ -134,6 +137,13 @@ int sg_cmd_campaign(int argc, char **argv) {
     fprintf(stderr, "\n== specgen campaign %lld: %d task%s: %d done, %d failed, %d skipped%s%s\n",
             (long long)res.id, res.tasks, res.tasks == 1 ? "" : "s", res.done, res.failed,
             res.skipped, res.stopped ? "; stopped" : "", res.budget ? "; budget spent" : "");
+    if (res.forks_done) { /* the forks' prefix reuse over every task that ran */
+        sg_task_stats ps = {.fork_prompt_tokens = res.fork_prompt_tokens,
+                            .fork_cached_tokens = res.fork_cached_tokens,
+                            .forks_cache_reported = res.forks_cache_reported,
+                            .forks_done = res.forks_done};
+        sg_ui_prefix_reuse(stderr, &ps);
+    }
     if (res.id > 0)
         fprintf(stderr, "results:   specgen results tasks --campaign %lld%s%s\n", (long long)res.id,
                 rc.db ? " --db " : "", rc.db ? rc.db : "");

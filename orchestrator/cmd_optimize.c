@@ -74,6 +74,8 @@ int sg_cmd_optimize(int argc, char **argv) {
          NULL, 0},
         {"pool-cacert", SG_OPT_STR, &rc.pool_cacert, "F", "CA certificate for https agents",
          "the system's", NULL, 0},
+        {"pool-timeout", SG_OPT_DURATION, &rc.pool_timeout_ns, "T",
+         "an agent that has not answered for T is lost: its jobs run elsewhere", "5s", NULL, 0},
         {"no-local", SG_OPT_FLAG, &ro.no_local, NULL, "only the --pool agents' slots", NULL, NULL,
          0},
         {"pools", SG_OPT_STR, &ro.pools, "MODE",

@@ -96,7 +96,7 @@ void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns) {
 }
 
 /* The evidence that a fork did not recompute its prefix: the server's own count. */
-static void prefix_reuse_line(FILE *o, const sg_task_stats *s) {
+void sg_ui_prefix_reuse(FILE *o, const sg_task_stats *s) {
     double share = sg_task_prefix_reuse(s);
     if (share >= 0)
         fprintf(o,
@@ -146,7 +146,7 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n",
             (unsigned long long)s->reasoning_tokens, (unsigned long long)s->fork_tokens,
             (unsigned long long)s->tokens_total);
-    if (s->forks_done) prefix_reuse_line(o, s);
+    if (s->forks_done) sg_ui_prefix_reuse(o, s);
     if (s->early_stops) {
         if (full_reasoning_tokens > s->tokens_at_early_stop)
             fprintf(o,

@@ -31,6 +31,10 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
 
 /* The pools' lines of the summary: the split, each role's utilisation and waits, the
  * feedback count and latency. */
+/* "prefix reuse: ..." — the share of the forks' prompt tokens the LLM server served from its
+ * prefix cache, or why it is not known (s: fork_prompt_tokens, fork_cached_tokens,
+ * forks_cache_reported, forks_done). */
+void sg_ui_prefix_reuse(FILE *o, const sg_task_stats *s);
 void sg_ui_pools(sg_ui *ui, const sg_pool_stats *st, const sg_port_dev_stats *ds);
 
 #endif

@@ -22,6 +22,7 @@ void sg_run_config_default(sg_run_config *c) {
     c->slots_per_device = 1;
     c->db = SG_RESULTS_DEFAULT_DB;
     sg_pool_config_default(&c->pools);
+    c->pool_timeout_ns = (int64_t)(SG_POOL_REMOTE_TIMEOUT_S * SG_SEC);
     c->policy = (sg_policy){.kind = SG_POLICY_SPECGEN, .streams = 1, .fork = 1};
     c->budget_ns = 30LL * 60 * SG_SEC;
     c->budget_tokens = 500000;
@@ -262,6 +263,9 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
             rc = sg_errf(err, "%s", sg_run_exec_db_error(e));
         } else if (sg_results_task_totals(db, db_task, (int64_t) final->reasoning_tokens,
                                           (int64_t) final->tokens_total, &dbe) < 0 ||
+                   sg_results_task_prefix(db, db_task, (int64_t) final->fork_prompt_tokens,
+                                          (int64_t) final->fork_cached_tokens,
+                                          final->forks_cache_reported > 0, &dbe) < 0 ||
                    sg_results_campaign_end(db, campaign, status, &dbe) < 0) {
             if (rc == 0) rc = sg_errf(err, "%s", dbe.msg);
         }

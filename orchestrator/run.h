@@ -63,6 +63,7 @@ typedef struct sg_run_config {
     const char *pool_urls; /* agents whose slots join the pool (pool.h); NULL: none */
     const char *pool_token_file; /* their bearer token; NULL: none */
     const char *pool_cacert;     /* CA for https agents; NULL: the system's */
+    int64_t pool_timeout_ns;     /* an agent silent this long is lost: 5 s */
     int no_local;                /* only the agents' slots */
 } sg_run_config;
 

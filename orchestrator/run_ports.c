@@ -105,7 +105,8 @@ static int remote_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, i
                                 .log_name = c->log_name,
                                 .lang = (int)lang,
                                 .first_slot = first_slot,
-                                .first_device = first_device};
+                                .first_device = first_device,
+                                .timeout_s = (double)c->pool_timeout_ns / SG_SEC};
     int rc_ = sg_pool_remote_new(loop, &rc, &out->remote, err);
     free(token);
     return rc_;

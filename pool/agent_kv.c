@@ -7,6 +7,8 @@
 #include "kvstore/kvstore.h"
 
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +20,59 @@ typedef struct tracked {
     uint64_t job, need;
 } tracked;
 
-struct sg_agent_kv {
+/* One kvstore: on one GPU (its jobs move its budget), or in host memory (PoCL: every
+ * device's jobs share it). */
+typedef struct store {
     sg_kv_server *srv;
     sg_pool_kv_budget budget;
-    sg_dev_lang lang;
-    int device;
-    char *password;
-    char describe[512];
-    tracked *jobs; /* jobs counted against the budget, running now */
+    int device;     /* the CUDA device, or -1: host memory */
+    char label[32]; /* "cuda:1" or "host": /metrics' device label */
+    tracked *jobs;  /* jobs counted against its budget, running now */
     int njobs;
+} store;
+
+struct sg_agent_kv {
+    store *st;
+    int n;
+    char *password;
+    char describe[2048];
 };
+
+static int start_store(sg_loop *loop, const sg_agent_kv_config *cfg, sg_agent_kv *k, store *st,
+                       const char *host, int port, int device, sg_err *err) {
+    char listen[300], backend[32];
+    snprintf(listen, sizeof listen, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    st->device = device;
+    st->jobs = sg_xcalloc(MAX_TRACKED, sizeof *st->jobs);
+    if (device >= 0)
+        snprintf(backend, sizeof backend, "cuda:%d", device);
+    else
+        snprintf(backend, sizeof backend, "host");
+    snprintf(st->label, sizeof st->label, "%s", backend);
+    sg_kv_config kc = {.listen = listen,
+                       .memory = cfg->is_auto ? 0 : cfg->size,
+                       .backend = backend,
+                       .password = k->password,
+                       .io_threads = 1,
+                       .maxclients = 1000,
+                       .hash_seed = (uint64_t)(uintptr_t)st * 0x9E3779B97F4A7C15ull};
+    if (sg_kv_server_start(&kc, &st->srv, err) < 0)
+        return sg_err_prefix(err, "--kv-memory/--kv-listen"), -1;
+    if (sg_kv_server_attach(st->srv, loop, err) < 0) return -1;
+    sg_kv_memory m;
+    sg_kv_server_memory(st->srv, &m);
+    /* The region is the backend's (auto: its rule); the policy shares what was free. */
+    sg_pool_kv_opts po = {.size = m.capacity,
+                          .mem = device >= 0 ? SG_POOL_KV_GPU : SG_POOL_KV_HOST,
+                          .free_bytes = m.free_at_start};
+    if (sg_pool_kv_budget_init(&st->budget, &po, err) < 0) return -1;
+    size_t used = strlen(k->describe);
+    snprintf(k->describe + used, sizeof k->describe - used,
+             "%skvstore on %s, budget %" PRIu64 " MiB shared with jobs in %" PRIu64 " MiB",
+             used ? "; " : "", sg_kv_server_describe(st->srv), st->budget.budget >> 20,
+             st->budget.shared >> 20);
+    return 0;
+}
 
 int sg_agent_kv_start(sg_loop *loop, const sg_agent_kv_config *cfg, sg_agent_kv **out,
                       sg_err *err) {
@@ -41,41 +86,22 @@ int sg_agent_kv_start(sg_loop *loop, const sg_agent_kv_config *cfg, sg_agent_kv 
                        "--kv-requirepass-file (anyone who can reach it could read and overwrite "
                        "the cache)",
                        cfg->listen);
+    int n = cfg->lang == SG_DEV_CUDA ? cfg->ndevices : 1;
+    if (n < 1) n = 1;
+    if (port && port + n - 1 > 65535)
+        return sg_errf(err, "--kv-listen %s: %d devices need ports %d..%d", cfg->listen, n, port,
+                       port + n - 1);
     sg_agent_kv *k = sg_xcalloc(1, sizeof *k);
-    k->lang = cfg->lang;
-    k->device = cfg->device;
-    k->jobs = sg_xcalloc(MAX_TRACKED, sizeof *k->jobs);
+    k->st = sg_xcalloc((size_t)n, sizeof *k->st);
     if (cfg->password_file &&
         sg_kv_password_file("--kv-requirepass-file", cfg->password_file, &k->password, err) < 0)
         goto fail;
-    char backend[32];
-    if (cfg->lang == SG_DEV_CUDA)
-        snprintf(backend, sizeof backend, "cuda:%d", cfg->device);
-    else
-        snprintf(backend, sizeof backend, "host");
-    sg_kv_config kc = {.listen = cfg->listen,
-                       .memory = cfg->is_auto ? 0 : cfg->size,
-                       .backend = backend,
-                       .password = k->password,
-                       .io_threads = 1,
-                       .maxclients = 1000,
-                       .hash_seed = (uint64_t)(uintptr_t)k * 0x9E3779B97F4A7C15ull};
-    if (sg_kv_server_start(&kc, &k->srv, err) < 0) {
-        sg_err_prefix(err, "--kv-memory/--kv-listen");
-        goto fail;
+    for (int i = 0; i < n; i++) { /* device i at PORT + i (port 0: each its own free one) */
+        k->n = i + 1;
+        if (start_store(loop, cfg, k, &k->st[i], host, port ? port + i : 0,
+                        cfg->lang == SG_DEV_CUDA ? cfg->devices[i] : -1, err) < 0)
+            goto fail;
     }
-    if (sg_kv_server_attach(k->srv, loop, err) < 0) goto fail;
-    sg_kv_memory m;
-    sg_kv_server_memory(k->srv, &m);
-    /* The region is the backend's (auto: its rule); the policy shares what was free. */
-    sg_pool_kv_opts po = {.size = m.capacity,
-                          .mem = cfg->lang == SG_DEV_CUDA ? SG_POOL_KV_GPU : SG_POOL_KV_HOST,
-                          .free_bytes = m.free_at_start};
-    if (sg_pool_kv_budget_init(&k->budget, &po, err) < 0) goto fail;
-    snprintf(k->describe, sizeof k->describe,
-             "kvstore on %s, budget %" PRIu64 " MiB shared with "
-             "jobs in %" PRIu64 " MiB",
-             sg_kv_server_describe(k->srv), k->budget.budget >> 20, k->budget.shared >> 20);
     *out = k;
     return 0;
 fail:
@@ -85,9 +111,12 @@ fail:
 
 const char *sg_agent_kv_describe(const sg_agent_kv *k) { return k->describe; }
 
-/* Jobs on this device use the kvstore's memory; on OpenCL (PoCL: the CPU) every device's. */
-static int counts(const sg_agent_kv *k, int device) {
-    return k->lang != SG_DEV_CUDA || device == k->device;
+/* The kvstore whose memory jobs on this device use: the GPU's own, or on OpenCL (PoCL: the
+ * CPU) the one host store. NULL: none (a device without a kvstore). */
+static store *store_for(sg_agent_kv *k, int device) {
+    for (int i = 0; i < k->n; i++)
+        if (k->st[i].device < 0 || k->st[i].device == device) return &k->st[i];
+    return NULL;
 }
 
 static uint64_t job_need(const sg_pool_work *w, sg_err *err) {
@@ -106,13 +135,13 @@ static uint64_t job_need(const sg_pool_work *w, sg_err *err) {
     return rc < 0 ? UINT64_MAX : need;
 }
 
-static void apply(sg_agent_kv *k, const sg_pool_kv_change *ch, int moved, json_t *ev) {
+static void apply(store *k, const sg_pool_kv_change *ch, int moved, json_t *ev) {
     sg_kv_memory before, after;
     sg_kv_server_memory(k->srv, &before);
     if (moved) {
         sg_err err;
         if (sg_kv_server_set_maxmemory(k->srv, ch->to, &err) < 0)
-            sg_warn("pool", "kvstore budget %" PRIu64 " bytes: %s", ch->to, err.msg);
+            sg_warn("pool", "kvstore %s budget %" PRIu64 " bytes: %s", k->label, ch->to, err.msg);
     }
     sg_kv_server_memory(k->srv, &after);
     json_t *o =
@@ -121,12 +150,13 @@ static void apply(sg_agent_kv *k, const sg_pool_kv_change *ch, int moved, json_t
                   (json_int_t)ch->deficit, "evicted", (json_int_t)(after.evicted - before.evicted),
                   "used", (json_int_t)after.used);
     if (ch->uncovered) json_object_set_new(o, "uncovered", json_integer((json_int_t)ch->uncovered));
+    json_object_set_new(o, "device", json_string(k->label));
     json_object_set_new(ev, "kv", o);
 }
 
 static void on_start(void *arg, int device, uint64_t job, const sg_pool_work *w, json_t *ev) {
-    sg_agent_kv *k = arg;
-    if (!counts(k, device) || k->njobs == MAX_TRACKED) return;
+    store *k = store_for(arg, device);
+    if (!k || k->njobs == MAX_TRACKED) return;
     sg_err err;
     uint64_t need = job_need(w, &err);
     if (need == UINT64_MAX) { /* the job will fail on its own, with this message */
@@ -140,9 +170,9 @@ static void on_start(void *arg, int device, uint64_t job, const sg_pool_work *w,
 }
 
 static void on_end(void *arg, int device, uint64_t job, const sg_pool_work *w, json_t *ev) {
-    (void)w, (void)device;
-    sg_agent_kv *k = arg;
-    for (int i = 0; i < k->njobs; i++) {
+    (void)w;
+    store *k = store_for(arg, device);
+    for (int i = 0; k && i < k->njobs; i++) {
         if (k->jobs[i].job != job) continue;
         uint64_t need = k->jobs[i].need;
         k->jobs[i] = k->jobs[--k->njobs];
@@ -153,26 +183,35 @@ static void on_end(void *arg, int device, uint64_t job, const sg_pool_work *w, j
     }
 }
 
-static void metric(sg_buf *b, const char *name, const char *type, const char *help, uint64_t v) {
-    sg_buf_printf(b,
-                  "# HELP specgen_kv_%s %s\n# TYPE specgen_kv_%s %s\nspecgen_kv_%s %" PRIu64 "\n",
-                  name, help, name, type, name, v);
+/* One metric: its help and type once, then a line per kvstore, labelled by its device. */
+static void metric(sg_buf *b, const sg_agent_kv *k, const char *name, const char *type,
+                   const char *help, size_t field) {
+    sg_buf_printf(b, "# HELP specgen_kv_%s %s\n# TYPE specgen_kv_%s %s\n", name, help, name, type);
+    for (int i = 0; i < k->n; i++) {
+        const store *s = &k->st[i];
+        sg_kv_memory m;
+        sg_kv_server_memory(s->srv, &m);
+        uint64_t v =
+            field == SIZE_MAX ? s->budget.need : *(const uint64_t *)((const char *)&m + field);
+        sg_buf_printf(b, "specgen_kv_%s{device=\"%s\"} %" PRIu64 "\n", name, s->label, v);
+    }
 }
 
 static void on_metrics(void *arg, sg_buf *b) {
-    sg_agent_kv *k = arg;
-    sg_kv_memory m;
-    sg_kv_server_memory(k->srv, &m);
-    metric(b, "used_bytes", "gauge", "Region bytes the kvstore's values use.", m.used);
-    metric(b, "budget_bytes", "gauge", "The kvstore's budget (maxmemory) now.", m.limit);
-    metric(b, "capacity_bytes", "gauge", "The kvstore's region: the most it may use.", m.capacity);
-    metric(b, "jobs_need_bytes", "gauge", "Device memory the running jobs need.", k->budget.need);
-    metric(b, "keys", "gauge", "Keys stored.", m.keys);
-    metric(b, "clients", "gauge", "Clients connected.", m.connected);
-    metric(b, "hits_total", "counter", "Lookups that found their key.", m.hits);
-    metric(b, "misses_total", "counter", "Lookups that missed.", m.misses);
-    metric(b, "evictions_total", "counter", "Keys evicted (for room, or by a lowered budget).",
-           m.evicted);
+    const sg_agent_kv *k = arg;
+#define F(f) offsetof(sg_kv_memory, f)
+    metric(b, k, "used_bytes", "gauge", "Region bytes the kvstore's values use.", F(used));
+    metric(b, k, "budget_bytes", "gauge", "The kvstore's budget (maxmemory) now.", F(limit));
+    metric(b, k, "capacity_bytes", "gauge", "The kvstore's region: the most it may use.",
+           F(capacity));
+    metric(b, k, "jobs_need_bytes", "gauge", "Device memory the running jobs need.", SIZE_MAX);
+    metric(b, k, "keys", "gauge", "Keys stored.", F(keys));
+    metric(b, k, "clients", "gauge", "Clients connected.", F(connected));
+    metric(b, k, "hits_total", "counter", "Lookups that found their key.", F(hits));
+    metric(b, k, "misses_total", "counter", "Lookups that missed.", F(misses));
+    metric(b, k, "evictions_total", "counter", "Keys evicted (for room, or by a lowered budget).",
+           F(evicted));
+#undef F
 }
 
 sg_agent_hooks sg_agent_kv_hooks(sg_agent_kv *k) {
@@ -182,8 +221,11 @@ sg_agent_hooks sg_agent_kv_hooks(sg_agent_kv *k) {
 
 void sg_agent_kv_free(sg_agent_kv *k) {
     if (!k) return;
-    sg_kv_server_free(k->srv);
+    for (int i = 0; i < k->n; i++) {
+        sg_kv_server_free(k->st[i].srv);
+        free(k->st[i].jobs);
+    }
+    free(k->st);
     free(k->password);
-    free(k->jobs);
     free(k);
 }

@@ -2,15 +2,18 @@
  * the memory its jobs leave spare, its budget moved around the jobs (pool.h's policy).
  *
  * Contract
- *  - One kvstore per agent, on the agent's loop (kvstore.h: sg_kv_server_attach), on the
- *    first device: its GPU memory (`cuda:N`), or host memory on OpenCL (PoCL runs on the
- *    CPU, so jobs on every OpenCL device use the memory it shares).
+ *  - On CUDA one kvstore per GPU, in its memory (`cuda:N`), each with its own budget moved
+ *    by the jobs on that GPU only: --kv-listen HOST:PORT serves the agent's device i (its
+ *    i-th in --devices) at PORT + i (port 0: each its own free port). On OpenCL one kvstore
+ *    in host memory at PORT (PoCL runs on the CPU, so jobs on every OpenCL device use the
+ *    memory it shares). All run on the agent's loop (kvstore.h: sg_kv_server_attach).
  *  - The hooks (agent.h) run on the loop: before a job starts, its need
  *    (sg_pool_job_memory) is counted and, when it exceeds the free memory, the budget is
  *    lowered by the deficit (LRU keys evicted) before the job's worker is asked to run;
  *    when it ends the budget grows back. Each job_start / job_end event carries a "kv"
  *    object: need, budget before and after, deficit, evictions meanwhile.
- *  - /metrics gets the kvstore's gauges and counters (specgen_kv_*).
+ *  - /metrics gets each kvstore's gauges and counters (specgen_kv_*{device="cuda:N"|"host"});
+ *    the "kv" object of an event names its kvstore's device too.
  *  - Beyond loopback the kvstore needs a password (--kv-requirepass-file), as
  *    `specgen kvstore` does; on loopback it is optional. */
 #ifndef SG_POOL_AGENT_KV_H
@@ -24,7 +27,8 @@ typedef struct sg_agent_kv_config {
     uint64_t size;             /* --kv-memory SIZE */
     const char *password_file; /* --kv-requirepass-file, or NULL */
     sg_dev_lang lang;          /* the agent's devices */
-    int device;                /* the first of them */
+    int ndevices;
+    const int *devices; /* their numbers (CUDA: one kvstore each) */
 } sg_agent_kv_config;
 
 typedef struct sg_agent_kv sg_agent_kv;

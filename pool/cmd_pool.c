@@ -26,8 +26,9 @@ static const char *details =
     "--devices cuda:0,1     those CUDA devices (numbers as CUDA_VISIBLE_DEVICES leaves them)\n"
     "--devices opencl:0     that OpenCL device\n"
     "\n"
-    "--kv-listen ADDR starts a kvstore (Redis protocol, docs/kv-cache.md) in the memory the\n"
-    "jobs leave spare: on the first CUDA device's memory, or host memory on OpenCL (PoCL).\n"
+    "--kv-listen HOST:PORT starts kvstores (Redis protocol, docs/kv-cache.md) in the memory\n"
+    "the jobs leave spare: one per CUDA GPU, in its memory, the agent's device i (its i-th in\n"
+    "--devices) at PORT+i, each with its own budget; one in host memory on OpenCL (PoCL).\n"
     "--kv-memory auto takes the GPU's free memory less a reserve (10%, at least 1 GiB; on\n"
     "PoCL half the available memory); before a job that needs more memory than is free,\n"
     "the kvstore's budget drops by the deficit (least recently used keys are evicted) and\n"
@@ -240,7 +241,8 @@ int sg_cmd_pool(int argc, char **argv) {
                                  .size = kv_memory,
                                  .password_file = kv_pass_file,
                                  .lang = ac.lang,
-                                 .device = ac.devices[0]};
+                                 .ndevices = ac.ndevices,
+                                 .devices = ac.devices};
         if (sg_agent_kv_start(loop, &kc, &kv, &err) < 0) goto out;
         ac.hooks = sg_agent_kv_hooks(kv);
     }

@@ -227,6 +227,7 @@ extern const sg_pool_slot_ops sg_pool_local_ops;
  * "HOST:PORT/<the agent's name>" ("127.0.0.1:9000/opencl:0/1"); devices are numbered
  * from first_device so that they differ from local ones. Messages go to stderr, prefixed by
  * log_name. */
+#define SG_POOL_REMOTE_TIMEOUT_S 5.0
 typedef struct sg_pool_remote_config {
     const char *urls;   /* "URL[,URL...]" or "@FILE" */
     const char *token;  /* bearer token, or NULL */
@@ -236,7 +237,10 @@ typedef struct sg_pool_remote_config {
     int first_slot;        /* the scheduler index of the first remote slot */
     int first_device;      /* device numbers from here on */
     double connect_wait_s; /* at the start (default 10 when 0) */
-    double poll_wait_s;    /* long-poll length; an agent silent this + 10 s is lost (10) */
+    /* An agent that has not answered for this long is lost (0: SG_POOL_REMOTE_TIMEOUT_S).
+     * Its event long-poll asks for an answer within half of it (at most 10 s), so a live
+     * agent answers in time even when it has nothing to say. */
+    double timeout_s;
 } sg_pool_remote_config;
 typedef struct sg_pool_remote sg_pool_remote;
 int sg_pool_remote_new(sg_loop *loop, const sg_pool_remote_config *cfg, sg_pool_remote **out,

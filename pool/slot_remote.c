@@ -45,9 +45,12 @@ struct agent {
     sg_pool_xfer *poll, *probe;
     uint64_t retry_timer;
     double backoff_s;
-    char **lost; /* ids of jobs taken back from it while it was unreachable */
+    char **lost; /* ids of jobs taken back from it: their late ends are ignored */
     int nlost;
+    struct resync *resyncs; /* questions about jobs whose end may have been missed */
 };
+
+enum { MAX_TAKEN_BACK = 1024 };
 
 struct sg_pool_remote {
     sg_loop *loop;
@@ -69,6 +72,39 @@ struct sg_pool_remote {
 static void poll_events(agent *ag);
 static void lost(agent *ag, const char *why);
 static void drop_submission(rslot *s);
+static void resync_cancel_all(agent *ag);
+
+static double timeout_s(const sg_pool_remote *r) {
+    return r->cfg.timeout_s > 0 ? r->cfg.timeout_s : SG_POOL_REMOTE_TIMEOUT_S;
+}
+
+/* A job taken back from its agent (re-queued elsewhere): remembered so that the agent is
+ * told to stop it when it answers again, and so that its end, if it still comes, is
+ * recognised and ignored. The oldest are forgotten beyond MAX_TAKEN_BACK. */
+static void take_back(agent *ag, const char *id) {
+    if (ag->nlost == MAX_TAKEN_BACK) {
+        free(ag->lost[0]);
+        memmove(ag->lost, ag->lost + 1, (size_t)(--ag->nlost) * sizeof *ag->lost);
+    }
+    ag->lost = sg_xrealloc(ag->lost, (size_t)(ag->nlost + 1) * sizeof *ag->lost);
+    ag->lost[ag->nlost++] = sg_xstrdup(id);
+}
+
+/* 1 (and forgotten) when id was taken back from ag. */
+static int was_taken_back(agent *ag, const char *id) {
+    for (int i = 0; i < ag->nlost; i++)
+        if (!strcmp(ag->lost[i], id)) {
+            free(ag->lost[i]);
+            memmove(ag->lost + i, ag->lost + i + 1, (size_t)(--ag->nlost - i) * sizeof *ag->lost);
+            return 1;
+        }
+    return 0;
+}
+
+static void forget_taken_back(agent *ag) {
+    for (int i = 0; i < ag->nlost; i++) free(ag->lost[i]);
+    ag->nlost = 0;
+}
 
 /* ---- the task bundles, read once per task folder ---- */
 static bundle *bundle_for(sg_pool_remote *r, const char *dir, sg_err *err) {
@@ -246,13 +282,13 @@ static void lost(agent *ag, const char *why) {
     ag->up = 0;
     sg_pool_xfer_cancel(ag->poll);
     ag->poll = NULL;
+    resync_cancel_all(ag);
     int running = 0;
     for (int i = 0; i < ag->n; i++) {
         rslot *s = &ag->s[i];
         drop_submission(s);
         if (s->job[0]) { /* remembered: if the agent comes back, it is told to stop it */
-            ag->lost = sg_xrealloc(ag->lost, (size_t)(ag->nlost + 1) * sizeof *ag->lost);
-            ag->lost[ag->nlost++] = sg_xstrdup(s->job);
+            take_back(ag, s->job);
             s->job[0] = 0;
             running++;
         }
@@ -278,15 +314,20 @@ static void on_probe(void *arg, sg_pool_xfer *x, long status, const char *body, 
     sg_err e;
     char old[24];
     snprintf(old, sizeof old, "%s", ag->instance);
+    uint64_t after = ag->after;
     if (status != 200 || parse_status(ag, body, &n, &st, &e) < 0) {
         retry_later(ag);
         return;
     }
     json_decref(st);
-    if (!strcmp(old, ag->instance))
+    if (!strcmp(old, ag->instance)) {
+        /* The same agent: its events go on from where we were, so that the ends of jobs
+         * taken back from it are seen (and ignored); it is told to stop those still running. */
+        ag->after = after;
         for (int i = 0; i < ag->nlost; i++) send_cancel(ag, ag->lost[i]);
-    for (int i = 0; i < ag->nlost; i++) free(ag->lost[i]);
-    ag->nlost = 0;
+    } else { /* restarted: nothing it ran for us survived, its numbers start again */
+        forget_taken_back(ag);
+    }
     ag->up = 1;
     int back = n < ag->n ? n : ag->n;
     fprintf(stderr, "%s: pool agent %s is back (%d of its %d slot%s)\n", r->log_name, ag->label,
@@ -304,7 +345,8 @@ static void probe(sg_loop *loop, void *arg) {
     ag->retry_timer = 0;
     char url[480];
     snprintf(url, sizeof url, "%s/v1/status", ag->url);
-    ag->probe = sg_pool_xfer_start(&ag->owner->http, "GET", url, NULL, 0, 5000, on_probe, ag);
+    ag->probe = sg_pool_xfer_start(&ag->owner->http, "GET", url, NULL, 0,
+                                   (long)(timeout_s(ag->owner) * 1000), on_probe, ag);
 }
 
 /* ---- events: a job's end ---- */
@@ -325,6 +367,112 @@ static void job_ended(agent *ag, json_t *ev) {
         sg_pool_slot_done(r->pool, s->global, &s->r);
         return;
     }
+    if (id && was_taken_back(ag, id))
+        fprintf(stderr,
+                "%s: pool agent %s: job %s ended there after it was taken back (it ran again "
+                "elsewhere): its result is ignored\n",
+                r->log_name, ag->label, id);
+}
+
+/* ---- missed events: ask the agent for each running job's state ---- */
+typedef struct resync {
+    agent *ag;
+    int slot;
+    char job[80];
+    sg_pool_xfer *x;
+    struct resync *next;
+} resync;
+
+static void resync_unlink(resync *q) {
+    for (resync **pp = &q->ag->resyncs; *pp; pp = &(*pp)->next)
+        if (*pp == q) {
+            *pp = q->next;
+            return;
+        }
+}
+
+static void resync_cancel_all(agent *ag) {
+    while (ag->resyncs) {
+        resync *q = ag->resyncs;
+        ag->resyncs = q->next;
+        sg_pool_xfer_cancel(q->x);
+        free(q);
+    }
+}
+
+static void on_job_state(void *arg, sg_pool_xfer *x, long status, const char *body, size_t len,
+                         const char *msg) {
+    (void)x;
+    resync *q = arg;
+    agent *ag = q->ag;
+    sg_pool_remote *r = ag->owner;
+    rslot *s = &ag->s[q->slot];
+    char why[300];
+    resync_unlink(q);
+    if (!ag->up || strcmp(s->job, q->job)) { /* ended, killed or lost meanwhile */
+        free(q);
+        return;
+    }
+    if (status == 404 && !s->sub) { /* ended so long ago that the agent forgot it: run it again */
+        fprintf(stderr,
+                "%s: pool agent %s no longer knows job %s (its end was among the missed "
+                "events): re-queued\n",
+                r->log_name, ag->label, q->job);
+        take_back(ag, s->job);
+        s->job[0] = 0;
+        snprintf(why, sizeof why, "agent %s: the end of job %s was missed", ag->label, q->job);
+        sg_pool_slot_offline(r->pool, s->global, why);
+        if (ag->up) sg_pool_slot_online(r->pool, s->global);
+    } else if (status == 200) {
+        sg_err e;
+        json_t *j = sg_json_parse(body, len, "job state", &e);
+        const char *state = j ? json_string_value(json_object_get(j, "state")) : NULL;
+        if (state && !strcmp(state, "ended")) {
+            fprintf(stderr,
+                    "%s: pool agent %s: job %s ended among the missed events: its "
+                    "result read from the agent\n",
+                    r->log_name, ag->label, q->job);
+            json_t *ev = json_pack("{s:s,s:O}", "job", q->job, "result",
+                                   json_object_get(j, "result") ?: json_null());
+            job_ended(ag, ev);
+            json_decref(ev);
+        }
+        json_decref(j);
+    } else if (status != 404) {
+        if (status)
+            snprintf(why, sizeof why, "job %s: HTTP %ld", q->job, status);
+        else
+            snprintf(why, sizeof why, "job %s: %s", q->job, msg);
+        lost(ag, why);
+    }
+    free(q);
+}
+
+/* The agent dropped events we had not read (its ring holds the last 4096): a job's end may
+ * be among them. Each running job's state is asked for; its end, if it came, is read from
+ * the answer (a job_end that also arrives later is ignored: the slot has moved on). */
+static void resync_jobs(agent *ag) {
+    sg_pool_remote *r = ag->owner;
+    int asked = 0;
+    for (int i = 0; i < ag->n; i++) {
+        rslot *s = &ag->s[i];
+        if (!s->job[0]) continue;
+        resync *q = sg_xcalloc(1, sizeof *q);
+        q->ag = ag;
+        q->slot = i;
+        snprintf(q->job, sizeof q->job, "%s", s->job);
+        char url[560];
+        snprintf(url, sizeof url, "%s/v1/jobs/%s", ag->url, s->job);
+        q->next = ag->resyncs;
+        ag->resyncs = q;
+        q->x = sg_pool_xfer_start(&r->http, "GET", url, NULL, 0, (long)(timeout_s(r) * 1000),
+                                  on_job_state, q);
+        asked++;
+    }
+    fprintf(stderr,
+            "%s: pool agent %s dropped events before we read them: asking it for the state of "
+            "%d running job%s\n",
+            r->log_name, ag->label, asked, asked == 1 ? "" : "s");
 }
 
 static void on_events(void *arg, sg_pool_xfer *x, long status, const char *body, size_t len,
@@ -356,6 +504,7 @@ static void on_events(void *arg, sg_pool_xfer *x, long status, const char *body,
         return;
     }
     ag->after = (uint64_t)json_integer_value(json_object_get(j, "next"));
+    int gap = json_is_true(json_object_get(j, "gap"));
     size_t i;
     json_t *ev;
     json_array_foreach(list, i, ev) {
@@ -364,17 +513,17 @@ static void on_events(void *arg, sg_pool_xfer *x, long status, const char *body,
             job_ended(ag, ev);
     }
     json_decref(j);
+    if (gap && ag->up) resync_jobs(ag);
     if (ag->up && !ag->poll) poll_events(ag);
 }
 
 static void poll_events(agent *ag) {
     sg_pool_remote *r = ag->owner;
-    double wait = r->cfg.poll_wait_s > 0 ? r->cfg.poll_wait_s : 10;
+    double t = timeout_s(r), wait = t / 2 < 10 ? t / 2 : 10;
     char url[600];
     snprintf(url, sizeof url, "%s/v1/events?after=%" PRIu64 "&client=%s&wait=%g", ag->url,
              ag->after, r->client, wait);
-    ag->poll = sg_pool_xfer_start(&r->http, "GET", url, NULL, 0, (long)((wait + 10) * 1000),
-                                  on_events, ag);
+    ag->poll = sg_pool_xfer_start(&r->http, "GET", url, NULL, 0, (long)(t * 1000), on_events, ag);
 }
 
 void sg_pool_remote_bind(sg_pool_remote *r, sg_pool *p) {
@@ -541,6 +690,7 @@ void sg_pool_remote_free(sg_pool_remote *r) {
         sg_pool_xfer_cancel(ag->probe);
         if (ag->retry_timer) sg_loop_timer_cancel(r->loop, ag->retry_timer);
         for (int i = 0; i < ag->n; i++) drop_submission(&ag->s[i]);
+        resync_cancel_all(ag);
         for (int i = 0; i < ag->nlost; i++) free(ag->lost[i]);
         free(ag->lost);
         free(ag->s);

@@ -293,6 +293,17 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err) {
     return sg_results_exec(r, sql, err);
 }
 
+int sg_results_task_prefix(sg_results *r, int64_t task, int64_t fork_prompt_tokens,
+                           int64_t fork_cached_tokens, int reported, sg_err *err) {
+    if (sg_results_begin_write(r, err) < 0) return -1;
+    char sql[200], cached[32] = "NULL";
+    if (reported) snprintf(cached, sizeof cached, "%lld", (long long)fork_cached_tokens);
+    snprintf(sql, sizeof sql,
+             "UPDATE task SET fork_prompt_tokens = %lld, fork_cached_tokens = %s WHERE id = %lld",
+             (long long)fork_prompt_tokens, cached, (long long)task);
+    return sg_results_exec(r, sql, err);
+}
+
 int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens, int64_t tokens,
                            sg_err *err) {
     if (sg_results_begin_write(r, err) < 0) return -1;

@@ -77,6 +77,11 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
 int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens, int64_t tokens,
                            sg_err *err);
 
+/* The task's prefix reuse at its end: its forks' prompt tokens and, when the server
+ * reported them (reported), how many of those came from its prefix cache. */
+int sg_results_task_prefix(sg_results *r, int64_t task, int64_t fork_prompt_tokens,
+                           int64_t fork_cached_tokens, int reported, sg_err *err);
+
 /* One event (borrowed) of a task (task 0: the campaign's own, e.g. pool events). */
 int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_t *ev, sg_err *err);
 

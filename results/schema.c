@@ -99,6 +99,10 @@ static const char *const migrations[] = {
     "CREATE INDEX candidate_speed ON candidate(task, correct, speedup);"
     "CREATE INDEX job_task ON job(task);"
     "CREATE INDEX event_task ON event(task, iteration);",
+    /* 2: prefix reuse per task: the forks' prompt tokens and those the LLM server served
+     * from its prefix cache (NULL: the server did not report cached tokens) */
+    "ALTER TABLE task ADD COLUMN fork_prompt_tokens INTEGER;"
+    "ALTER TABLE task ADD COLUMN fork_cached_tokens INTEGER;",
 };
 
 int sg_results_schema_version(void) { return (int)(sizeof migrations / sizeof *migrations); }

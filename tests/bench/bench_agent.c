@@ -27,7 +27,7 @@
 typedef struct side {
     const char *name;
     sg_pool *pool;
-    double *ms;
+    double *ms, *work_ms; /* job time; the worker's own compile + run time */
     int n, want;
     int64_t t0;
     double cpu_ms, agent_cpu_ms;
@@ -70,6 +70,7 @@ static void on_done(void *arg, const sg_pool_job *job, const sg_pool_result *r) 
         fprintf(stderr, "bench_agent: %s job failed: %s %s\n", s->name, r->verdict, r->message);
         exit(1);
     }
+    s->work_ms[s->n] = r->val->compile_ms + r->val->run_ms;
     s->ms[s->n++] = (double)(sg_loop_now(b->loop) - s->t0) / SG_MS;
     (void)job;
     if (--s->want > 0)
@@ -115,8 +116,8 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* suites/demo/vector_scale with a small main shape, in dir. */
-static int small_task(const char *root, const char *dir, sg_err *err) {
+/* suites/demo/vector_scale with main shape N = n (at most 7 digits), in dir. */
+static int sized_task(const char *root, const char *dir, const char *n, sg_err *err) {
     static const char *const files[] = {"task.json", "baseline.cl", "reference.cl", "baseline.cu",
                                         "reference.cu"};
     for (int i = 0; i < 5; i++) {
@@ -126,7 +127,9 @@ static int small_task(const char *root, const char *dir, sg_err *err) {
         sg_buf b = {0};
         if (sg_buf_read_file(&b, from) != 0) return sg_errf(err, "cannot read %s", from);
         char *big = i == 0 ? strstr(b.data, "4194304") : NULL;
-        if (big) memcpy(big, "   4096", 7); /* same length: JSON allows the blanks */
+        char padded[8];
+        snprintf(padded, sizeof padded, "%7.7s", n);
+        if (big) memcpy(big, padded, 7); /* same length: JSON allows the blanks */
         int rc = sg_wfile_atomic(to, b.data, b.len, err);
         sg_buf_free(&b);
         if (rc < 0) return -1;
@@ -161,30 +164,71 @@ static pid_t start_agent(const char *bin, const char *token_file, const char *ca
     return *port ? pid : -1;
 }
 
+typedef struct size_run {
+    const char *n; /* N */
+    int per_round, rounds;
+} size_run;
+
+/* The job time and CPU of each side at one size: warm-up, then alternating rounds. */
+static void bench_size(bench *b, side *L, side *R, pid_t agent, const size_run *z) {
+    L->n = R->n = 0;
+    L->cpu_ms = R->cpu_ms = R->agent_cpu_ms = 0;
+    run_jobs(b, L, 3, agent, 0); /* warm-up: workers started, programs compiled, inputs made */
+    run_jobs(b, R, 3, agent, 0);
+    for (int r = 0; r < z->rounds; r++) {
+        run_jobs(b, L, z->per_round, agent, 1);
+        run_jobs(b, R, z->per_round, agent, 1);
+    }
+    double ml = median(L->ms, L->n), mr = median(R->ms, R->n);
+    double wl = median(L->work_ms, L->n), wr = median(R->work_ms, R->n);
+    double cl = L->cpu_ms / L->n, cr = R->cpu_ms / R->n, ca = R->agent_cpu_ms / R->n;
+    printf("bench-agent: N=%s, %d jobs each, in %d alternating rounds (validate the baseline of "
+           "suites/demo/vector_scale on PoCL)\n",
+           z->n, L->n, z->rounds);
+    printf("  job time, median   local %.2f ms   remote %.2f ms   added %.2f ms per job "
+           "(goal < 2 ms) %s\n",
+           ml, mr, mr - ml, mr - ml < 2 ? "ok" : "OVER");
+    printf("  in the worker      local %.2f ms   remote %.2f ms   (compile + run, median)\n", wl,
+           wr);
+    printf("  CPU per job        local: client %.3f ms   remote: client %.3f ms + agent %.3f ms "
+           "= %.3f ms   ratio remote/local %.2f\n",
+           cl, cr, ca, cr + ca, cl > 0 ? (cr + ca) / cl : 0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_agent SPECGEN_ROOT SPECGEN_BINARY [JOBS [ROUNDS]]\n");
         return 2;
     }
     int per_round = argc > 3 ? atoi(argv[3]) : 20, rounds = argc > 4 ? atoi(argv[4]) : 5;
-    char task[64] = "/tmp/bench_agent_task_XXXXXX", tok[64] = "/tmp/bench_agent_tokenXXXXXX",
-         cache[64] = "/tmp/bench_agent_XXXXXX";
+    if (per_round < 1 || rounds < 1) {
+        fprintf(stderr, "bench_agent: JOBS and ROUNDS must be at least 1\n");
+        return 2;
+    }
+    /* the short job (its noise does not hide the overhead), then the task's own size */
+    size_run sizes[2] = {{"4096", per_round, rounds},
+                         {"4194304", per_round / 4 > 0 ? per_round / 4 : 1, rounds}};
+    char small[64] = "/tmp/bench_agent_task_XXXXXX", big[64] = "/tmp/bench_agent_task_XXXXXX";
+    char tok[64] = "/tmp/bench_agent_tokenXXXXXX", cache[64] = "/tmp/bench_agent_XXXXXX";
+    const char *dirs[2] = {small, big};
     int tfd = mkstemp(tok);
-    if (tfd < 0 || write(tfd, "bench-token\n", 12) != 12 || !mkdtemp(cache) || !mkdtemp(task))
+    if (tfd < 0 || write(tfd, "bench-token\n", 12) != 12 || !mkdtemp(cache) || !mkdtemp(small) ||
+        !mkdtemp(big))
         return 1;
     close(tfd);
     sg_err err;
-    if (small_task(argv[1], task, &err) < 0) {
-        fprintf(stderr, "bench_agent: %s\n", err.msg);
-        return 1;
-    }
+    for (int i = 0; i < 2; i++)
+        if (sized_task(argv[1], dirs[i], sizes[i].n, &err) < 0) {
+            fprintf(stderr, "bench_agent: %s\n", err.msg);
+            return 1;
+        }
     int port;
     pid_t agent = start_agent(argv[2], tok, cache, &port);
     if (agent < 0) {
         fprintf(stderr, "bench_agent: the agent did not start (%s pool)\n", argv[2]);
         return 1;
     }
-    bench b = {.task_dir = task};
+    bench b = {0};
     b.loop = sg_loop_new_real(&err);
     sg_pool_config cfg;
     sg_pool_config_default(&cfg);
@@ -198,6 +242,8 @@ int main(int argc, char **argv) {
     int total = per_round * rounds;
     L.ms = sg_xcalloc((size_t)total, sizeof(double));
     R.ms = sg_xcalloc((size_t)total, sizeof(double));
+    L.work_ms = sg_xcalloc((size_t)total, sizeof(double));
+    R.work_ms = sg_xcalloc((size_t)total, sizeof(double));
     if (sg_pool_local_new(b.loop, &o, 1, 1, &local, &err) < 0) goto fail;
     const sg_pool_slot_desc *ld = sg_pool_local_slots(local, &nl);
     if (sg_pool_new(b.loop, &cfg, ld, nl, &sg_pool_local_ops, local, &L.pool, &err) < 0) goto fail;
@@ -215,23 +261,10 @@ int main(int argc, char **argv) {
         goto fail;
     sg_pool_remote_bind(remote, R.pool);
 
-    run_jobs(&b, &L, 3, agent, 0); /* warm-up: workers started, programs compiled */
-    run_jobs(&b, &R, 3, agent, 0);
-    for (int r = 0; r < rounds; r++) {
-        run_jobs(&b, &L, per_round, agent, 1);
-        run_jobs(&b, &R, per_round, agent, 1);
+    for (int i = 0; i < 2; i++) {
+        b.task_dir = dirs[i];
+        bench_size(&b, &L, &R, agent, &sizes[i]);
     }
-    double ml = median(L.ms, L.n), mr = median(R.ms, R.n);
-    double cl = L.cpu_ms / L.n, cr = R.cpu_ms / R.n, ca = R.agent_cpu_ms / R.n;
-    printf("bench-agent: %d jobs each, in %d alternating rounds (validate the baseline of "
-           "suites/demo/vector_scale at N=4096 on PoCL)\n",
-           L.n, rounds);
-    printf("  job time, median   local %.2f ms   remote %.2f ms   added %.2f ms per job "
-           "(goal < 2 ms) %s\n",
-           ml, mr, mr - ml, mr - ml < 2 ? "ok" : "OVER");
-    printf("  CPU per job        local: client %.3f ms   remote: client %.3f ms + agent %.3f ms "
-           "= %.3f ms   ratio remote/local %.2f\n",
-           cl, cr, ca, cr + ca, cl > 0 ? (cr + ca) / cl : 0);
     sg_pool_free(R.pool);
     sg_pool_free(L.pool);
     sg_pool_remote_free(remote);
@@ -242,6 +275,8 @@ int main(int argc, char **argv) {
     unlink(tok);
     free(L.ms);
     free(R.ms);
+    free(L.work_ms);
+    free(R.work_ms);
     return 0;
 fail:
     fprintf(stderr, "bench_agent: %s\n", err.msg);

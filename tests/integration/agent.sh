@@ -6,28 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT" || exit 1
 need_opencl "pool agents on PoCL"
-out=$TMPDIR_TEST
-task=suites/demo/vector_scale
-client=tests/integration/agent_client.py
-echo "t0ken-$RANDOM-$RANDOM" >"$out/token"
-chmod 600 "$out/token"
-token=$(cat "$out/token")
-
-# start_agent NAME ARGS...: an agent on a free port; sets port_NAME and pid_NAME.
-start_agent() {
-    local name=$1 i
-    shift
-    : >"$out/$name.log"
-    "$SPECGEN" pool --listen 127.0.0.1:0 --devices opencl:0 --cache-dir "$out/cache-$name" \
-        "$@" >"$out/$name.log" 2>&1 &
-    eval "pid_$name=$!"
-    on_exit "kill $! 2>/dev/null"
-    for ((i = 0; i < 100; i++)); do
-        grep -q 'serving' "$out/$name.log" && break
-        sleep 0.05
-    done
-    eval "port_$name=$(grep -o '127.0.0.1:[0-9]*' "$out/$name.log" | head -1 | cut -d: -f2)"
-}
+. "$SPECGEN_ROOT/tests/integration/agent_lib.bash"
 
 check_fails "beyond loopback without a token: refused, exit 2" 2 \
     "$SPECGEN" pool --listen 0.0.0.0:0 --devices opencl:0
@@ -85,11 +64,7 @@ check_output "--pool without the token says the agent wants one" "the agent want
 # that job must run again on the other agent, and nothing may be counted twice.
 start_agent c --token-file "$out/token"
 start_agent d --token-file "$out/token"
-"$SPECGEN" optimize $task --device opencl --no-local --speed 3 --db "$out/kill.db" \
-    --out "$out/kill" --pool "http://127.0.0.1:$port_c,http://127.0.0.1:$port_d" \
-    --pool-token-file "$out/token" >"$out/kill.log" 2>&1 &
-opt=$!
-on_exit "kill $opt 2>/dev/null"
+optimize_bg kill 3 "http://127.0.0.1:$port_c,http://127.0.0.1:$port_d"
 for ((i = 0; i < 200; i++)); do
     grep -q '"job_start"' "$out/kill/events.jsonl" 2>/dev/null && break
     sleep 0.05

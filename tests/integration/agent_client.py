@@ -4,6 +4,9 @@ own: it computes the task bundle's SHA-256 as the protocol says and submits jobs
   agent_client.py URL TOKEN submit TASK_DIR N   -> the HTTP status of each of N submits
   agent_client.py URL TOKEN cancel ID...        -> cancel those jobs
   agent_client.py URL TOKEN big BYTES           -> the status of a POST of that many bytes
+  agent_client.py URL TOKEN pin TASK_DIR SLOT ID -> submit one job pinned to SLOT
+  agent_client.py URL TOKEN burst TASK_DIR SLOT N -> N jobs pinned to SLOT (busy), each
+      cancelled while queued: N events, on one keep-alive connection; prints the last seq
   agent_client.py URL TOKEN check-run EVENTS.jsonl [DB]  -> every pool job ended once, every
       candidate recorded once; prints 'requeued N' and the slots that ran jobs
 """
@@ -49,6 +52,34 @@ elif cmd == "cancel":
 elif cmd == "big":
     st, text = request("POST", "/v1/jobs", b"x" * int(sys.argv[4]))
     print(st, text.strip())
+elif cmd == "pin":
+    files, hx = bundle(sys.argv[4])
+    body = {"id": sys.argv[6], "client": "tester", "kind": "validate", "task": hx,
+            "candidate": None, "slot": int(sys.argv[5]), "task_files": files}
+    print(*request("POST", "/v1/jobs", json.dumps(body).encode()))
+elif cmd == "burst":
+    import http.client, urllib.parse
+    files, hx = bundle(sys.argv[4])
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    hdr = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+    first = True
+    for i in range(int(sys.argv[6])):
+        body = {"id": "burst-%d" % i, "client": "burst", "kind": "validate", "task": hx,
+                "candidate": None, "slot": int(sys.argv[5])}
+        if first:
+            body["task_files"] = files
+            first = False
+        conn.request("POST", "/v1/jobs", json.dumps(body), hdr)
+        r = conn.getresponse()
+        text = r.read()
+        if r.status != 202:
+            sys.exit("burst: submit %d: %d %s" % (i, r.status, text))
+        conn.request("POST", "/v1/jobs/burst-%d/cancel" % i, "", hdr)
+        r = conn.getresponse()
+        r.read()
+    conn.request("GET", "/v1/status", headers=hdr)
+    print("event_seq", json.loads(conn.getresponse().read())["event_seq"])
 elif cmd == "check-run":
     ends, starts, requeued = collections.Counter(), collections.Counter(), 0
     slots, cands, done = set(), collections.Counter(), collections.Counter()
