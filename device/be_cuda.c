@@ -404,20 +404,27 @@ static int cu_metrics_end(sg_be *be, char *out, size_t n, sg_err *err) {
 }
 
 /* Peaks from the driver: DDR memory clock x bus width, and SMs x clock x FP32 lanes per
- * SM x 2 (FMA); the lanes per SM by architecture (64 on sm_70/sm_80, 128 from sm_86). */
-static int cu_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
+ * SM x 2 (FMA); the lanes per SM by architecture (64 on sm_70/sm_80, 128 from sm_86). The
+ * name and compute capability let the profiler use a datasheet entry instead
+ * (profiler/peaks.c), which also knows the tensor-core peaks no attribute gives. */
+static int cu_peaks(sg_be *be, sg_be_peaks *p, sg_err *err) {
     if (be->compile_only) return sg_errf(err, "compile-only: no device");
     int mem_khz = 0, bus_bits = 0, sms = 0, khz = 0, major = 0, minor = 0;
+    memset(p, 0, sizeof *p);
     be->cu->attr(&mem_khz, SG_CU_DEV_MEMORY_CLOCK_RATE, be->dev);
     be->cu->attr(&bus_bits, SG_CU_DEV_GLOBAL_MEMORY_BUS_WIDTH, be->dev);
     be->cu->attr(&sms, SG_CU_DEV_MULTIPROCESSOR_COUNT, be->dev);
     be->cu->attr(&khz, SG_CU_DEV_CLOCK_RATE, be->dev);
     be->cu->attr(&major, SG_CU_DEV_COMPUTE_CAPABILITY_MAJOR, be->dev);
     be->cu->attr(&minor, SG_CU_DEV_COMPUTE_CAPABILITY_MINOR, be->dev);
+    if (be->cu->device_name(p->device, (int)sizeof p->device, be->dev) != 0) p->device[0] = 0;
     int lanes = major < 8 || (major == 8 && minor == 0) ? 64 : 128;
-    *gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
-    *gflops = (double)sms * khz * 1e3 * lanes * 2 / 1e9;
-    return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the driver did not report the peaks");
+    p->gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+    p->fp32_gflops = (double)sms * khz * 1e3 * lanes * 2 / 1e9;
+    p->cc_major = major;
+    p->cc_minor = minor;
+    return p->gbs > 0 && p->fp32_gflops > 0 ? 0
+                                            : sg_errf(err, "the driver did not report the peaks");
 }
 
 /* How many GPUs the driver sees (cuInit in this process: call it in a child, device.h). */

@@ -317,7 +317,7 @@ static int cl_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], u
 /* No OpenCL query gives peaks: bandwidth is measured (the best of three device fills of
  * 64 MiB, timed by events), arithmetic is compute units x clock x float vector width x 2
  * (FMA). Estimates, good enough to tell memory-bound from compute-bound. */
-static int cl_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
+static int cl_peaks(sg_be *be, sg_be_peaks *p, sg_err *err) {
     const size_t n = 64u << 20;
     static const cl_uint pattern = 0;
     sg_be_mem *m;
@@ -340,9 +340,14 @@ static int cl_peaks(sg_be *be, double *gbs, double *gflops, sg_err *err) {
     clGetDeviceInfo(be->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
     clGetDeviceInfo(be->dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL);
     clGetDeviceInfo(be->dev, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof width, &width, NULL);
-    *gbs = best > 0 ? n / best : 0;
-    *gflops = (double)cus * mhz * (width ? width : 1) * 2 / 1000;
-    return *gbs > 0 && *gflops > 0 ? 0 : sg_errf(err, "the device's peaks are unknown");
+    memset(p, 0, sizeof *p);
+    p->gbs = best > 0 ? n / best : 0;
+    p->fp32_gflops = (double)cus * mhz * (width ? width : 1) * 2 / 1000;
+    if (clGetDeviceInfo(be->dev, CL_DEVICE_NAME, sizeof p->device - 1, p->device, NULL) !=
+        CL_SUCCESS)
+        p->device[0] = 0;
+    p->cpu = be->lim.cpu;
+    return p->gbs > 0 && p->fp32_gflops > 0 ? 0 : sg_errf(err, "the device's peaks are unknown");
 }
 
 static int cl_count(const sg_dev_opts *o, int *n, sg_err *err) {

@@ -100,6 +100,15 @@ typedef struct sg_be_facts {
     const char *limiter;    /* a string literal: what limits the occupancy */
 } sg_be_facts;
 
+/* ---- for the profiler's roofline: the device as measured or reported ---- */
+typedef struct sg_be_peaks {
+    double gbs;             /* memory bandwidth, GB/s (CUDA: from attributes; OpenCL: measured) */
+    double fp32_gflops;     /* FP32 arithmetic, GFLOP/s (units x clock x lanes x 2) */
+    char device[128];       /* the device's name as the driver reports it */
+    int cc_major, cc_minor; /* CUDA compute capability; 0 elsewhere */
+    int cpu;                /* a CPU device (no tensor cores) */
+} sg_be_peaks;
+
 typedef struct sg_be_ops {
     const char *name;
     /* compile_only: no device needed (CUDA: NVRTC for arch). */
@@ -131,8 +140,8 @@ typedef struct sg_be_ops {
      * -1 with "metrics unavailable: why" in err when the device cannot collect them. */
     int (*metrics_begin)(sg_be *be, sg_err *err);
     int (*metrics_end)(sg_be *be, char *out, size_t n, sg_err *err);
-    /* Peak memory bandwidth (GB/s) and FP32 arithmetic (GFLOP/s) for the roofline. */
-    int (*peaks)(sg_be *be, double *gbs, double *gflops, sg_err *err);
+    /* What the roofline needs to know of the device (sg_be_peaks). */
+    int (*peaks)(sg_be *be, sg_be_peaks *p, sg_err *err);
     /* How many devices there are (this initialises the runtime in the calling process:
      * use sg_dev_count, which asks in a child, from a process that forks workers). */
     int (*count)(const sg_dev_opts *o, int *n, sg_err *err);

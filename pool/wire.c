@@ -38,18 +38,20 @@ static void timing_from(const json_t *j, sg_timing *t) {
 static json_t *prof_json(const sg_prof_result *p) {
     const sg_fb_static *f = &p->facts;
     const sg_fb_roofline *rf = &p->roof;
-    return json_pack(
-        "{s:o,s:o,s:{s:o,s:o,s:i},s:{s:b,s:i,s:i,s:i,s:o,s:s?},s:{s:b,s:o,s:o,s:o,s:o},s:s,s:s,"
-        "s:o,s:o,s:s,s:s,s:i,s:o}",
-        "baseline", timing_json(&p->baseline), "candidate", timing_json(&p->candidate), "speedup",
-        "speedup", num(p->speedup.speedup), "band", num(p->speedup.band), "verdict",
-        (int)p->speedup.verdict, "facts", "have", f->have, "registers", f->registers,
-        "shared_bytes", f->shared_bytes, "local_bytes", f->local_bytes, "occupancy",
-        num(f->occupancy), "limiter", f->occupancy_limiter, "roof", "have", rf->have, "bytes",
-        num(rf->bytes), "flops", num(rf->flops), "peak_gbs", num(rf->peak_gbs), "peak_gflops",
-        num(rf->peak_gflops), "facts_text", p->facts_text, "metrics", p->metrics, "wall_ms",
-        num(p->wall_ms), "device_ms", num(p->device_ms), "verdict", sg_val_verdict_name(p->verdict),
-        "message", p->message, "input_sets", p->input_sets, "flush_bytes", num(p->flush_bytes));
+    return json_pack("{s:o,s:o,s:{s:o,s:o,s:i},s:{s:b,s:i,s:i,s:i,s:o,s:s?},s:{s:b,s:o,s:o,s:o,s:o,"
+                     "s:s,s:s},s:s,s:s,"
+                     "s:o,s:o,s:s,s:s,s:i,s:o}",
+                     "baseline", timing_json(&p->baseline), "candidate", timing_json(&p->candidate),
+                     "speedup", "speedup", num(p->speedup.speedup), "band", num(p->speedup.band),
+                     "verdict", (int)p->speedup.verdict, "facts", "have", f->have, "registers",
+                     f->registers, "shared_bytes", f->shared_bytes, "local_bytes", f->local_bytes,
+                     "occupancy", num(f->occupancy), "limiter", f->occupancy_limiter, "roof",
+                     "have", rf->have, "bytes", num(rf->bytes), "flops", num(rf->flops), "peak_gbs",
+                     num(rf->peak_gbs), "peak_gflops", num(rf->peak_gflops), "peak", rf->peak,
+                     "bw_source", rf->bw_source, "facts_text", p->facts_text, "metrics", p->metrics,
+                     "wall_ms", num(p->wall_ms), "device_ms", num(p->device_ms), "verdict",
+                     sg_val_verdict_name(p->verdict), "message", p->message, "input_sets",
+                     p->input_sets, "flush_bytes", num(p->flush_bytes));
 }
 
 /* The facts' limiter is one of the profiler's literals (a pointer, not a copy). */
@@ -82,6 +84,8 @@ static void prof_from(const json_t *j, sg_prof_result *p) {
     p->roof.flops = getnum(r, "flops");
     p->roof.peak_gbs = getnum(r, "peak_gbs");
     p->roof.peak_gflops = getnum(r, "peak_gflops");
+    getstr(r, "peak", p->roof.peak, sizeof p->roof.peak);
+    getstr(r, "bw_source", p->roof.bw_source, sizeof p->roof.bw_source);
     getstr(j, "facts_text", p->facts_text, sizeof p->facts_text);
     getstr(j, "metrics", p->metrics, sizeof p->metrics);
     p->wall_ms = getnum(j, "wall_ms");

@@ -66,11 +66,16 @@ static void print_json(const char *cand, const sg_val_result *vr, const sg_prof_
         sg_buf_append_json_string(&b, pr->facts_text);
         sg_buf_append_str(&b, ",\"metrics\":");
         sg_buf_append_json_string(&b, pr->metrics);
-        if (pr->roof.have)
+        if (pr->roof.have) {
             sg_buf_printf(&b,
                           ",\"roofline\":{\"bytes\":%.0f,\"flops\":%.0f,\"peak_gbs\":%.1f,"
-                          "\"peak_gflops\":%.1f}",
+                          "\"peak_gflops\":%.1f,\"peak\":",
                           pr->roof.bytes, pr->roof.flops, pr->roof.peak_gbs, pr->roof.peak_gflops);
+            sg_buf_append_json_string(&b, pr->roof.peak);
+            sg_buf_append_str(&b, ",\"bw_source\":");
+            sg_buf_append_json_string(&b, pr->roof.bw_source);
+            sg_buf_append_str(&b, "}");
+        }
     }
     sg_buf_append_str(&b, ",\"feedback\":");
     sg_buf_append_json_string(&b, feedback);
@@ -107,6 +112,7 @@ static void print_text(const sg_val_result *vr, const sg_prof_result *pr, const 
                    "%.3g flops per run)\n",
                    "roofline", pr->roof.bytes / s / 1e9, pr->roof.peak_gbs,
                    pr->roof.flops / s / 1e9, pr->roof.peak_gflops, pr->roof.bytes, pr->roof.flops);
+            if (pr->roof.peak[0]) printf("%-10s %s\n", "peak", pr->roof.peak);
         }
         printf("%-10s %.0f ms wall, %.1f ms of it timed kernel runs\n", "profiler", pr->wall_ms,
                pr->device_ms);

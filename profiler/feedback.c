@@ -186,24 +186,28 @@ void sg_feedback_diagnose(const sg_fb_timing *tm, sg_buf *out) {
         double bw_pct = 100 * gbs / tm->roof.peak_gbs, fl_pct = 100 * gflops / tm->roof.peak_gflops;
         double intensity = tm->roof.bytes > 0 ? tm->roof.flops / tm->roof.bytes : 0;
         double ridge = tm->roof.peak_gflops / tm->roof.peak_gbs;
+        char bw_from[128] = "", against[400] = "";
+        if (tm->roof.bw_source[0]) snprintf(bw_from, sizeof bw_from, ", %s", tm->roof.bw_source);
+        if (tm->roof.peak[0]) snprintf(against, sizeof against, " (%s)", tm->roof.peak);
         if (intensity < ridge && bw_pct >= 50)
             sg_buf_printf(out,
-                          "memory-bound at %.0f%% of peak bandwidth (%.0f GB/s): move fewer bytes "
-                          "(fuse, reuse in "
-                          "shared/local memory, narrower types). ",
-                          bw_pct, gbs);
+                          "memory-bound at %.0f%% of peak bandwidth (%.0f of %.0f GB/s%s): move "
+                          "fewer bytes (fuse, reuse in shared/local memory, narrower types). ",
+                          bw_pct, gbs, tm->roof.peak_gbs, bw_from);
         else if (intensity >= ridge && fl_pct >= 50)
-            sg_buf_printf(
-                out,
-                "compute-bound at %.0f%% of peak arithmetic (%.0f GFLOP/s): use fewer or cheaper "
-                "operations (vector types, tensor cores where they apply). ",
-                fl_pct, gflops);
+            sg_buf_printf(out,
+                          "compute-bound at %.0f%% of peak arithmetic (%.0f %s against %s): "
+                          "use fewer or cheaper operations (vector types, tensor cores where "
+                          "they apply). ",
+                          fl_pct, gflops >= 1e4 ? gflops / 1000 : gflops,
+                          gflops >= 1e4 ? "TFLOP/s" : "GFLOP/s",
+                          tm->roof.peak[0] ? tm->roof.peak : "the device's peak");
         else
             sg_buf_printf(
                 out,
-                "latency-bound: only %.0f%% of peak bandwidth and %.0f%% of peak arithmetic; "
+                "latency-bound: only %.0f%% of peak bandwidth and %.0f%% of peak arithmetic%s; "
                 "expose more parallelism (more blocks or work per thread, fewer barriers). ",
-                bw_pct, fl_pct);
+                bw_pct, fl_pct, against);
     }
     if (tm->facts.have) {
         if (tm->facts.local_bytes > 0)

@@ -10,6 +10,8 @@
  *   - timing: candidate vs baseline medians, run count, speedup with its noise band and
  *     verdict, then a short diagnosis instead of a counter dump: memory-, compute- or
  *     latency-bound from a roofline estimate when the task declares bytes and flops,
+ *     naming the peak it measured against (the task's tensor-core type on a GPU with a
+ *     datasheet entry, else FP32: profiler/peaks.h),
  *     register spills, and the occupancy limiter when the backend reports them.
  * The wording lives in prompts/feedback.json ({placeholders}); sg_feedback_load reads it
  * and a missing or malformed file is an error naming the field. */
@@ -54,7 +56,9 @@ typedef struct sg_fb_static {
 typedef struct sg_fb_roofline {
     int have;
     double bytes, flops;          /* per run, declared by the task */
-    double peak_gbs, peak_gflops; /* of the device */
+    double peak_gbs, peak_gflops; /* of the device, for the task's arithmetic (peaks.h) */
+    char peak[384];               /* which arithmetic peak, from where ("" when unknown) */
+    char bw_source[96];           /* where the bandwidth figure comes from */
 } sg_fb_roofline;
 
 typedef struct sg_fb_timing {

@@ -33,7 +33,7 @@ printf '%-14s %12s %6s %8s %9s %10s %s\n' task median runs band speedup wall_ms 
 for t in suites/builtin/*/; do
     name=$(basename "$t")
     [ -f "$t/baseline.cu" ] || continue
-    out=$("$SPECGEN" profile "$t" "$t/baseline.cu" --device cuda --json --timeout 60s 2>out=$("$SPECGEN" profile "$t" "$t/baseline.cu" --device cuda --json 2>&1)1)
+    out=$("$SPECGEN" profile "$t" "$t/baseline.cu" --device cuda --json --timeout 60s 2>&1)
     line=$(python3 -c '
 import json, sys
 try:

@@ -8,6 +8,7 @@
  * inputs are compared with what was written: a kernel that writes out of bounds or into
  * an input only when launched again, or only on other inputs, fails here. The reply
  * carries the raw samples; the parent summarizes. */
+#include "profiler/peaks.h"
 #include "profiler/stats.h"
 #include "validator/compare.h"
 #include "validator/internal.h"
@@ -384,17 +385,22 @@ static int metrics_line(prof *p, side *s, char *out, size_t n) {
 }
 
 /* The roofline inputs when the task declares bytes and flops (at the timing shape) and
- * the device's peaks are known; NULL otherwise. */
+ * the device's peaks are known; NULL otherwise. The arithmetic peak is the one for the
+ * task's kind of arithmetic on this device (profiler/peaks.h), named in "peak". */
 static int roofline(prof *p, json_t **out, sg_err *err) {
     *out = NULL;
-    double bytes = -1, flops = -1, gbs = 0, gflops = 0;
+    double bytes = -1, flops = -1;
     if (sg_val_task_roofline(p->t, p->s, &bytes, &flops, err) < 0)
         return sg_err_prefix(err, "%s/task.json", p->t->dir);
     if (bytes < 0 || flops < 0 || !p->d->ops->peaks) return 0;
     sg_err e2;
-    if (p->d->ops->peaks(p->d->be, &gbs, &gflops, &e2) < 0) return 0; /* no peaks: no roofline */
-    *out = json_pack("{s:f, s:f, s:f, s:f}", "bytes", bytes, "flops", flops, "peak_gbs", gbs,
-                     "peak_gflops", gflops);
+    sg_be_peaks dev;
+    if (p->d->ops->peaks(p->d->be, &dev, &e2) < 0) return 0; /* no peaks: no roofline */
+    sg_peak_choice c;
+    sg_peaks_choose(&dev, p->t, bytes, flops, &c);
+    *out = json_pack("{s:f, s:f, s:f, s:f, s:s, s:s, s:s}", "bytes", bytes, "flops", flops,
+                     "peak_gbs", c.gbs, "peak_gflops", c.gflops, "peak", c.label, "bw_source",
+                     c.bw_source, "compute", sg_val_compute_name(c.compute));
     return 0;
 }
 

@@ -120,6 +120,10 @@ int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
         r->roof.flops = json_number_value(json_object_get(roof, "flops"));
         r->roof.peak_gbs = json_number_value(json_object_get(roof, "peak_gbs"));
         r->roof.peak_gflops = json_number_value(json_object_get(roof, "peak_gflops"));
+        const char *pk = json_string_value(json_object_get(roof, "peak"));
+        const char *bs = json_string_value(json_object_get(roof, "bw_source"));
+        snprintf(r->roof.peak, sizeof r->roof.peak, "%s", pk ? pk : "");
+        snprintf(r->roof.bw_source, sizeof r->roof.bw_source, "%s", bs ? bs : "");
     }
     snprintf(r->metrics, sizeof r->metrics, "%s",
              json_string_value(json_object_get(reply, "metrics")) ?: "");

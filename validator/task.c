@@ -143,10 +143,34 @@ static int load_amount(sg_val_task *t, json_t *root, const char *key, char **exp
     return 0;
 }
 
+static const char *const compute_names[] = {"auto",        "fp32",       "fp64",
+                                            "tensor_tf32", "tensor_f16", "tensor_bf16",
+                                            "tensor_fp8",  "tensor_int8"};
+
+const char *sg_val_compute_name(sg_val_compute c) {
+    return (unsigned)c < sizeof compute_names / sizeof *compute_names ? compute_names[c] : "?";
+}
+
+/* "compute": which peak the roofline measures the task against (docs/task-format.md). */
+static int load_compute(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
+    const char *v = NULL;
+    t->compute = SG_VAL_COMPUTE_AUTO;
+    if (sg_json_get_str(root, "compute", 0, &v, path, err) < 0) return -1;
+    if (!v) return 0;
+    for (size_t i = 1; i < sizeof compute_names / sizeof *compute_names; i++)
+        if (!strcmp(v, compute_names[i])) {
+            t->compute = (sg_val_compute)i;
+            return 0;
+        }
+    return sg_errf(err, "%s: field \"compute\": unknown kind of arithmetic \"%s\" (%s)", path, v,
+                   SG_VAL_COMPUTE_NAMES);
+}
+
 static int known_field(json_t *root, const char *path, sg_err *err) {
     static const char *const keys[] = {
-        "name",    "description", "baseline", "reference",      "sizes", "check_sizes", "cpu_sizes",
-        "buffers", "scalars",     "args",     "target_speedup", "bytes", "flops",       NULL};
+        "name",           "description", "baseline", "reference", "sizes",
+        "check_sizes",    "cpu_sizes",   "buffers",  "scalars",   "args",
+        "target_speedup", "bytes",       "flops",    "compute",   NULL};
     return sg_json_check_keys(root, keys, path, err);
 }
 
@@ -236,7 +260,8 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
     if (!nout)
         return sg_errf(err, "%s: field \"buffers\": no buffer has role \"out\" or \"inout\"", path);
     if (load_amount(t, root, "bytes", &t->bytes, &t->bytes_value, path, err) < 0 ||
-        load_amount(t, root, "flops", &t->flops, &t->flops_value, path, err) < 0)
+        load_amount(t, root, "flops", &t->flops, &t->flops_value, path, err) < 0 ||
+        load_compute(t, root, path, err) < 0)
         return -1;
     if (load_sources(t, root, "baseline", t->source, path, err) < 0 ||
         load_sources(t, root, "reference", t->reference, path, err) < 0)

@@ -97,6 +97,21 @@ typedef struct sg_val_scalar {
     double literal;
 } sg_val_scalar;
 
+/* The arithmetic a task's work is meant for ("compute"), which picks the roofline's peak
+ * (profiler/peaks.h). AUTO: not given; the profiler infers it from the input types. */
+typedef enum {
+    SG_VAL_COMPUTE_AUTO,
+    SG_VAL_COMPUTE_FP32,
+    SG_VAL_COMPUTE_FP64,
+    SG_VAL_COMPUTE_TENSOR_TF32,
+    SG_VAL_COMPUTE_TENSOR_F16,
+    SG_VAL_COMPUTE_TENSOR_BF16,
+    SG_VAL_COMPUTE_TENSOR_FP8,
+    SG_VAL_COMPUTE_TENSOR_INT8
+} sg_val_compute;
+#define SG_VAL_COMPUTE_NAMES "fp32 fp64 tensor_tf32 tensor_f16 tensor_bf16 tensor_fp8 tensor_int8"
+const char *sg_val_compute_name(sg_val_compute c); /* "auto" for AUTO */
+
 typedef struct sg_val_task {
     char *dir, *name, *description;
     char *source[SG_DEV_NLANG];    /* baseline path per language (NULL if absent) */
@@ -117,6 +132,7 @@ typedef struct sg_val_task {
     char *bytes, *flops;
     double bytes_value, flops_value;
     int bytes_auto;
+    sg_val_compute compute; /* "compute"; AUTO when absent */
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);

@@ -2,7 +2,7 @@
 """Writes suites/builtin/<task>/ (task.json, baseline.{cu,cl}, reference.{cu,cl}).
 
 Each kernel is written once in a small dialect and rendered to CUDA and OpenCL:
-KERNEL name(...)  GP/GCP (global pointer / const pointer)  GID0 GID1  LID0 GRP0 LSZ0
+KERNEL name(...)  GP/GCP (global pointer / const pointer)  GID0 GID1  LID0 GRP0 GRP1 LSZ0
 LOCAL  BARRIER  ATOMIC_INC(p)  NEG_INF. Baselines are deliberately plain (one thread per
 output, no tiling, tiny blocks); references are the most obvious serial form, with
 double accumulation where order matters. Run from the repository root:
@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CL = {
     "KERNEL": "__kernel void", "GCP": "__global const", "GP": "__global",
     "GID0": "(int)get_global_id(0)", "GID1": "(int)get_global_id(1)",
-    "LID0": "(int)get_local_id(0)", "GRP0": "(int)get_group_id(0)",
+    "LID0": "(int)get_local_id(0)", "GRP0": "(int)get_group_id(0)", "GRP1": "(int)get_group_id(1)",
     "LSZ0": "(int)get_local_size(0)", "LOCAL": "__local", "BARRIER": "barrier(CLK_LOCAL_MEM_FENCE)",
     "NEG_INF": "(-INFINITY)",
 }
@@ -25,7 +25,8 @@ CU = {
     "KERNEL": 'extern "C" __global__ void', "GCP": "const", "GP": "@@",
     "GID0": "(int)(blockIdx.x * blockDim.x + threadIdx.x)",
     "GID1": "(int)(blockIdx.y * blockDim.y + threadIdx.y)",
-    "LID0": "(int)threadIdx.x", "GRP0": "(int)blockIdx.x", "LSZ0": "(int)blockDim.x",
+    "LID0": "(int)threadIdx.x", "GRP0": "(int)blockIdx.x", "GRP1": "(int)blockIdx.y",
+    "LSZ0": "(int)blockDim.x",
     "LOCAL": "__shared__", "BARRIER": "__syncthreads()", "NEG_INF": "(-__int_as_float(0x7f800000))",
 }
 
@@ -53,6 +54,14 @@ def f32(name, count, role, init=None, atol=None, rtol=None, type_="f32"):
     return b
 
 
+# Long f32 dot products (matmul, matvec, batched_dot): a correct kernel that accumulates in
+# f32 (the baselines) is off by ~K*eps*sum|a_i b_i|, which on outliers(-1,1,0.01,100) inputs
+# reaches 0.015 at K=1024 and 0.03 at K=2048 on results near zero: no atol that tight holds
+# over millions of outputs, and one loose enough would pass TF32 rounding. So these run
+# uniform and normal inputs (measured: max error 3.7e-4 at K=2048 over 60000 outputs).
+DOT_INIT = ["uniform(-1,1)", "normal(0,1)"]
+
+
 def i32s(*names):
     return [{"name": n, "type": "i32", "value": n} for n in names]
 
@@ -72,7 +81,7 @@ def task(name, desc, sizes, checks, buffers, scalars, args, baseline, reference,
 
 
 task("gelu", "Fused GELU (tanh form): y = 0.5*x*(1+tanh(0.7978845608*(x+0.044715*x^3))).",
-     {"N": 1 << 20}, [{"N": 1}, {"N": 1001}],
+     {"N": 1 << 26}, [{"N": 1}, {"N": 1001}],
      [f32("x", "N", "in", "uniform(-6,6)"), f32("y", "N", "out", atol=1e-5, rtol=1e-4)],
      i32s("N"), ["x", "y", "N"],
      """//@launch gelu grid=ceil_div(N,64) block=64
@@ -94,7 +103,7 @@ KERNEL gelu_ref(GCP float *x, GP float *y, int n) {
 """, flops="10*N", cpu_sizes={"N": 1 << 18})
 
 task("reduce_sum", "Sum of N floats into out[0].",
-     {"N": 1 << 20}, [{"N": 1}, {"N": 1003}],
+     {"N": 1 << 26}, [{"N": 1}, {"N": 1003}],
      [f32("x", "N", "in", "uniform(0,1)"), f32("out", "1", "out", atol=1e-3, rtol=1e-4)],
      i32s("N"), ["x", "out", "N"],
      """// One work-group of 256 strides over the input, then a tree in local memory.
@@ -112,10 +121,20 @@ KERNEL reduce_sum(GCP float *x, GP float *out, int n) {
     }
     if (t == 0) out[0] = part[0];
 }
-""", """//@launch reduce_sum_ref grid=1 block=1
-KERNEL reduce_sum_ref(GCP float *x, GP float *out, int n) {
+""", """// Serial double sums of 4096-element chunks, then a serial double sum of those: one
+// thread summing 64M floats would take about a second on a GPU.
+//@scratch part f64 ceil_div(N,4096)
+//@launch reduce_sum_chunks grid=ceil_div(N,4096) block=1 args=x,part,N
+//@launch reduce_sum_ref grid=1 block=1 args=part,out,N
+KERNEL reduce_sum_chunks(GCP float *x, GP double *part, int n) {
+    int c = GRP0;
     double s = 0.0;
-    for (int i = 0; i < n; i++) s += x[i];
+    for (long i = (long)c * 4096; i < n && i < (long)c * 4096 + 4096; i++) s += x[i];
+    part[c] = s;
+}
+KERNEL reduce_sum_ref(GCP double *part, GP float *out, int n) {
+    double s = 0.0;
+    for (int c = 0; c < (n + 4095) / 4096; c++) s += part[c];
     out[0] = (float)s;
 }
 """, flops="N", cpu_sizes={"N": 1 << 18})
@@ -127,7 +146,7 @@ ROW = """    int r = GID0;
 """
 
 task("softmax", "Row-wise softmax of a B x N matrix.",
-     {"B": 256, "N": 1024}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
+     {"B": 8192, "N": 4096}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
      [f32("x", "B*N", "in", "uniform(-8,8)"), f32("y", "B*N", "out", atol=1e-6, rtol=1e-4)],
      i32s("B", "N"), ["x", "y", "B", "N"],
      """// One work-item per row, three passes.
@@ -148,10 +167,10 @@ KERNEL softmax_ref(GCP float *x, GP float *y, int rows, int n) {
     for (int j = 0; j < n; j++) s += exp((double)x[(long)r * n + j] - m);
     for (int j = 0; j < n; j++) y[(long)r * n + j] = (float)(exp((double)x[(long)r * n + j] - m) / s);
 }
-""", flops="5*B*N")
+""", flops="5*B*N", cpu_sizes={"B": 256, "N": 1024})
 
 task("layernorm", "Row-wise layer normalization with gain and bias (eps = 1e-5).",
-     {"B": 256, "N": 1024}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
+     {"B": 8192, "N": 4096}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
      [f32("x", "B*N", "in", "normal(1,3)"), f32("gamma", "N", "in", "uniform(0.5,1.5)"),
       f32("beta", "N", "in", "uniform(-1,1)"), f32("y", "B*N", "out", atol=1e-4, rtol=1e-4)],
      i32s("B", "N"), ["x", "gamma", "beta", "y", "B", "N"],
@@ -177,10 +196,10 @@ KERNEL layernorm_ref(GCP float *x, GCP float *gamma, GCP float *beta, GP float *
     double inv = 1.0 / sqrt(var + 1e-5);
     for (int j = 0; j < n; j++) y[o + j] = (float)((x[o + j] - mean) * inv * gamma[j] + beta[j]);
 }
-""", flops="8*B*N")
+""", flops="8*B*N", cpu_sizes={"B": 256, "N": 1024})
 
 task("rmsnorm", "Row-wise RMS normalization with weights (eps = 1e-6).",
-     {"B": 256, "N": 1024}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
+     {"B": 8192, "N": 4096}, [{"B": 1, "N": 1}, {"B": 3, "N": 1001}],
      [f32("x", "B*N", "in", "normal(0,2)"), f32("w", "N", "in", "uniform(0.5,1.5)"),
       f32("y", "B*N", "out", atol=1e-5, rtol=1e-4)],
      i32s("B", "N"), ["x", "w", "y", "B", "N"],
@@ -199,10 +218,10 @@ KERNEL rmsnorm_ref(GCP float *x, GCP float *w, GP float *y, int rows, int n) {
     double inv = 1.0 / sqrt(ss / n + 1e-6);
     for (int j = 0; j < n; j++) y[o + j] = (float)(x[o + j] * inv * w[j]);
 }
-""", flops="4*B*N")
+""", flops="4*B*N", cpu_sizes={"B": 256, "N": 1024})
 
 task("transpose", "Transpose an R x C matrix into C x R.",
-     {"R": 1024, "C": 768}, [{"R": 1, "C": 1}, {"R": 33, "C": 17}],
+     {"R": 8192, "C": 4096}, [{"R": 1, "C": 1}, {"R": 33, "C": 17}],
      [f32("x", "R*C", "in"), f32("y", "R*C", "out", atol=0, rtol=0)],
      i32s("R", "C"), ["x", "y", "R", "C"],
      """// One work-item per element, reads along rows, writes strided.
@@ -216,11 +235,12 @@ KERNEL transpose_ref(GCP float *x, GP float *y, int rows, int cols) {
     int r = GRP0;
     for (int c = 0; c < cols; c++) y[(long)c * rows + r] = x[(long)r * cols + c];
 }
-""", flops="0")
+""", flops="0", cpu_sizes={"R": 1024, "C": 768})
 
 task("matmul", "C = A (M x K) times B (K x N), row-major floats.",
-     {"M": 256, "N": 256, "K": 256}, [{"M": 1, "N": 1, "K": 1}, {"M": 33, "N": 17, "K": 9}],
-     [f32("A", "M*K", "in"), f32("B", "K*N", "in"), f32("C", "M*N", "out", atol=1e-4, rtol=1e-4)],
+     {"M": 2048, "N": 2048, "K": 2048}, [{"M": 1, "N": 1, "K": 1}, {"M": 33, "N": 17, "K": 9}],
+     [f32("A", "M*K", "in", DOT_INIT), f32("B", "K*N", "in", DOT_INIT),
+      f32("C", "M*N", "out", atol=1e-3, rtol=1e-4)],
      i32s("M", "N", "K"), ["A", "B", "C", "M", "N", "K"],
      """// Naive: one work-item per output element, no tiling.
 //@launch matmul grid=(ceil_div(N,8),ceil_div(M,8)) block=(8,8)
@@ -231,20 +251,20 @@ KERNEL matmul(GCP float *A, GCP float *B, GP float *C, int m, int n, int k) {
     for (int p = 0; p < k; p++) acc += A[(long)row * k + p] * B[(long)p * n + col];
     C[(long)row * n + col] = acc;
 }
-""", """//@launch matmul_ref grid=M block=1
+""", """// One work-item per output (a row per work-item is 4M serial steps at 2048^3).
+//@launch matmul_ref grid=(N,M) block=1
 KERNEL matmul_ref(GCP float *A, GCP float *B, GP float *C, int m, int n, int k) {
-    int row = GRP0;
-    for (int col = 0; col < n; col++) {
-        double acc = 0.0;
-        for (int p = 0; p < k; p++) acc += (double)A[(long)row * k + p] * B[(long)p * n + col];
-        C[(long)row * n + col] = (float)acc;
-    }
+    int col = GRP0, row = GRP1;
+    double acc = 0.0;
+    for (int p = 0; p < k; p++) acc += (double)A[(long)row * k + p] * B[(long)p * n + col];
+    C[(long)row * n + col] = (float)acc;
 }
-""", flops="2*M*N*K")
+""", flops="2*M*N*K", cpu_sizes={"M": 256, "N": 256, "K": 256})
 
 task("matvec", "y = A (M x N) times x (N).",
-     {"M": 2048, "N": 1024}, [{"M": 1, "N": 1}, {"M": 37, "N": 1001}],
-     [f32("A", "M*N", "in"), f32("x", "N", "in"), f32("y", "M", "out", atol=1e-4, rtol=1e-4)],
+     {"M": 32768, "N": 1024}, [{"M": 1, "N": 1}, {"M": 37, "N": 1001}],
+     [f32("A", "M*N", "in", DOT_INIT), f32("x", "N", "in", DOT_INIT),
+      f32("y", "M", "out", atol=1e-3, rtol=1e-4)],
      i32s("M", "N"), ["A", "x", "y", "M", "N"],
      """//@launch matvec grid=ceil_div(M,32) block=32
 KERNEL matvec(GCP float *A, GCP float *x, GP float *y, int m, int n) {
@@ -261,10 +281,10 @@ KERNEL matvec_ref(GCP float *A, GCP float *x, GP float *y, int m, int n) {
     for (int j = 0; j < n; j++) acc += (double)A[(long)r * n + j] * x[j];
     y[r] = (float)acc;
 }
-""", flops="2*M*N", cpu_sizes={"M": 512})
+""", flops="2*M*N", cpu_sizes={"M": 512, "N": 1024})
 
 task("histogram", "Counts of N integer values in [0, NB) into NB bins.",
-     {"N": 1 << 20, "NB": 256}, [{"N": 1, "NB": 256}, {"N": 1001, "NB": 256}],
+     {"N": 1 << 26, "NB": 256}, [{"N": 1, "NB": 256}, {"N": 1001, "NB": 256}],
      [f32("x", "N", "in", "randint(0,255)", type_="i32"), f32("bins", "NB", "out", type_="u32")],
      i32s("N", "NB"), ["x", "bins", "N", "NB"],
      """// Zero the bins, then one global atomic per element.
@@ -278,17 +298,28 @@ KERNEL histogram(GCP int *x, GP unsigned int *bins, int n, int nb) {
     int i = GID0;
     if (i < n && x[i] >= 0 && x[i] < nb) ATOMIC_INC(&bins[x[i]]);
 }
-""", """//@launch histogram_ref grid=NB block=1
-KERNEL histogram_ref(GCP int *x, GP unsigned int *bins, int n, int nb) {
+""", """// Serial counts per 65536-element chunk, then per bin the sum over chunks (a scan of all
+// N elements per bin would read 256 x 64M values).
+//@scratch part u32 ceil_div(N,65536)*NB
+//@launch histogram_chunks grid=ceil_div(N,65536) block=1 args=x,part,N,NB
+//@launch histogram_ref grid=NB block=1 args=part,bins,N,NB
+KERNEL histogram_chunks(GCP int *x, GP unsigned int *part, int n, int nb) {
+    int c = GRP0;
+    GP unsigned int *h = part + (long)c * nb;
+    for (int b = 0; b < nb; b++) h[b] = 0;
+    for (long i = (long)c * 65536; i < n && i < (long)c * 65536 + 65536; i++)
+        if (x[i] >= 0 && x[i] < nb) h[x[i]]++;
+}
+KERNEL histogram_ref(GCP unsigned int *part, GP unsigned int *bins, int n, int nb) {
     int b = GRP0;
-    unsigned int c = 0;
-    for (int i = 0; i < n; i++) c += x[i] == b;
-    bins[b] = c;
+    unsigned int s = 0;
+    for (int c = 0; c < (n + 65535) / 65536; c++) s += part[(long)c * nb + b];
+    bins[b] = s;
 }
 """, flops="N", cpu_sizes={"N": 1 << 18})
 
 task("prefix_scan", "Inclusive prefix sum of N integers.",
-     {"N": 16384}, [{"N": 1}, {"N": 1001}],
+     {"N": 131072}, [{"N": 1}, {"N": 1001}],
      [f32("x", "N", "in", "randint(0,9)", type_="i32"), f32("y", "N", "out", type_="i32")],
      i32s("N"), ["x", "y", "N"],
      """// Deliberately quadratic: each work-item sums its whole prefix.
@@ -308,10 +339,10 @@ KERNEL prefix_scan_ref(GCP int *x, GP int *y, int n) {
         y[i] = s;
     }
 }
-""", flops="N")
+""", flops="N", cpu_sizes={"N": 16384})
 
 task("conv1d", "Valid 1-D convolution (correlation): y[i] = sum_k x[i+k] w[k], N-K+1 outputs.",
-     {"N": 1 << 20, "K": 31}, [{"N": 1, "K": 1}, {"N": 1001, "K": 7}],
+     {"N": 1 << 25, "K": 31}, [{"N": 1, "K": 1}, {"N": 1001, "K": 7}],
      [f32("x", "N", "in"), f32("w", "K", "in"), f32("y", "N-K+1", "out", atol=1e-5, rtol=1e-4)],
      i32s("N", "K"), ["x", "w", "y", "N", "K"],
      """//@launch conv1d grid=ceil_div(N-K+1,64) block=64
@@ -333,7 +364,7 @@ KERNEL conv1d_ref(GCP float *x, GCP float *w, GP float *y, int n, int k) {
 """, flops="2*(N-K+1)*K", cpu_sizes={"N": 1 << 18})
 
 task("conv2d", "Valid 2-D convolution (correlation) of an H x W image with a K x K filter.",
-     {"H": 512, "W": 512, "K": 5}, [{"H": 1, "W": 1, "K": 1}, {"H": 37, "W": 19, "K": 3}],
+     {"H": 4096, "W": 4096, "K": 5}, [{"H": 1, "W": 1, "K": 1}, {"H": 37, "W": 19, "K": 3}],
      [f32("x", "H*W", "in"), f32("w", "K*K", "in"),
       f32("y", "(H-K+1)*(W-K+1)", "out", atol=1e-5, rtol=1e-4)],
      i32s("H", "W", "K"), ["x", "w", "y", "H", "W", "K"],
@@ -357,10 +388,10 @@ KERNEL conv2d_ref(GCP float *x, GCP float *w, GP float *y, int h, int wd, int k)
         y[(long)r * ow + c] = (float)acc;
     }
 }
-""", flops="2*(H-K+1)*(W-K+1)*K*K")
+""", flops="2*(H-K+1)*(W-K+1)*K*K", cpu_sizes={"H": 512, "W": 512})
 
 task("stencil2d", "One Jacobi step of the 5-point stencil on an H x W grid; the border is copied.",
-     {"H": 1024, "W": 1024}, [{"H": 1, "W": 1}, {"H": 33, "W": 19}],
+     {"H": 8192, "W": 4096}, [{"H": 1, "W": 1}, {"H": 33, "W": 19}],
      [f32("x", "H*W", "in"), f32("y", "H*W", "out", atol=1e-6, rtol=1e-5)],
      i32s("H", "W"), ["x", "y", "H", "W"],
      """//@launch stencil2d grid=(ceil_div(W,8),ceil_div(H,8)) block=(8,8)
@@ -386,7 +417,7 @@ KERNEL stencil2d_ref(GCP float *x, GP float *y, int h, int w) {
 """, flops="5*H*W", cpu_sizes={"H": 512, "W": 512})
 
 task("gather", "Row gather: out[i,:] = table[idx[i] mod T, :] for N indices and D columns.",
-     {"T": 4096, "D": 64, "N": 8192}, [{"T": 1, "D": 1, "N": 1}, {"T": 13, "D": 7, "N": 101}],
+     {"T": 65536, "D": 512, "N": 65536}, [{"T": 1, "D": 1, "N": 1}, {"T": 13, "D": 7, "N": 101}],
      [f32("table", "T*D", "in"), f32("idx", "N", "in", "randint(0,1000000)", type_="i32"),
       f32("out", "N*D", "out", atol=0, rtol=0)],
      i32s("T", "D", "N"), ["table", "idx", "out", "T", "D", "N"],
@@ -403,11 +434,12 @@ KERNEL gather_ref(GCP float *table, GCP int *idx, GP float *out, int t, int d, i
     int i = GRP0;
     for (int j = 0; j < d; j++) out[(long)i * d + j] = table[(long)(idx[i] % t) * d + j];
 }
-""", bytes="4*N + 8*N*D", flops="0")
+""", bytes="4*N + 8*N*D", flops="0", cpu_sizes={"T": 4096, "D": 64, "N": 8192})
 
 task("batched_dot", "out[b] = dot(x[b,:], y[b,:]) for B pairs of length-N vectors.",
-     {"B": 1024, "N": 1024}, [{"B": 1, "N": 1}, {"B": 7, "N": 1001}],
-     [f32("x", "B*N", "in"), f32("y", "B*N", "in"), f32("out", "B", "out", atol=1e-4, rtol=1e-4)],
+     {"B": 16384, "N": 1024}, [{"B": 1, "N": 1}, {"B": 7, "N": 1001}],
+     [f32("x", "B*N", "in", DOT_INIT), f32("y", "B*N", "in", DOT_INIT),
+      f32("out", "B", "out", atol=1e-3, rtol=1e-4)],
      i32s("B", "N"), ["x", "y", "out", "B", "N"],
      """//@launch batched_dot grid=ceil_div(B,32) block=32
 KERNEL batched_dot(GCP float *x, GCP float *y, GP float *out, int b, int n) {
@@ -424,10 +456,10 @@ KERNEL batched_dot_ref(GCP float *x, GCP float *y, GP float *out, int b, int n) 
     for (int j = 0; j < n; j++) acc += (double)x[(long)r * n + j] * y[(long)r * n + j];
     out[r] = (float)acc;
 }
-""", flops="2*B*N", cpu_sizes={"B": 256})
+""", flops="2*B*N", cpu_sizes={"B": 256, "N": 1024})
 
 task("argmax", "Row-wise argmax (first index of the maximum) of a B x N matrix.",
-     {"B": 512, "N": 4096}, [{"B": 1, "N": 1}, {"B": 5, "N": 1001}],
+     {"B": 16384, "N": 4096}, [{"B": 1, "N": 1}, {"B": 5, "N": 1001}],
      [f32("x", "B*N", "in", "uniform(-100,100)"), f32("idx", "B", "out", type_="i32")],
      i32s("B", "N"), ["x", "idx", "B", "N"],
      """//@launch argmax grid=ceil_div(B,32) block=32

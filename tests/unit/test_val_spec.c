@@ -128,6 +128,7 @@ static void test_task(void **st) {
     assert_true(t.buf[0].dist[0].b == 2.0);
     assert_int_equal(sg_val_task_ndist(&t), 1);
     assert_int_equal(t.has_cpu_sizes, 0);
+    assert_int_equal(t.compute, SG_VAL_COMPUTE_AUTO);
     assert_ptr_equal(sg_val_main_sizes(&t, 1), &t.sizes);
     assert_non_null(t.source[SG_DEV_OPENCL]);
     assert_null(t.source[SG_DEV_CUDA]);
@@ -168,6 +169,9 @@ static void test_task(void **st) {
     task_fails("\"args\"", "\"cpu_sizes\": {\"Q\": 1}, \"args\"",
                "cpu_sizes\": size \"Q\" is not one");
     task_fails("\"role\": \"out\"", "\"role\": \"in\"", "no buffer has role \"out\" or \"inout\"");
+    task_fails("\"args\"", "\"compute\": \"bf16\", \"args\"",
+               "field \"compute\": unknown kind of arithmetic \"bf16\" (fp32 fp64 tensor_tf32 "
+               "tensor_f16 tensor_bf16 tensor_fp8 tensor_int8)");
 
     /* A source that is a symbolic link out of the task folder is refused. */
     char link[128];
@@ -187,9 +191,12 @@ static void test_task(void **st) {
         "              {\"name\": \"h\", \"type\": \"f16\", \"count\": \"N\", \"role\": \"in\"},\n"
         "              {\"name\": \"y\", \"type\": \"f16\", \"count\": \"B\", \"role\": \"inout\", "
         "\"allow_nonfinite\": true}],\n"
-        " \"args\": [\"x\", \"y\"], \"bytes\": \"auto\", \"flops\": \"2*B*N\"}\n";
+        " \"args\": [\"x\", \"y\"], \"bytes\": \"auto\", \"flops\": \"2*B*N\", \"compute\": "
+        "\"tensor_bf16\"}\n";
     if (load_with(more, &t, &err) != 0) fail_msg("%s", err.msg);
     assert_int_equal(t.buf[0].type, SG_VAL_BF16);
+    assert_int_equal(t.compute, SG_VAL_COMPUTE_TENSOR_BF16);
+    assert_string_equal(sg_val_compute_name(t.compute), "tensor_bf16");
     assert_int_equal(t.buf[0].ndist, 2);
     assert_int_equal(t.buf[0].dist[0].kind, SG_VAL_INIT_SPECIAL);
     assert_int_equal(t.buf[0].dist[1].kind, SG_VAL_INIT_OUTLIERS);
