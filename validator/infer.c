@@ -416,7 +416,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
             if (strcmp(k->p[i].name, o->sizes.name[g]) || k->p[i].pointer || k->p[i].is_float)
                 continue;
             const char *ty = k->p[i].type ? k->p[i].type : "i32";
-            int64_t most = strstr(ty, "64")      ? INT64_MAX
+            int64_t most = strstr(ty, "64")     ? INT64_MAX
                            : !strcmp(ty, "u32") ? UINT32_MAX
                                                 : INT32_MAX;
             if (o->sizes.value[g] > most) {
