@@ -449,8 +449,11 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                                : b.read[i]     ? "inout"
                                                : "out";
             nout += strcmp(role, "in") != 0;
-            json_array_append_new(bufs, json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type",
-                                                  p->type, "count", pl.count[i], "role", role));
+            json_t *bj = json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type", p->type,
+                                   "count", pl.count[i], "role", role);
+            if (p->boolean && strcmp(role, "out")) /* a bool holds 0 or 1 */
+                json_object_set_new(bj, "init", json_string("randint(0,1)"));
+            json_array_append_new(bufs, bj);
             sg_buf_printf(report, "buffer %s: %s %s%s\n", p->name, role, p->type,
                           !p->is_const && !b.written[i]
                               ? " (not const, but the body never writes it)"

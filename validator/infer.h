@@ -24,6 +24,7 @@ typedef struct sg_infer_param {
     const char *type; /* task.json type name ("f32", "bf16", "u8"), NULL: unknown */
     int vec;          /* elements per pointee (float4: 4) */
     int is_float;     /* a by-value float / double */
+    int boolean;      /* bool: stored as u8 (0 or 1) */
 } sg_infer_param;
 
 typedef struct sg_infer_kernel {

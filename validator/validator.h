@@ -41,9 +41,11 @@ typedef enum {
     SG_VAL_F16,
     SG_VAL_BF16,
     SG_VAL_FP8_E4M3,
-    SG_VAL_FP8_E5M2
+    SG_VAL_FP8_E5M2,
+    SG_VAL_U8, /* uchar / uint8_t (and bool) */
+    SG_VAL_I8  /* char / int8_t */
 } sg_val_type;
-#define SG_VAL_TYPE_NAMES "f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 fp8_e5m2"
+#define SG_VAL_TYPE_NAMES "f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 fp8_e5m2 u8 i8"
 size_t sg_val_type_size(sg_val_type t);
 const char *sg_val_type_name(sg_val_type t);
 int sg_val_type_parse(const char *s, sg_val_type *out);

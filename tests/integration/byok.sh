@@ -51,8 +51,12 @@ check_output "--force overwrites; --count and --launch are taken as given" \
 check_output "the given launch line is in the baseline" '^//@launch row_max grid=N block=128 smem=128\*4' head -1 $t/two2/baseline.cu
 check_output "--count names that are no parameter become sizes" '"V": 77' \
     bash -c "$SPECGEN task init $fx/two_kernels_smem.cu --kernel row_max --out $t/two3 --count inp=V*C --size V=77 >/dev/null && cat $t/two3/task.json"
-check_output "a kernel with 8-bit integer buffers fails, saying what to do" \
-    'points to 8-bit integers, which are not a task type yet.*write task.json by hand' init $fx/histogram_u8.cu --out $t/h
+check_output "uint8_t* is a u8 buffer; bins indexed by data values need --count" \
+    'count of bins: n elements \(indexed by values read from memory: unknown\).*buffer data: in u8' \
+    bash -c "$(declare -f init); init $fx/histogram_u8.cu --out $t/h | tr '\n' ' '"
+check_output "  ... with --count bins=256 it is inout u32 (atomicAdd reads it)" 'buffer bins: inout u32' \
+    init $fx/histogram_u8.cu --count bins=256 --out $t/h2
+check_output "  ... and compiles" '^compiled' compiles $t/h2
 check_output "a CUDA task's next: hint names --device cuda and --compile-only" \
     'validate .* --device cuda --compile-only --arch sm_90a' init $fx/gelu_bf16.cu --out $t/gelu2
 # A broken baseline's log names baseline.cu, not the candidate's name.
