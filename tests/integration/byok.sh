@@ -59,6 +59,38 @@ check_output "  ... with --count bins=256 it is inout u32 (atomicAdd reads it)" 
 check_output "  ... and compiles" '^compiled' compiles $t/h2
 check_output "a CUDA task's next: hint names --device cuda and --compile-only" \
     'validate .* --device cuda --compile-only --arch sm_90a' init $fx/gelu_bf16.cu --out $t/gelu2
+# Several kernels launched in order: partial_sum writes partial, finish_sum reads it.
+check_output "two kernels sharing a buffer: init says they are launched in order, partial is scratch" \
+    'launched in order \(partial_sum, finish_sum\): scratch between them: partial' init $fx/two_pass_sum.cu --out $t/chain
+check_output "  ... and writes the plan: //@scratch with the first grid, two //@launch with args=" \
+    '^//@scratch partial f32 ceil_div\(n,256\)\|//@launch partial_sum grid=ceil_div\(n,256\) block=256 args=x,partial,n\|//@launch finish_sum grid=1 block=256 args=partial,out,nblocks\|$' \
+    bash -c "head -3 $t/chain/baseline.cu | tr '\\n' '|'"
+check_output "  ... finish's bound is the scratch's count, not a free size" '"value": "ceil_div\(n,256\)"' cat $t/chain/task.json
+check_output "  ... out has one element (only out[0] is written)" 'count of out: 1 elements' init $fx/two_pass_sum.cu --out $t/chain_r --force
+check_output "  ... the two-launch task compiles" '^compiled' compiles $t/chain
+if command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep -q Platform; then
+    check_output "the OpenCL two-pass sum: init's plan validates on PoCL" '^pass: all [0-9]+ checks passed' \
+        bash -c "$SPECGEN task init $fx/two_pass_sum.cl --out $t/chaincl >/dev/null && $SPECGEN validate $t/chaincl --device opencl"
+else
+    skip "the OpenCL two-pass sum on PoCL" "no OpenCL platform"
+fi
+sed 's/partial\[blockIdx.x\] = s\[0\]/*(partial + blockIdx.x) = s[0]/' $fx/two_pass_sum.cu >$t/opaque.cu
+check_output "a chain whose scratch size cannot be read: init asks for --launch, showing what to write" \
+    "give the plan, e.g. --launch '//@scratch partial f32 COUNT; //@launch partial_sum grid=ceil_div\(n,256\) block=256 args=x,partial,n; //@launch finish_sum" \
+    init $t/opaque.cu --out $t/opaque
+plan='//@scratch partial f32 ceil_div(n,256); //@launch partial_sum grid=ceil_div(n,256) block=256 args=x,partial,n; //@launch finish_sum grid=1 block=256 args=partial,out,nblocks'
+check_output "  ... and takes the plan given so" 'scalar nblocks: i32 = ceil_div\(n,256\)' init $t/opaque.cu --out $t/opaque --launch "$plan"
+check_output "  ... which compiles" '^compiled' compiles $t/opaque
+check_output "one launch for a chain is refused, saying how to give the plan" \
+    'is one launch, and .* kernels are launched in order: give the plan as --launch' \
+    init $fx/two_pass_sum.cu --out $t/chain1 --launch "grid=1 block=32"
+# --launch on a file that already has a //@launch line replaces it, with a note.
+check_output "--launch on a file with a //@launch line: a note says it is replaced" \
+    'note: --launch replaces the file.s 1 //@launch line' \
+    init $t/gelu/baseline.cu --out $t/relaunch --launch "grid=ceil_div(N,128) block=128"
+check_output "  ... the baseline has the given line only" '^1 //@launch gelu grid=ceil_div\(N,128\) block=128$' \
+    bash -c "grep -c '^//@launch' $t/relaunch/baseline.cu | tr '\n' ' '; grep '^//@launch' $t/relaunch/baseline.cu"
+
 # A broken baseline's log names baseline.cu, not the candidate's name.
 mkdir -p $t/broken && cp $t/gelu/task.json $t/broken/ && sed 's/tanhf(/tanhf_nope(/' $t/gelu/baseline.cu >$t/broken/baseline.cu && cp $t/gelu/reference.cu $t/broken/
 check_output "a baseline's compile log names baseline.cu" 'baseline.cu\([0-9]+\): error' compiles $t/broken
