@@ -171,11 +171,23 @@ static int template_args(const sg_infer_kernel *k, const char *given, const char
             sg_buf_printf(&b, "%s%s", b.len ? "," : "", eq + 1 + (eq[1] == ' '));
         } else {
             sg_buf_free(&b);
+            char ex[160] = ""; /* an example instance: float for types, 256 for ints */
+            snprintf(tp, sizeof tp, "%s", k->tparams);
+            for (char *s2 = NULL, *q = strtok_r(tp, ",", &s2); q; q = strtok_r(NULL, ",", &s2)) {
+                while (*q == ' ') q++;
+                const char *v = !strncmp(q, "typename", 8) || !strncmp(q, "class", 5) ? "float"
+                                : !strncmp(q, "int", 3) || !strncmp(q, "unsigned", 8) ||
+                                        !strncmp(q, "size_t", 6)
+                                    ? "256"
+                                    : "VALUE";
+                size_t l = strlen(ex);
+                snprintf(ex + l, sizeof ex - l, "%s%s", l ? "," : "", v);
+            }
             return sg_errf(err,
                            "%s: kernel %s is a template with the parameter \"%s\", which task "
-                           "init cannot guess: name an instance, e.g. --kernel '%s<float,256>' "
+                           "init cannot guess: name an instance, e.g. --kernel '%s<%s>' "
                            "(its arguments in the template's order: %s)",
-                           path, k->name, p, k->name, k->tparams);
+                           path, k->name, p, k->name, ex, k->tparams);
         }
     }
     snprintf(out, n, "%s", b.data ? b.data : "");
