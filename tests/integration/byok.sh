@@ -59,6 +59,11 @@ check_output "  ... with --count bins=256 it is inout u32 (atomicAdd reads it)" 
 check_output "  ... and compiles" '^compiled' compiles $t/h2
 check_output "a CUDA task's next: hint names --device cuda and --compile-only" \
     'validate .* --device cuda --compile-only --arch sm_90a' init $fx/gelu_bf16.cu --out $t/gelu2
+check_output "bool* is u8, and init says so" 'type of mask: bool is stored as u8.*buffer mask: in u8' \
+    bash -c "$(declare -f init); init $fx/mask_bool.cu --out $t/mask | tr '\n' ' '"
+check_output "  ... its inputs are 0 or 1" '"init": "randint\(0,1\)"' cat $t/mask/task.json
+check_output "int8_t* is i8" 'buffer q: out i8' init $fx/quant_int8.cu --out $t/q8
+
 # Several kernels launched in order: partial_sum writes partial, finish_sum reads it.
 check_output "two kernels sharing a buffer: init says they are launched in order, partial is scratch" \
     'launched in order \(partial_sum, finish_sum\): scratch between them: partial' init $fx/two_pass_sum.cu --out $t/chain
@@ -95,11 +100,25 @@ check_output "  ... the baseline has the given line only" '^1 //@launch gelu gri
 mkdir -p $t/broken && cp $t/gelu/task.json $t/broken/ && sed 's/tanhf(/tanhf_nope(/' $t/gelu/baseline.cu >$t/broken/baseline.cu && cp $t/gelu/reference.cu $t/broken/
 check_output "a baseline's compile log names baseline.cu" 'baseline.cu\([0-9]+\): error' compiles $t/broken
 
-# Every fixture: init (with its documented hint, if any) and compile; count them.
-n=0 ok=0
+# Every fixture: init with the hint its README row gives (if any) and compile; count them.
+hint_of() { sed -n "s/^| $1 | [^|]* | \(.*\) |$/\1/p" $fx/README.md | tr -d '`'; }
+n=0 ok=0 nohint=0 listed=0
 for f in $fx/*.cu; do
     n=$((n + 1))
-    d=$t/all_$(basename $f .cu)
-    "$SPECGEN" task init "$f" --out "$d" >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled' && ok=$((ok + 1))
+    b=$(basename $f)
+    grep -q "^| $b |" $fx/README.md && listed=$((listed + 1))
+    d=$t/all_${b%.cu}
+    h=$(hint_of "$b")
+    if eval "\"\$SPECGEN\" task init $f --out $d $h" >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled'; then
+        ok=$((ok + 1))
+        [ -z "$h" ] && nohint=$((nohint + 1))
+    else
+        echo "# failed: $b (hint: ${h:-none})"
+    fi
 done
-check_output "at least 7 of the $n fixture kernels go through init + NVRTC with no hint" '^([7-9]|[1-9][0-9])$' echo $ok
+check_output "the fixtures README lists every fixture kernel ($listed of $n)" "^$n\$" echo $listed
+check_output "the hinted 2-D fixture has its 2-D launch" '^//@launch transpose_tiled grid=ceil_div\(C,32\),ceil_div\(R,32\) block=32,8$' \
+    head -1 $t/all_transpose_2d/baseline.cu
+check_output "at least 20 fixture kernels" '^([2-9][0-9]|[1-9][0-9][0-9])$' echo $n
+check_output "every fixture kernel goes through init (with its listed hint) + NVRTC ($ok of $n; $nohint with no hint)" "^$n\$" echo $ok
+finish
