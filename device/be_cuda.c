@@ -103,11 +103,7 @@ static int cu_open(sg_be **out, const sg_dev_opts *o, sg_err *err) {
     if (!o->compile_only) {
         sg_err e2;
         if (load_driver(be, o->cuda_device, &e2) < 0) {
-            sg_errf(err,
-                    "CUDA execution needs an NVIDIA GPU with its driver (%s). Alternatives: "
-                    "--device opencl runs the task's OpenCL kernels on this machine (PoCL), "
-                    "--compile-only checks that CUDA sources compile (use --arch sm_XX)",
-                    e2.msg);
+            sg_errf(err, "CUDA execution needs an NVIDIA GPU with its driver (%s)", e2.msg);
             cu_close(be);
             return SG_BE_NODEV;
         }

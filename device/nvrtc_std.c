@@ -88,12 +88,25 @@ static const char *const std_names[] = {
 
 static const char empty[] = "#pragma once\n/* served by specgen: see its NVRTC prelude */\n";
 
+/* C++ headers whose device-side content libcu++ has (std::bool_constant, std::is_same,
+ * std::numeric_limits, std::min): served as <cuda/std/NAME> with its names visible in std. */
+static const char *const cxx_names[] = {"type_traits", "limits", "utility", "array", "tuple", NULL};
+static const char *const cxx_texts[] = {
+    "#pragma once\n#include <cuda/std/type_traits>\nnamespace std { using namespace "
+    "::cuda::std; }\n",
+    "#pragma once\n#include <cuda/std/limits>\nnamespace std { using namespace ::cuda::std; }\n",
+    "#pragma once\n#include <cuda/std/utility>\nnamespace std { using namespace ::cuda::std; }\n",
+    "#pragma once\n#include <cuda/std/array>\nnamespace std { using namespace ::cuda::std; }\n",
+    "#pragma once\n#include <cuda/std/tuple>\nnamespace std { using namespace ::cuda::std; }\n",
+};
+
 int sg_nvrtc_headers(const char ***names, const char ***texts) {
     static const char *n[32], *t[32];
     int k = 0;
     n[k] = sg_nvrtc_prelude_name, t[k++] = prelude;
     n[k] = "cub/cub.cuh", t[k++] = cub_device;
     for (int i = 0; std_names[i]; i++) n[k] = std_names[i], t[k++] = empty;
+    for (int i = 0; cxx_names[i]; i++) n[k] = cxx_names[i], t[k++] = cxx_texts[i];
     *names = n;
     *texts = t;
     return k;
@@ -102,5 +115,7 @@ int sg_nvrtc_headers(const char ***names, const char ***texts) {
 int sg_nvrtc_serves(const char *name) {
     for (int i = 0; std_names[i]; i++)
         if (!strcmp(name, std_names[i])) return 1;
+    for (int i = 0; cxx_names[i]; i++)
+        if (!strcmp(name, cxx_names[i])) return 1;
     return !strcmp(name, "cub/cub.cuh");
 }

@@ -265,7 +265,9 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
         say(c, "%s: %s after %s, best %.2fx (candidate %d)%s", t->name, how, el,
             t->final.best_speedup, t->final.best_candidate, reuse);
     else
-        say(c, "%s: %s after %s, nothing beat the baseline%s%s%s", t->name, how, el,
+        say(c, "%s: %s after %s, %s%s%s%s", t->name, how, el,
+            t->final.baseline_ns_median > 0 ? "nothing beat the baseline"
+                                            : "the baseline never ran",
             t->final.error[0] ? ": " : "", t->final.error, reuse);
     if (t->final.error[0])
         c->res->failed++;

@@ -7,15 +7,20 @@
 #include "orchestrator/run.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static const char details[] =
     "TASK_DIR holds task.json, a baseline and a reference (suites/builtin/*, suites/demo/*).\n"
     "A kernel file (.cu or .cl) works too: a task folder is made from its signature first\n"
-    "(as `specgen task init` does) in OUT/task.\n"
+    "(as `specgen task init` does) in OUT/task, with the same hints: --kernel, --size,\n"
+    "--count, --launch (see `specgen task init --help`). A later run reuses OUT/task;\n"
+    "--force makes it again (with the hints given now).\n"
     "\n"
-    "Without --llm, specgen serves the demo's scripted reasoning trace itself\n"
-    "(prompts/traces/, as `specgen replay-llm` would), so the whole mechanism runs on any\n"
-    "machine: reasoning streams, forks fire, kernels are validated and timed for real.\n"
+    "Without --llm, specgen serves a scripted reasoning trace itself (prompts/traces/, as\n"
+    "`specgen replay-llm` would), so the whole mechanism runs on any machine: reasoning\n"
+    "streams, forks fire, kernels are validated and timed for real. The traces are for the\n"
+    "demo tasks (vector_scale, relu_bias, row_sum); any other task needs --llm (or --trace\n"
+    "FILE, a trace of your own).\n"
     "With --llm, any OpenAI-compatible server (vLLM, SGLang, llama.cpp) is used; several\n"
     "URLs may be given, comma-separated. The API key comes from $SPECGEN_API_KEY or\n"
     "$OPENAI_API_KEY.\n"
@@ -39,14 +44,18 @@ static const char details[] =
     "Examples:\n"
     "  specgen optimize suites/demo/vector_scale\n"
     "  specgen optimize suites/builtin/softmax --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n"
-    "  specgen optimize my_kernel.cu --llm http://gpu-node:8000 --model deepseek-r1 --target 1.5\n";
+    "  specgen optimize my_kernel.cu --llm http://gpu-node:8000 --model deepseek-r1 --target 1.5\n"
+    "  specgen optimize layernorm.cu --kernel layernorm_forward --size N=8192 --llm URL --model "
+    "M\n";
 
 int sg_cmd_optimize(int argc, char **argv) {
     sg_run_config rc;
     sg_run_config_default(&rc);
     sg_run_opts ro;
     sg_run_opts_default(&ro, &rc);
-    const sg_opt opts[] = {
+    sg_val_init_opts io;
+    memset(&io, 0, sizeof io);
+    sg_opt opts[64] = {
         {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
          "the embedded replay", NULL, 0},
         {"model", SG_OPT_STR, &ro.model, "NAME", "model name the server knows", "replay", NULL, 0},
@@ -105,8 +114,10 @@ int sg_cmd_optimize(int argc, char **argv) {
          "prompts/traces", NULL, 0},
         {"speed", SG_OPT_DOUBLE, &rc.speed, "X", "embedded replay speed (2 = twice as fast)", "1",
          NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
+    int nopts = 0;
+    while (opts[nopts].name) nopts++;
+    sg_val_init_cli_opts(&io, opts + nopts); /* a kernel file's hints, as for `task init` */
     const sg_cmd_spec spec = {
         "optimize",
         "TASK_DIR|KERNEL",
@@ -127,6 +138,14 @@ int sg_cmd_optimize(int argc, char **argv) {
         return sg_cli_fail(&spec, 2, "--target: '%g' must be a speedup above 0 (2 = twice as fast)",
                            rc.target);
     rc.task = pos[0];
+    rc.init = &io;
+    struct stat st;
+    if ((sg_val_init_hinted(&io) || io.force) && stat(rc.task, &st) == 0 && S_ISDIR(st.st_mode))
+        return sg_cli_fail(&spec, 2,
+                           "--kernel, --size, --count, --launch and --force are for a kernel file "
+                           "(they shape the task made from it); %s is a task folder: edit its "
+                           "task.json",
+                           rc.task);
 
     sg_task_stats final;
     if (sg_run_one(&rc, &final, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);

@@ -131,6 +131,11 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     if (s->best_candidate)
         fprintf(o, "best kernel:  %s — %.2fx faster than the baseline (candidate %d)\n", best_path,
                 s->best_speedup, s->best_candidate);
+    else if (s->baseline_ns_median <= 0) /* nothing was timed: nothing was compared */
+        fprintf(o,
+                "best kernel:  none: the baseline never ran, so no kernel was compared; %s "
+                "holds the baseline\n",
+                best_path);
     else
         fprintf(o, "best kernel:  nothing beat the baseline; %s holds the baseline\n", best_path);
     fprintf(o,

@@ -89,8 +89,13 @@ static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     sg_buf report = {0};
     struct stat ts;
     int rc = 0;
-    if (stat(t->dir, &ts) == 0)
-        fprintf(stderr, "%s: using the task folder made earlier: %s\n", c->log_name, t->dir);
+    int force = c->init && c->init->force;
+    if (stat(t->dir, &ts) == 0 && !force)
+        fprintf(stderr, "%s: using the task folder made earlier: %s%s\n", c->log_name, t->dir,
+                c->init && sg_val_init_hinted(c->init)
+                    ? " (the hints given now are not applied to it: pass --force to make it "
+                      "again with them)"
+                    : "");
     else if (sg_val_task_init(c->task, t->dir, c->init, &report, err) < 0)
         rc = -1;
     else
@@ -98,6 +103,22 @@ static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
                 report.data ? report.data : "");
     sg_buf_free(&report);
     return rc;
+}
+
+/* A CUDA task with only local slots where CUDA cannot run: one message saying what can
+ * be done instead (nothing would be validated, so the run would only fail later). */
+static int cuda_unusable(const sg_run_task *t, sg_err *err) {
+    sg_err why = {{0}};
+    if (cuda_driver_present(&why)) return 0;
+    sg_errf(err,
+            "CUDA cannot run here (%s), and task %s is a CUDA task: optimize validates and "
+            "times every candidate on a GPU. Run it on a machine with an NVIDIA GPU and its "
+            "driver, or add one with --pool URL (`specgen pool` there)%s; `specgen validate %s "
+            "--device cuda --compile-only --arch sm_90a` checks here that the task compiles",
+            why.msg[0] ? why.msg : "no reason given", t->spec.name,
+            t->spec.source[SG_DEV_OPENCL] ? "; --device opencl runs its OpenCL kernels here" : "",
+            t->dir);
+    return 1;
 }
 
 int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
@@ -138,6 +159,7 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     }
     if (!t->spec.source[t->lang])
         return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
+    if (t->lang == SG_DEV_CUDA && !c->pool_urls && cuda_unusable(t, err)) return -1;
     if (sg_buf_read_file_max(&t->baseline, t->spec.source[t->lang], SG_SOURCE_MAX) < 0) {
         char why[sizeof err->msg];
         return sg_errf(err, "%s",
@@ -240,7 +262,8 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     if (!(loop = sg_loop_new_real(err)) || sg_run_pool_new(loop, c, t.lang, &pool, err) < 0 ||
         !(llm = sg_run_llm_new(loop, c, &p, err)))
         goto done;
-    uint64_t full_tokens = sg_run_llm_announce(llm, c, t.spec.name);
+    uint64_t full_tokens;
+    if (sg_run_llm_announce(llm, c, &t, &full_tokens, err) < 0) goto done;
     sg_dev_port dport;
     if (!(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
         !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport,

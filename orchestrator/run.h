@@ -116,9 +116,13 @@ typedef struct sg_run_llm sg_run_llm;
 sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                            sg_err *err);
 const sg_llm_port *sg_run_llm_port(const sg_run_llm *l);
-/* With the replay: says which trace serves the task and returns the length of its
- * reasoning (for the summary's early-stop line); with endpoints: 0, silently. */
-uint64_t sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const char *task_name);
+/* With the replay: says which trace serves the task and sets *full_tokens to the length
+ * of its reasoning (for the summary's early-stop line); with endpoints: 0, silently.
+ * -1 when the replay has no trace for the task (none whose `match` text is in its name or
+ * baseline) and no --trace was given: serving another task's trace would be nonsense, so
+ * err says to pass --llm. */
+int sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const sg_run_task *t,
+                        uint64_t *full_tokens, sg_err *err);
 void sg_run_llm_free(sg_run_llm *l);
 
 /* Local slots on c->devices devices of lang (all of them when 0: counted in a child) with

@@ -74,12 +74,40 @@ fail:
 
 const sg_llm_port *sg_run_llm_port(const sg_run_llm *l) { return &l->port; }
 
-uint64_t sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const char *task_name) {
+/* A trace is meant for the task when its `match` text is in the task's name or baseline
+ * (the replay server matches it against the prompt, which holds the baseline). */
+static int trace_fits(const sg_replay_trace *tr, const sg_run_task *t) {
+    return tr && tr->match &&
+           (strstr(t->spec.name, tr->match) ||
+            (t->baseline.data && strstr(t->baseline.data, tr->match)));
+}
+
+int sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const sg_run_task *t,
+                        uint64_t *full_tokens, sg_err *err) {
+    *full_tokens = 0;
     if (!l->replay) return 0;
-    const sg_replay_trace *tr = sg_replay_select(&l->traces, c->model, task_name);
+    const sg_replay_trace *tr = sg_replay_select(&l->traces, c->model, t->spec.name);
+    for (size_t i = 0; i < l->traces.n && !trace_fits(tr, t); i++)
+        if (trace_fits(&l->traces.t[i], t)) tr = &l->traces.t[i];
+    if (!c->trace && !trace_fits(tr, t)) {
+        sg_buf names = {0};
+        for (size_t i = 0; i < l->traces.n; i++) {
+            const char *f = l->traces.t[i].file, *slash = strrchr(f, '/');
+            sg_buf_printf(&names, "%s%s", i ? ", " : "", slash ? slash + 1 : f);
+        }
+        sg_errf(err,
+                "no --llm given, and the embedded replay has no scripted trace for task %s (it has "
+                "%s: the demo tasks'). Pass --llm URL --model NAME to optimize it with a "
+                "model (any OpenAI-compatible server: vLLM, SGLang, llama.cpp), or --trace FILE "
+                "to replay a trace of your own",
+                t->spec.name, names.data ? names.data : "none");
+        sg_buf_free(&names);
+        return -1;
+    }
     fprintf(stderr, "%s: no --llm given: serving the scripted trace %s at %s (speed %gx)\n",
             c->log_name, tr ? tr->file : "(none matches)", l->url_buf, c->speed);
-    return tr ? tr->reasoning.n : 0;
+    *full_tokens = tr ? tr->reasoning.n : 0;
+    return 0;
 }
 
 void sg_run_llm_free(sg_run_llm *l) {

@@ -31,32 +31,14 @@ static const char details[] =
     "  specgen task init gelu.cu --kernel 'gelu_forward<__nv_bfloat16>'\n"
     "  specgen task init matmul.cl --size M=512 --size N=512 --size K=512 --out tasks/matmul\n";
 
-static int add_size(const char *value, void *out, sg_err *err) {
-    return sg_val_init_add_size(out, value, err);
-}
-
-static int add_count(const char *value, void *out, sg_err *err) {
-    return sg_val_init_add_count(out, value, err);
-}
-
 int sg_cmd_task(int argc, char **argv) {
     const char *out = NULL;
     sg_val_init_opts io;
     memset(&io, 0, sizeof io);
-    const sg_opt opts[] = {
+    sg_opt opts[SG_VAL_INIT_NOPTS + 2] = {
         {"out", SG_OPT_STR, &out, "DIR", "output folder", "./KERNEL_NAME", NULL, 0},
-        {"size", SG_OPT_FN, &io, "NAME=VALUE", "value of a size (repeatable)", NULL, add_size, 0},
-        {"count", SG_OPT_FN, &io, "BUF=EXPR",
-         "element count of a buffer, a size expression; new names become sizes (repeatable)",
-         "inferred", add_count, 0},
-        {"kernel", SG_OPT_STR, &io.kernel, "NAME",
-         "which kernel of the file; NAME<ARGS> instantiates a template", "the first", NULL, 0},
-        {"launch", SG_OPT_STR, &io.launch, "PLAN",
-         "the launch line's keys: \"grid=... block=... [smem=...]\"", "inferred", NULL, 0},
-        {"force", SG_OPT_FLAG, &io.force, NULL, "overwrite the files of an existing task folder",
-         NULL, NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
+    sg_val_init_cli_opts(&io, opts + 1); /* the last entry stays {NULL}: the end */
     const sg_cmd_spec spec = {"task",
                               "init KERNEL.cu|KERNEL.cl",
                               "Make a task folder from a kernel file.",

@@ -106,8 +106,17 @@ double sg_val_elem_get(sg_val_type t, const void *p, size_t i) {
     case SG_VAL_BF16: return decode(narrow(t), ((const uint16_t *)p)[i]);
     case SG_VAL_FP8_E4M3:
     case SG_VAL_FP8_E5M2: return decode(narrow(t), ((const uint8_t *)p)[i]);
+    case SG_VAL_U8: return ((const uint8_t *)p)[i];
+    case SG_VAL_I8: return ((const int8_t *)p)[i];
     }
     return 0;
+}
+
+/* 8-bit integers: toward zero, saturated to the type's range (so that an input
+ * distribution wider than the type gives its extremes, not wrapped values). */
+static double sat(double v, double lo, double hi) {
+    v = trunc(v);
+    return v != v ? 0 : v < lo ? lo : v > hi ? hi : v;
 }
 
 void sg_val_elem_set(sg_val_type t, void *p, size_t i, double v) {
@@ -121,5 +130,7 @@ void sg_val_elem_set(sg_val_type t, void *p, size_t i, double v) {
     case SG_VAL_BF16: ((uint16_t *)p)[i] = (uint16_t)encode(narrow(t), v); break;
     case SG_VAL_FP8_E4M3:
     case SG_VAL_FP8_E5M2: ((uint8_t *)p)[i] = (uint8_t)encode(narrow(t), v); break;
+    case SG_VAL_U8: ((uint8_t *)p)[i] = (uint8_t)sat(v, 0, 255); break;
+    case SG_VAL_I8: ((int8_t *)p)[i] = (int8_t)sat(v, -128, 127); break;
     }
 }

@@ -176,11 +176,23 @@ static int template_args(const sg_infer_kernel *k, const char *given, const char
             sg_buf_printf(&b, "%s%s", b.len ? "," : "", eq + 1 + (eq[1] == ' '));
         } else {
             sg_buf_free(&b);
+            char ex[160] = ""; /* an example instance: float for types, 256 for ints */
+            snprintf(tp, sizeof tp, "%s", k->tparams);
+            for (char *s2 = NULL, *q = strtok_r(tp, ",", &s2); q; q = strtok_r(NULL, ",", &s2)) {
+                while (*q == ' ') q++;
+                const char *v = !strncmp(q, "typename", 8) || !strncmp(q, "class", 5) ? "float"
+                                : !strncmp(q, "int", 3) || !strncmp(q, "unsigned", 8) ||
+                                        !strncmp(q, "size_t", 6)
+                                    ? "256"
+                                    : "VALUE";
+                size_t l = strlen(ex);
+                snprintf(ex + l, sizeof ex - l, "%s%s", l ? "," : "", v);
+            }
             return sg_errf(err,
                            "%s: kernel %s is a template with the parameter \"%s\", which task "
-                           "init cannot guess: name an instance, e.g. --kernel '%s<float,256>' "
+                           "init cannot guess: name an instance, e.g. --kernel '%s<%s>' "
                            "(its arguments in the template's order: %s)",
-                           path, k->name, p, k->name, k->tparams);
+                           path, k->name, p, k->name, ex, k->tparams);
         }
     }
     snprintf(out, n, "%s", b.data ? b.data : "");
@@ -226,7 +238,16 @@ typedef struct plan {
     names sizes;
     char count[SG_INFER_MAX_PARAMS][200];
     char launch[400];
+    char grid[200]; /* the launch's grid expression (for buffers indexed by blockIdx.x) */
+    int unknown[SG_INFER_MAX_PARAMS]; /* the count is a fallback, not read from an index */
 } plan;
+
+/* body has NAME[INDEX] */
+static int indexed_by(const sg_infer_kernel *k, const char *name, const char *index) {
+    char t[200];
+    snprintf(t, sizeof t, "%s[%s]", name, index);
+    return sg_infer_body_has(k, t);
+}
 
 static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
                          const sg_val_init_opts *o, plan *pl, sg_buf *report) {
@@ -253,14 +274,22 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
             unsigned long bits = b->reach[i] & all;
             if (b->rows_unbounded[i] && b->shape == SG_SHAPE_UNKNOWN)
                 bits |= b->rows ? b->rows : all & ~b->reach[i]; /* blockIdx.x picks a row */
-            if (!bits) {
+            if (!bits && !b->data_indexed[i] && pl->grid[0] &&
+                (indexed_by(k, p->name, "blockIdx.x") ||
+                 indexed_by(k, p->name, "get_group_id(0)"))) {
+                sg_buf_append_str(&c, pl->grid);
+                why = " (one element per block: the grid)";
+            } else if (!bits && !b->data_indexed[i] && indexed_by(k, p->name, "0")) {
+                why = " (only element 0 is indexed)";
+            } else if (!bits) {
                 bits = all;
                 why = b->data_indexed[i] ? " (indexed by values read from memory: unknown)"
                                          : " (no index seen: unknown)";
+                pl->unknown[i] = 1;
             } else if (b->data_indexed[i]) {
                 why = " (part of its index is a value read from memory: check it)";
             }
-            product(k, bits, &c);
+            if (!c.len) product(k, bits, &c);
             if (!c.len) sg_buf_append_str(&c, "1");
             if (p->vec > 1) {
                 sg_buf v = {0};
@@ -295,6 +324,8 @@ static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const
         size_t n = strlen(kname);
         if (!strncmp(t, kname, n) && t[n] == ' ') t += n + 1;
         snprintf(pl->launch, sizeof pl->launch, "//@launch %s %s\n", kname, t);
+        const char *g = strstr(t, "grid=");
+        if (g) snprintf(pl->grid, sizeof pl->grid, "%.*s", (int)strcspn(g + 5, " "), g + 5);
         return;
     }
     sg_buf g = {0};
@@ -339,6 +370,7 @@ static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const
     if (b->smem_type[0]) sg_buf_printf(&smem, " smem=%s*%d", block, elem_bytes(b->smem_type));
     snprintf(pl->launch, sizeof pl->launch, "//@launch %s grid=%s block=%s%s\n", kname, g.data,
              block, smem.len ? smem.data : "");
+    snprintf(pl->grid, sizeof pl->grid, "%s", g.data);
     sg_buf_printf(report,
                   "launch: %s grid=%s block=%s%s: %s%s%s%s; if wrong: --launch \"grid=... "
                   "block=... smem=...\"\n",
@@ -350,6 +382,161 @@ static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const
     sg_buf_free(&smem);
 }
 
+/* ---- the task: one kernel, or the kernels of a chain (infer_chain.c) ---- */
+typedef struct task_kernels {
+    sg_infer_kernel *ks;
+    sg_infer_body *bs;
+    int first, n; /* ks[first .. first+n-1] are launched, in order */
+    sg_infer_chain ch;
+    plan *pl; /* one per launched kernel */
+} task_kernels;
+
+/* The position of parameter `name` in launched kernel j, or -1. */
+static int param_at(const task_kernels *t, int j, const char *name) {
+    const sg_infer_kernel *k = &t->ks[t->first + j];
+    for (int i = 0; i < k->np; i++)
+        if (!strcmp(k->p[i].name, name)) return i;
+    return -1;
+}
+
+/* The first launched kernel with a parameter `name` (its parameter in *pi), or -1. */
+static int kernel_with(const task_kernels *t, const char *name, int *pi) {
+    for (int j = 0; j < t->n; j++)
+        if ((*pi = param_at(t, j, name)) >= 0) return j;
+    return -1;
+}
+
+/* A later kernel's integer parameter that bounds its reads of scratch the writer sized by
+ * its own launch (finish(partial, out, nblocks)): it must equal the scratch's count, so
+ * it is a scalar with that value, not a free size. The scratch's index, or -1. */
+static int derived_from_scratch(const task_kernels *t, int j, int i) {
+    const sg_infer_kernel *k = &t->ks[t->first + j];
+    for (int s = 0; s < t->ch.nscratch; s++) {
+        int q = param_at(t, j, t->ch.name[s]);
+        int w = t->ch.writer[s] - t->first;
+        if (w < j && q >= 0 && (t->bs[t->first + j].reach[q] & (1UL << i)) &&
+            param_at(t, w, k->p[i].name) < 0)
+            return s;
+    }
+    return -1;
+}
+
+/* The chain, when the user named no kernel and every kernel's parameters can be read. */
+static void find_chain(const char *clean, sg_infer_kernel *ks, int nk, sg_infer_body *bs,
+                       const char *path, sg_infer_chain *ch) {
+    memset(ch, 0, sizeof *ch);
+    for (int i = 0; i < nk; i++) {
+        sg_err e2;
+        if (ks[i].tparams[0] || ks[i].bad[0] ||
+            sg_infer_types(clean, &ks[i], NULL, NULL, path, &e2))
+            return;
+        sg_infer_read_body(&ks[i], &bs[i]);
+    }
+    sg_infer_find_chain(ks, bs, nk, ch);
+}
+
+/* A buffer's role over the launched kernels: "in" when none writes it; "inout" when the
+ * first that touches it reads it first (or only reads it, and a later one writes it). */
+static const char *role_of(const task_kernels *t, const char *name, int *never_written) {
+    int written = 0, read_first = -1;
+    for (int j = 0; j < t->n; j++) {
+        int q = param_at(t, j, name);
+        if (q < 0) continue;
+        const sg_infer_body *b = &t->bs[t->first + j];
+        int w = b->written[q] && !t->ks[t->first + j].p[q].is_const;
+        if (read_first < 0) read_first = !w || b->read[q];
+        written |= w;
+    }
+    *never_written = !written;
+    return !written ? "in" : read_first ? "inout" : "out";
+}
+
+/* The chain's plan lines: //@scratch for each scratch, //@launch per kernel with args=. */
+static int chain_plan(const task_kernels *t, sg_buf *out, sg_buf *report, const char *path,
+                      sg_err *err) {
+    for (int s = 0; s < t->ch.nscratch; s++) {
+        int w = t->ch.writer[s] - t->first, q = t->ch.writer_param[s];
+        const sg_infer_param *p = &t->ks[t->ch.writer[s]].p[q];
+        if (t->pl[w].unknown[q]) {
+            sg_buf_printf(out, "//@scratch %s %s COUNT", p->name, p->type);
+            for (int j = 0; j < t->n; j++) {
+                const sg_infer_kernel *k = &t->ks[t->first + j];
+                sg_buf_printf(out, "; %.*s args=", (int)strcspn(t->pl[j].launch, "\n"),
+                              t->pl[j].launch);
+                for (int i = 0; i < k->np; i++)
+                    sg_buf_printf(out, "%s%s", i ? "," : "", k->p[i].name);
+            }
+            int rc = sg_errf(err,
+                             "%s: its %d kernels look launched in order (%s is written by %s and "
+                             "read after it), but the size of %s cannot be read from %s: give the "
+                             "plan, e.g. --launch '%s' with COUNT (and each launch) filled in, "
+                             "or --kernel NAME for one kernel",
+                             path, t->n, p->name, t->ks[t->ch.writer[s]].name, p->name,
+                             t->ks[t->ch.writer[s]].name, out->data);
+            return rc;
+        }
+        sg_buf_printf(out, "//@scratch %s %s %s\n", p->name, p->type, t->pl[w].count[q]);
+    }
+    for (int j = 0; j < t->n; j++) {
+        const sg_infer_kernel *k = &t->ks[t->first + j];
+        sg_buf_printf(out, "%.*s args=", (int)strcspn(t->pl[j].launch, "\n"), t->pl[j].launch);
+        for (int i = 0; i < k->np; i++) sg_buf_printf(out, "%s%s", i ? "," : "", k->p[i].name);
+        sg_buf_append_str(out, "\n");
+    }
+    sg_buf_printf(report, "the file's %d kernels are launched in order (", t->n);
+    for (int j = 0; j < t->n; j++)
+        sg_buf_printf(report, "%s%s", j ? ", " : "", t->ks[t->first + j].name);
+    sg_buf_printf(report, "): scratch between them:");
+    for (int s = 0; s < t->ch.nscratch; s++)
+        sg_buf_printf(report, " %s (written by %s, read after it)", t->ch.name[s],
+                      t->ks[t->ch.writer[s]].name);
+    sg_buf_printf(report, "; if wrong: --kernel NAME for one kernel, or --launch '//@scratch "
+                          "...; //@launch ...' for the plan\n");
+    return 0;
+}
+
+/* The source with its //@launch (and, when the given plan has them, //@scratch) lines
+ * taken out: --launch replaces them. */
+static void drop_plan_lines(const char *src, int scratch_too, sg_buf *out, int *dropped) {
+    *dropped = 0;
+    for (const char *l = src; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l + 1) : strlen(l);
+        const char *t = l;
+        while (*t == ' ' || *t == '\t') t++;
+        if (!strncmp(t, "//@launch", 9) || (scratch_too && !strncmp(t, "//@scratch", 10)))
+            ++*dropped;
+        else
+            sg_buf_append(out, l, n);
+        l += n;
+    }
+    sg_buf_append(out, "", 0);
+}
+
+/* The COUNT of "//@scratch NAME TYPE COUNT" in plan lines; 0 when there is none. */
+static int scratch_count(const char *lines, const char *name, char *out, size_t n) {
+    char pat[100];
+    snprintf(pat, sizeof pat, "//@scratch %s ", name);
+    const char *l = strstr(lines, pat);
+    if (!l) return 0;
+    l += strlen(pat);
+    l += strcspn(l, " \n"); /* the type */
+    while (*l == ' ') l++;
+    snprintf(out, n, "%.*s", (int)strcspn(l, "\n"), l);
+    return out[0] != 0;
+}
+
+/* --launch as plan lines: "//@scratch ...; //@launch ..." (one per ';'). */
+static void given_plan(const char *launch, sg_buf *out) {
+    for (const char *p = launch; *p;) {
+        while (*p == ' ' || *p == ';') p++;
+        size_t n = strcspn(p, ";");
+        while (n && p[n - 1] == ' ') n--;
+        if (n) sg_buf_printf(out, "%.*s\n", (int)n, p);
+        p += n;
+    }
+}
+
 int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_opts *opts,
                      sg_buf *report, sg_err *err) {
     static const sg_val_init_opts none;
@@ -357,7 +544,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     sg_dev_lang lang;
     if (sg_dev_lang_of_path(path, &lang) < 0)
         return sg_errf(err, "%s: expected a .cu or .cl file", path);
-    sg_buf src = {0}, clean = {0}, body = {0};
+    sg_buf src = {0}, clean = {0}, body = {0}, lines = {0}, kept = {0};
     if (sg_buf_read_file_max(&src, path, SG_SOURCE_MAX) < 0) {
         char why[sizeof err->msg];
         return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
@@ -365,51 +552,71 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     sg_buf_append(&src, "", 0);
     sg_val_strip_comments(src.data, src.len, &clean);
     static sg_infer_kernel ks[SG_INFER_MAX_KERNELS];
-    static plan pl;
-    memset(&pl, 0, sizeof pl);
+    static sg_infer_body bs[SG_INFER_MAX_KERNELS];
+    static names sizes;
+    memset(&sizes, 0, sizeof sizes);
+    task_kernels t = {.ks = ks, .bs = bs, .n = 1};
     int nk = 0, pick = 0, rc;
     char targs[160], kname[240];
     json_t *root = NULL;
+    int plan_given = o->launch && strstr(o->launch, "//@") != NULL;
     if ((rc = sg_infer_kernels(clean.data, lang == SG_DEV_CUDA, ks, &nk, path, err)) < 0) goto out;
-    if ((rc = pick_kernel(ks, nk, o->kernel, report, path, &pick, targs, sizeof targs, err)) < 0)
+    if (!o->kernel && nk > 1) find_chain(clean.data, ks, nk, bs, path, &t.ch);
+    if (t.ch.n) {
+        t.n = t.ch.n;
+        targs[0] = 0;
+        if (o->launch && !plan_given) {
+            rc = sg_errf(err,
+                         "--launch \"%s\" is one launch, and %s's kernels are launched in order: "
+                         "give the plan as --launch '//@launch %s grid=... block=... args=...; "
+                         "//@launch %s ...' (with //@scratch lines first), or --kernel NAME",
+                         o->launch, path, ks[0].name, ks[1].name);
+            goto out;
+        }
+    } else if ((rc = pick_kernel(ks, nk, o->kernel, report, path, &pick, targs, sizeof targs,
+                                 err)) < 0) {
         goto out;
-    sg_infer_kernel *k = &ks[pick];
+    }
+    t.first = t.ch.n ? 0 : pick;
+    sg_infer_kernel *k = &ks[t.first];
     if (k->bad[0]) {
         rc = sg_errf(err, "%s (write the task.json for it by hand: docs/task-format.md)", k->bad);
         goto out;
     }
-    if (!targs[0] &&
+    if (!t.ch.n && !targs[0] &&
         (rc = template_args(k, NULL, src.data, targs, sizeof targs, report, path, err)) < 0)
         goto out;
     if (targs[0] && !k->tparams[0]) {
         rc = sg_errf(err, "--kernel %s<%s>: %s is not a template", k->name, targs, k->name);
         goto out;
     }
-    snprintf(kname, sizeof kname, targs[0] ? "%s<%s>" : "%s", k->name, targs);
-    if ((rc = sg_infer_types(clean.data, k, targs, report, path, err)) < 0) goto out;
-    sg_infer_body b;
-    sg_infer_read_body(k, &b);
+    for (int j = 0; j < t.n; j++) {
+        if ((rc = sg_infer_types(clean.data, &ks[t.first + j], targs, report, path, err)) < 0)
+            goto out;
+        sg_infer_read_body(&ks[t.first + j], &bs[t.first + j]);
+    }
 
     /* sizes: integers that index or bound something; the hints' extra names */
-    for (int i = 0; i < k->np; i++)
-        if (!k->p[i].pointer && !k->p[i].is_float && (b.in_index & (1UL << i)))
-            add_name(&pl.sizes, k->p[i].name, strlen(k->p[i].name));
-    for (int h = 0; h < o->ncount; h++) expr_names(o->count_expr[h], &pl.sizes);
-    if (o->launch) expr_names(o->launch, &pl.sizes);
+    for (int j = 0; j < t.n; j++) {
+        const sg_infer_kernel *kj = &ks[t.first + j];
+        for (int i = 0; i < kj->np; i++)
+            if (!kj->p[i].pointer && !kj->p[i].is_float &&
+                (bs[t.first + j].in_index & (1UL << i)) && derived_from_scratch(&t, j, i) < 0)
+                add_name(&sizes, kj->p[i].name, strlen(kj->p[i].name));
+    }
+    for (int h = 0; h < o->ncount; h++) expr_names(o->count_expr[h], &sizes);
+    if (o->launch && !plan_given) expr_names(o->launch, &sizes);
     for (int g = 0; g < o->sizes.n; g++)
-        if (!has_name(&pl.sizes, o->sizes.name[g])) {
-            int isint = 0;
-            for (int i = 0; i < k->np; i++)
-                isint |= !strcmp(k->p[i].name, o->sizes.name[g]) && !k->p[i].pointer &&
-                         !k->p[i].is_float;
-            if (!isint) {
+        if (!has_name(&sizes, o->sizes.name[g])) {
+            int pi, j = kernel_with(&t, o->sizes.name[g], &pi);
+            if (j < 0 || ks[t.first + j].p[pi].pointer || ks[t.first + j].p[pi].is_float) {
                 rc = sg_errf(err,
                              "--size %s: kernel %s has no integer parameter of that name, and no "
                              "--count or --launch uses it",
                              o->sizes.name[g], k->name);
                 goto out;
             }
-            add_name(&pl.sizes, o->sizes.name[g], strlen(o->sizes.name[g]));
+            add_name(&sizes, o->sizes.name[g], strlen(o->sizes.name[g]));
         }
     for (int g = 0; g < o->sizes.n; g++) /* the kernel would get a wrapped value */
         for (int i = 0; i < k->np; i++) {
@@ -429,71 +636,112 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
             }
         }
     for (int h = 0; h < o->ncount; h++) {
-        int i = 0;
-        while (i < k->np && (strcmp(k->p[i].name, o->count_buf[h]) || !k->p[i].pointer)) i++;
-        if (i == k->np) {
+        int pi, j = kernel_with(&t, o->count_buf[h], &pi);
+        if (j < 0 || !ks[t.first + j].p[pi].pointer) {
             rc = sg_errf(err, "--count %s=%s: kernel %s has no pointer parameter \"%s\"",
                          o->count_buf[h], o->count_expr[h], k->name, o->count_buf[h]);
             goto out;
         }
     }
     /* names in the hints that are no parameter become sizes too (wte: --count wte=V*C) */
-    for (int s = 0; s < pl.sizes.n; s++)
-        for (int i = 0; i < k->np; i++)
-            if (!strcmp(k->p[i].name, pl.sizes.name[s]) && (k->p[i].pointer || k->p[i].is_float)) {
-                rc = sg_errf(err, "a hint uses \"%s\" as a size, but it is a %s parameter",
-                             pl.sizes.name[s], k->p[i].pointer ? "pointer" : "float");
-                goto out;
-            }
-    infer_counts(k, &b, o, &pl, report);
-    infer_launch(k, &b, kname, o, &pl, report);
+    for (int s = 0; s < sizes.n; s++) {
+        int pi, j = kernel_with(&t, sizes.name[s], &pi);
+        if (j >= 0 && (ks[t.first + j].p[pi].pointer || ks[t.first + j].p[pi].is_float)) {
+            rc = sg_errf(err, "a hint uses \"%s\" as a size, but it is a %s parameter",
+                         sizes.name[s], ks[t.first + j].p[pi].pointer ? "pointer" : "float");
+            goto out;
+        }
+    }
+    t.pl = sg_xcalloc((size_t)t.n, sizeof *t.pl);
+    for (int j = 0; j < t.n; j++) {
+        sg_infer_kernel *kj = &ks[t.first + j];
+        sg_val_init_opts oj = *o;
+        if (t.ch.n) oj.launch = NULL; /* the chain's plan is given whole or inferred */
+        t.pl[j].sizes = sizes;
+        char kn[240];
+        snprintf(kn, sizeof kn, "%s", t.ch.n ? kj->name : kname);
+        if (!t.ch.n) snprintf(kn, sizeof kn, targs[0] ? "%s<%s>" : "%s", k->name, targs);
+        sg_buf lr = {0}; /* the launch is read first (counts use its grid), said after */
+        infer_launch(kj, &bs[t.first + j], kn, &oj, &t.pl[j], &lr);
+        infer_counts(kj, &bs[t.first + j], o, &t.pl[j], report);
+        if (lr.len) sg_buf_append(report, lr.data, lr.len);
+        sg_buf_free(&lr);
+    }
+    snprintf(kname, sizeof kname, targs[0] ? "%s<%s>" : "%s", k->name, targs);
+    if (plan_given)
+        given_plan(o->launch, &lines);
+    else if (t.ch.n && (rc = chain_plan(&t, &lines, report, path, err)) < 0)
+        goto out;
+    else if (!t.ch.n)
+        sg_buf_append_str(&lines, t.pl[0].launch);
 
-    json_t *sizes = json_object(), *checks = json_array(), *c1 = json_object(), *c2 = json_object();
+    json_t *sj = json_object(), *checks = json_array(), *c1 = json_object(), *c2 = json_object();
     json_t *bufs = json_array(), *scalars = json_array(), *args = json_array();
     static const int odd[] = {1001, 33, 17, 9, 5, 3};
-    for (int s = 0; s < pl.sizes.n; s++) {
-        int64_t v = default_size(pl.sizes.n);
-        int given = sg_val_sizes_get(&o->sizes, pl.sizes.name[s], &v) == 0;
-        json_object_set_new(sizes, pl.sizes.name[s], json_integer(v));
-        json_object_set_new(c1, pl.sizes.name[s], json_integer(1));
-        json_object_set_new(c2, pl.sizes.name[s], json_integer(odd[s < 6 ? s : 5]));
-        sg_buf_printf(report, "size %s = %lld%s (check shapes use 1 and %d)\n", pl.sizes.name[s],
+    for (int s = 0; s < sizes.n; s++) {
+        int64_t v = default_size(sizes.n);
+        int given = sg_val_sizes_get(&o->sizes, sizes.name[s], &v) == 0;
+        json_object_set_new(sj, sizes.name[s], json_integer(v));
+        json_object_set_new(c1, sizes.name[s], json_integer(1));
+        json_object_set_new(c2, sizes.name[s], json_integer(odd[s < 6 ? s : 5]));
+        sg_buf_printf(report, "size %s = %lld%s (check shapes use 1 and %d)\n", sizes.name[s],
                       (long long)v, given ? "" : " (a default: --size to change)",
                       odd[s < 6 ? s : 5]);
     }
     int nout = 0;
-    for (int i = 0; i < k->np; i++) {
-        sg_infer_param *p = &k->p[i];
-        json_array_append_new(args, json_string(p->name));
-        if (p->pointer) {
-            const char *role = p->is_const     ? "in"
-                               : !b.written[i] ? "in"
-                               : b.read[i]     ? "inout"
-                                               : "out";
-            nout += strcmp(role, "in") != 0;
-            json_array_append_new(bufs, json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type",
-                                                  p->type, "count", pl.count[i], "role", role));
-            sg_buf_printf(report, "buffer %s: %s %s%s\n", p->name, role, p->type,
-                          !p->is_const && !b.written[i]
-                              ? " (not const, but the body never writes it)"
-                          : !strcmp(role, "inout") ? " (the body reads and writes it: in place)"
-                                                   : "");
-        } else if (p->is_float) {
-            double v = scalar_guess(p->name);
-            json_array_append_new(scalars, json_pack("{s:s, s:s, s:f}", "name", p->name, "type",
-                                                     p->type, "value", v));
-            sg_buf_printf(report, "scalar %s: %s, value %g (a guess: edit task.json)\n", p->name,
-                          p->type, v);
-        } else if (has_name(&pl.sizes, p->name)) {
-            json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
-                                                     p->type, "value", p->name));
-        } else {
-            int v = blockish(p->name) ? 256 : 1;
-            json_array_append_new(scalars, json_pack("{s:s, s:s, s:i}", "name", p->name, "type",
-                                                     p->type, "value", v));
-            sg_buf_printf(report,
-                          "scalar %s: %s, value %d (indexes nothing, so not a size; a guess)\n",
-                          p->name, p->type, v);
+    names seen = {0};
+    for (int j = 0; j < t.n; j++) {
+        const sg_infer_kernel *kj = &ks[t.first + j];
+        for (int i = 0; i < kj->np; i++) {
+            const sg_infer_param *p = &kj->p[i];
+            if (has_name(&seen, p->name) || sg_infer_chain_scratch(&t.ch, p->name) >= 0) continue;
+            add_name(&seen, p->name, strlen(p->name));
+            json_array_append_new(args, json_string(p->name));
+            int d = p->pointer || p->is_float ? -1 : derived_from_scratch(&t, j, i);
+            if (p->pointer) {
+                int never_written;
+                const char *role = role_of(&t, p->name, &never_written);
+                nout += strcmp(role, "in") != 0;
+                json_t *bj = json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type", p->type,
+                                       "count", t.pl[j].count[i], "role", role);
+                if (p->boolean && strcmp(role, "out")) /* a bool holds 0 or 1 */
+                    json_object_set_new(bj, "init", json_string("randint(0,1)"));
+                json_array_append_new(bufs, bj);
+                sg_buf_printf(report, "buffer %s: %s %s%s\n", p->name, role, p->type,
+                              !p->is_const && never_written
+                                  ? " (not const, but the body never writes it)"
+                              : !strcmp(role, "inout") ? " (the body reads and writes it: in place)"
+                                                       : "");
+            } else if (p->is_float) {
+                double v = scalar_guess(p->name);
+                json_array_append_new(scalars, json_pack("{s:s, s:s, s:f}", "name", p->name, "type",
+                                                         p->type, "value", v));
+                sg_buf_printf(report, "scalar %s: %s, value %g (a guess: edit task.json)\n",
+                              p->name, p->type, v);
+            } else if (d >= 0) {
+                int w = t.ch.writer[d] - t.first;
+                char given_count[200];
+                const char *cnt = plan_given && scratch_count(lines.data, t.ch.name[d], given_count,
+                                                              sizeof given_count)
+                                      ? given_count
+                                      : t.pl[w].count[t.ch.writer_param[d]];
+                json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
+                                                         p->type, "value", cnt));
+                sg_buf_printf(report,
+                              "scalar %s: %s = %s, the count of scratch %s it bounds (written by "
+                              "%s)\n",
+                              p->name, p->type, cnt, t.ch.name[d], ks[t.ch.writer[d]].name);
+            } else if (has_name(&sizes, p->name)) {
+                json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
+                                                         p->type, "value", p->name));
+            } else {
+                int v = blockish(p->name) ? 256 : 1;
+                json_array_append_new(scalars, json_pack("{s:s, s:s, s:i}", "name", p->name, "type",
+                                                         p->type, "value", v));
+                sg_buf_printf(report,
+                              "scalar %s: %s, value %d (indexes nothing, so not a size; a guess)\n",
+                              p->name, p->type, v);
+            }
         }
     }
     json_array_append_new(checks, c1);
@@ -505,7 +753,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     root =
         json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", k->name,
                   "description", "Made by specgen task init from a kernel file; check the guesses.",
-                  "baseline", basef, "reference", reff, "sizes", sizes, "check_sizes", checks,
+                  "baseline", basef, "reference", reff, "sizes", sj, "check_sizes", checks,
                   "buffers", bufs, "scalars", scalars, "args", args, "target_speedup", 2.0);
     if (!nout) {
         rc = sg_errf(err,
@@ -515,8 +763,17 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                      path, k->name);
         goto out;
     }
-    if (!strstr(src.data, "//@launch") || o->launch) sg_buf_append_str(&body, pl.launch);
-    sg_buf_append_str(&body, src.data);
+    const char *text_src = src.data;
+    if (o->launch) { /* the given plan replaces the file's */
+        int dropped;
+        drop_plan_lines(src.data, plan_given && strstr(o->launch, "//@scratch"), &kept, &dropped);
+        if (dropped)
+            sg_buf_printf(report, "note: --launch replaces the file's %d //@launch line%s\n",
+                          dropped, dropped == 1 ? "" : "s");
+        text_src = kept.data;
+    }
+    if (!strstr(text_src, "//@launch")) sg_buf_append_str(&body, lines.data);
+    sg_buf_append_str(&body, text_src);
     if ((rc = sg_mkdir_p(out_dir, err)) < 0) goto out;
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     rc = write_file(out_dir, "task.json", text, o->force, err);
@@ -525,8 +782,11 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     if (rc == 0) rc = write_file(out_dir, reff, body.data, o->force, err);
 out:
     json_decref(root);
+    free(t.pl);
     sg_buf_free(&src);
     sg_buf_free(&clean);
     sg_buf_free(&body);
+    sg_buf_free(&lines);
+    sg_buf_free(&kept);
     return rc;
 }

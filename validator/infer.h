@@ -24,6 +24,7 @@ typedef struct sg_infer_param {
     const char *type; /* task.json type name ("f32", "bf16", "u8"), NULL: unknown */
     int vec;          /* elements per pointee (float4: 4) */
     int is_float;     /* a by-value float / double */
+    int boolean;      /* bool: stored as u8 (0 or 1) */
 } sg_infer_param;
 
 typedef struct sg_infer_kernel {
@@ -66,6 +67,21 @@ typedef struct sg_infer_body {
 } sg_infer_body;
 
 void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b);
+
+/* infer_chain.c: the kernels of a file launched in order, linked by scratch buffers. */
+#define SG_INFER_MAX_SCRATCH 8
+typedef struct sg_infer_chain {
+    int n; /* kernels in the chain: all of the file's, in order; 0: no chain */
+    int nscratch;
+    char name[SG_INFER_MAX_SCRATCH][64];    /* scratch buffers */
+    int writer[SG_INFER_MAX_SCRATCH];       /* the kernel that writes each */
+    int writer_param[SG_INFER_MAX_SCRATCH]; /* its parameter position there */
+} sg_infer_chain;
+/* How many kernels form the chain (all nk, or 0 when they are not one). */
+int sg_infer_find_chain(const sg_infer_kernel *ks, const sg_infer_body *bs, int nk,
+                        sg_infer_chain *c);
+/* The index of `name` among the chain's scratch buffers, or -1. */
+int sg_infer_chain_scratch(const sg_infer_chain *c, const char *name);
 int sg_infer_body_has(const sg_infer_kernel *k, const char *text); /* within the body */
 
 #endif

@@ -332,6 +332,7 @@ static void resolve(const char *src, const sg_infer_kernel *k, const char *targs
         if (!strcmp(first, base[i].word)) {
             q->type = base[i].type;
             q->vec = base[i].vec;
+            q->boolean = !strcmp(first, "bool");
             return;
         }
     char def[160];
@@ -358,19 +359,13 @@ int sg_infer_types(const char *src, sg_infer_kernel *k, const char *targs, sg_bu
                            "such as float4, and typedefs of these). Write the buffer into "
                            "task.json by hand (docs/task-format.md)",
                            path, k->name, q->name, q->decl);
-        if (!strcmp(q->type, "u8") || !strcmp(q->type, "i8"))
-            return sg_errf(err,
-                           "%s: kernel %s: parameter \"%s\" (%s) points to 8-bit integers, which "
-                           "are not a task type yet (types: f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 "
-                           "fp8_e5m2): change the kernel's parameter or write task.json by hand",
-                           path, k->name, q->name, q->decl);
         q->is_float = !q->pointer && (!strcmp(q->type, "f32") || !strcmp(q->type, "f64"));
-        if (!q->pointer &&
-            (q->vec > 1 || !strcmp(q->type, "u8") || !strcmp(q->type, "i8") ||
-             !strcmp(q->type, "f16") || !strcmp(q->type, "bf16") || !strncmp(q->type, "fp8", 3)))
+        if (!q->pointer && (q->vec > 1 || !strcmp(q->type, "f16") || !strcmp(q->type, "bf16") ||
+                            !strncmp(q->type, "fp8", 3)))
             return sg_errf(err,
                            "%s: kernel %s: by-value parameter \"%s\" (%s) has no task scalar "
-                           "type (f32 f64 i32 u32 i64): change the kernel to take one of those",
+                           "type init can fill (f32 f64 i32 u32 i64 u8 i8): change the kernel to "
+                           "take one of those, or write task.json by hand",
                            path, k->name, q->name, q->decl);
         int td = 1; /* say when a typedef or template argument was followed */
         for (size_t b = 0; b < sizeof base / sizeof base[0]; b++)
@@ -378,6 +373,11 @@ int sg_infer_types(const char *src, sg_infer_kernel *k, const char *targs, sg_bu
         if (td && report)
             sg_buf_printf(report, "type of %s: \"%s\" resolves to %s%s\n", q->name, q->decl,
                           q->type, q->vec > 1 ? " (a vector: counted in elements)" : "");
+        if (q->boolean && report)
+            sg_buf_printf(report,
+                          "type of %s: bool is stored as u8 (one byte; inputs are 0 or 1, "
+                          "outputs compared exactly)\n",
+                          q->name);
     }
     return 0;
 }

@@ -91,6 +91,13 @@ int sg_val_scalar_arg(const sg_val_scalar *sc, const sg_val_sizes *s, sg_be_arg 
         break;
     }
     case SG_VAL_I64: memcpy(a->scalar, &iv, 8); break;
+    case SG_VAL_U8:
+    case SG_VAL_I8: {
+        if (iv < -128 || iv > 255)
+            return sg_errf(err, "scalar %s = %lld does not fit in 8 bits", sc->name, (long long)iv);
+        a->scalar[0] = (unsigned char)(iv & 0xff); /* -1 and 255: the same byte */
+        break;
+    }
     case SG_VAL_F16:
     case SG_VAL_BF16:
     case SG_VAL_FP8_E4M3:

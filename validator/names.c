@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-static const char *const types[] = {"f32", "f64",  "i32",      "u32",     "i64",
-                                    "f16", "bf16", "fp8_e4m3", "fp8_e5m2"};
-static const size_t type_sizes[] = {4, 8, 4, 4, 8, 2, 2, 1, 1};
+static const char *const types[] = {"f32",  "f64",      "i32",      "u32", "i64", "f16",
+                                    "bf16", "fp8_e4m3", "fp8_e5m2", "u8",  "i8"};
+static const size_t type_sizes[] = {4, 8, 4, 4, 8, 2, 2, 1, 1, 1, 1};
 static const char *const verdicts[] = {
     "pass",    "compiled", "rejected", "compile_error", "compile_timeout", "launch_error",
     "timeout", "crash",    "mismatch", "out_of_bounds", "input_modified",  "no_device"};

@@ -31,9 +31,12 @@ static int specials(sg_val_type t, double *v) {
         for (int i = 0; i < 11; i++) v[i] = s[i];
         return 11;
     }
-    double lo = t == SG_VAL_I32 ? -0x1p31 : t == SG_VAL_U32 ? 0 : -0x1p62;
-    double hi = t == SG_VAL_I32 ? 0x1p31 - 1 : t == SG_VAL_U32 ? 0x1p32 - 1 : 0x1p62;
-    double s[] = {0, 1, t == SG_VAL_U32 ? 2 : -1, lo, hi};
+    double lo = -0x1p62, hi = 0x1p62; /* i64 */
+    if (t == SG_VAL_I32) lo = -0x1p31, hi = 0x1p31 - 1;
+    if (t == SG_VAL_U32) lo = 0, hi = 0x1p32 - 1;
+    if (t == SG_VAL_U8) lo = 0, hi = 255;
+    if (t == SG_VAL_I8) lo = -128, hi = 127;
+    double s[] = {0, 1, lo == 0 ? 2 : -1, lo, hi};
     for (int i = 0; i < 5; i++) v[i] = s[i];
     return 5;
 }

@@ -118,7 +118,8 @@ static int check_include(const char *p, int line, sg_dev_lang lang, const char *
             lang == SG_DEV_CUDA ? "the CUDA toolkit's device headers (cuda_*.h, cub/, cuda/, "
                                   "cooperative_groups/, mma.h, curand_kernel.h) and the standard "
                                   "headers <cmath> <cfloat> <climits> <cstdint> <cassert> and "
-                                  "their .h forms"
+                                  "their .h forms, <type_traits> <limits> <utility> <array> "
+                                  "<tuple> (libcu++)"
                                 : "no <headers> in OpenCL C");
     }
     if (name[0] == '/' || strstr(name, ".."))

@@ -41,9 +41,11 @@ typedef enum {
     SG_VAL_F16,
     SG_VAL_BF16,
     SG_VAL_FP8_E4M3,
-    SG_VAL_FP8_E5M2
+    SG_VAL_FP8_E5M2,
+    SG_VAL_U8, /* uchar / uint8_t (and bool) */
+    SG_VAL_I8  /* char / int8_t */
 } sg_val_type;
-#define SG_VAL_TYPE_NAMES "f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 fp8_e5m2"
+#define SG_VAL_TYPE_NAMES "f32 f64 i32 u32 i64 f16 bf16 fp8_e4m3 fp8_e5m2 u8 i8"
 size_t sg_val_type_size(sg_val_type t);
 const char *sg_val_type_name(sg_val_type t);
 int sg_val_type_parse(const char *s, sg_val_type *out);
@@ -293,6 +295,13 @@ int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_
 /* Parse one --count BUF=EXPR / --size NAME=VALUE into opts (for the commands). */
 int sg_val_init_add_count(sg_val_init_opts *o, const char *text, sg_err *err);
 int sg_val_init_add_size(sg_val_init_opts *o, const char *text, sg_err *err);
+/* The hints as command-line options (common/cli.h's sg_opt), for `task init` and
+ * `optimize KERNEL`: fills out[0..SG_VAL_INIT_NOPTS-1] and returns how many. */
+#define SG_VAL_INIT_NOPTS 5
+struct sg_opt;
+int sg_val_init_cli_opts(sg_val_init_opts *io, struct sg_opt *out);
+/* 1 when any hint but --force was given. */
+int sg_val_init_hinted(const sg_val_init_opts *io);
 
 /* Results to and from JSON (the worker's reply; a pool agent's answer): a new reference,
  * and r filled from j (fields absent or of another type read as empty / 0). */

@@ -51,19 +51,74 @@ check_output "--force overwrites; --count and --launch are taken as given" \
 check_output "the given launch line is in the baseline" '^//@launch row_max grid=N block=128 smem=128\*4' head -1 $t/two2/baseline.cu
 check_output "--count names that are no parameter become sizes" '"V": 77' \
     bash -c "$SPECGEN task init $fx/two_kernels_smem.cu --kernel row_max --out $t/two3 --count inp=V*C --size V=77 >/dev/null && cat $t/two3/task.json"
-check_output "a kernel with 8-bit integer buffers fails, saying what to do" \
-    'points to 8-bit integers, which are not a task type yet.*write task.json by hand' init $fx/histogram_u8.cu --out $t/h
+check_output "uint8_t* is a u8 buffer; bins indexed by data values need --count" \
+    'count of bins: n elements \(indexed by values read from memory: unknown\).*buffer data: in u8' \
+    bash -c "$(declare -f init); init $fx/histogram_u8.cu --out $t/h | tr '\n' ' '"
+check_output "  ... with --count bins=256 it is inout u32 (atomicAdd reads it)" 'buffer bins: inout u32' \
+    init $fx/histogram_u8.cu --count bins=256 --out $t/h2
+check_output "  ... and compiles" '^compiled' compiles $t/h2
 check_output "a CUDA task's next: hint names --device cuda and --compile-only" \
     'validate .* --device cuda --compile-only --arch sm_90a' init $fx/gelu_bf16.cu --out $t/gelu2
+check_output "bool* is u8, and init says so" 'type of mask: bool is stored as u8.*buffer mask: in u8' \
+    bash -c "$(declare -f init); init $fx/mask_bool.cu --out $t/mask | tr '\n' ' '"
+check_output "  ... its inputs are 0 or 1" '"init": "randint\(0,1\)"' cat $t/mask/task.json
+check_output "int8_t* is i8" 'buffer q: out i8' init $fx/quant_int8.cu --out $t/q8
+
+# Several kernels launched in order: partial_sum writes partial, finish_sum reads it.
+check_output "two kernels sharing a buffer: init says they are launched in order, partial is scratch" \
+    'launched in order \(partial_sum, finish_sum\): scratch between them: partial' init $fx/two_pass_sum.cu --out $t/chain
+check_output "  ... and writes the plan: //@scratch with the first grid, two //@launch with args=" \
+    '^//@scratch partial f32 ceil_div\(n,256\)\|//@launch partial_sum grid=ceil_div\(n,256\) block=256 args=x,partial,n\|//@launch finish_sum grid=1 block=256 args=partial,out,nblocks\|$' \
+    bash -c "head -3 $t/chain/baseline.cu | tr '\\n' '|'"
+check_output "  ... finish's bound is the scratch's count, not a free size" '"value": "ceil_div\(n,256\)"' cat $t/chain/task.json
+check_output "  ... out has one element (only out[0] is written)" 'count of out: 1 elements' init $fx/two_pass_sum.cu --out $t/chain_r --force
+check_output "  ... the two-launch task compiles" '^compiled' compiles $t/chain
+if command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep -q Platform; then
+    check_output "the OpenCL two-pass sum: init's plan validates on PoCL" '^pass: all [0-9]+ checks passed' \
+        bash -c "$SPECGEN task init $fx/two_pass_sum.cl --out $t/chaincl >/dev/null && $SPECGEN validate $t/chaincl --device opencl"
+else
+    skip "the OpenCL two-pass sum on PoCL" "no OpenCL platform"
+fi
+sed 's/partial\[blockIdx.x\] = s\[0\]/*(partial + blockIdx.x) = s[0]/' $fx/two_pass_sum.cu >$t/opaque.cu
+check_output "a chain whose scratch size cannot be read: init asks for --launch, showing what to write" \
+    "give the plan, e.g. --launch '//@scratch partial f32 COUNT; //@launch partial_sum grid=ceil_div\(n,256\) block=256 args=x,partial,n; //@launch finish_sum" \
+    init $t/opaque.cu --out $t/opaque
+plan='//@scratch partial f32 ceil_div(n,256); //@launch partial_sum grid=ceil_div(n,256) block=256 args=x,partial,n; //@launch finish_sum grid=1 block=256 args=partial,out,nblocks'
+check_output "  ... and takes the plan given so" 'scalar nblocks: i32 = ceil_div\(n,256\)' init $t/opaque.cu --out $t/opaque --launch "$plan"
+check_output "  ... which compiles" '^compiled' compiles $t/opaque
+check_output "one launch for a chain is refused, saying how to give the plan" \
+    'is one launch, and .* kernels are launched in order: give the plan as --launch' \
+    init $fx/two_pass_sum.cu --out $t/chain1 --launch "grid=1 block=32"
+# --launch on a file that already has a //@launch line replaces it, with a note.
+check_output "--launch on a file with a //@launch line: a note says it is replaced" \
+    'note: --launch replaces the file.s 1 //@launch line' \
+    init $t/gelu/baseline.cu --out $t/relaunch --launch "grid=ceil_div(N,128) block=128"
+check_output "  ... the baseline has the given line only" '^1 //@launch gelu grid=ceil_div\(N,128\) block=128$' \
+    bash -c "grep -c '^//@launch' $t/relaunch/baseline.cu | tr '\n' ' '; grep '^//@launch' $t/relaunch/baseline.cu"
+
 # A broken baseline's log names baseline.cu, not the candidate's name.
 mkdir -p $t/broken && cp $t/gelu/task.json $t/broken/ && sed 's/tanhf(/tanhf_nope(/' $t/gelu/baseline.cu >$t/broken/baseline.cu && cp $t/gelu/reference.cu $t/broken/
 check_output "a baseline's compile log names baseline.cu" 'baseline.cu\([0-9]+\): error' compiles $t/broken
 
-# Every fixture: init (with its documented hint, if any) and compile; count them.
-n=0 ok=0
+# Every fixture: init with the hint its README row gives (if any) and compile; count them.
+hint_of() { sed -n "s/^| $1 | [^|]* | \(.*\) |$/\1/p" $fx/README.md | tr -d '`'; }
+n=0 ok=0 nohint=0 listed=0
 for f in $fx/*.cu; do
     n=$((n + 1))
-    d=$t/all_$(basename $f .cu)
-    "$SPECGEN" task init "$f" --out "$d" >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled' && ok=$((ok + 1))
+    b=$(basename $f)
+    grep -q "^| $b |" $fx/README.md && listed=$((listed + 1))
+    d=$t/all_${b%.cu}
+    h=$(hint_of "$b")
+    if eval "\"\$SPECGEN\" task init $f --out $d $h" >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled'; then
+        ok=$((ok + 1))
+        [ -z "$h" ] && nohint=$((nohint + 1))
+    else
+        echo "# failed: $b (hint: ${h:-none})"
+    fi
 done
-check_output "at least 7 of the $n fixture kernels go through init + NVRTC with no hint" '^([7-9]|[1-9][0-9])$' echo $ok
+check_output "the fixtures README lists every fixture kernel ($listed of $n)" "^$n\$" echo $listed
+check_output "the hinted 2-D fixture has its 2-D launch" '^//@launch transpose_tiled grid=ceil_div\(C,32\),ceil_div\(R,32\) block=32,8$' \
+    head -1 $t/all_transpose_2d/baseline.cu
+check_output "at least 20 fixture kernels" '^([2-9][0-9]|[1-9][0-9][0-9])$' echo $n
+check_output "every fixture kernel goes through init (with its listed hint) + NVRTC ($ok of $n; $nohint with no hint)" "^$n\$" echo $ok
+finish

@@ -165,4 +165,21 @@ check_fails "an unknown fork mode is a usage error" 2 "$SPECGEN" optimize $task 
 port=$(pick_port)
 check_output "an unreachable LLM ends with a clear error" "reasoning stream failed twice" \
     "$SPECGEN" optimize $task --device opencl --llm "http://127.0.0.1:$port" --model x --out "$out/down"
+# Without --llm, a task the scripted traces are not for says so (how to pass --llm)
+# instead of serving another task's trace; --trace FILE still replays what it is given.
+check_fails "no --llm on a task without a scripted trace: exit 1" 1 \
+    "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --budget-time 20s \
+    --db none --out "$out/notrace"
+check_output "  ... saying there is no trace for it and to pass --llm" \
+    'no scripted trace for task softmax.*Pass --llm URL --model NAME' \
+    "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --budget-time 20s \
+    --db none --out "$out/notrace"
+check "  ... a task the traces are for still runs (row_sum)" "$SPECGEN" optimize suites/demo/row_sum \
+    --device opencl --iterations 1 --db none --out "$out/rowsum"
+# A baseline that cannot run: the summary does not claim "nothing beat the baseline".
+cp -r $task "$out/broken" && sed -i 's/get_global_id(0)/get_global_id_nope(0)/' "$out/broken/baseline.cl"
+"$SPECGEN" optimize "$out/broken" --device opencl --db none --out "$out/broken_out" >"$out/broken.log" 2>&1
+check_output "a baseline that never ran: the summary says so" \
+    '^best kernel: +none: the baseline never ran' cat "$out/broken.log"
+check "  ... and does not say nothing beat it" bash -c "! grep -q 'nothing beat' '$out/broken.log'"
 finish

@@ -47,6 +47,13 @@ check_output "a reference leaving NaN (an output read before written) makes the 
     '^rejected: the task is invalid: its reference wrote -?nan to output y .*its role should be "inout"' \
     v $f/out_read
 
+check_output "u8/i8: the baseline (uchar/char buffers, a uchar scalar) validates on PoCL" \
+    '^pass: all 6 checks passed' v $f/u8_brighten
+check_output "u8: a kernel whose 8-bit arithmetic wraps instead of saturating is caught" \
+    '^mismatch: wrong result in output y .*atol 0, rtol 0' v $f/u8_brighten $f/u8_brighten/wraps.cl
+check_output "u8: reading unsigned pixels as signed bytes is caught" '^mismatch: .*output y' \
+    v $f/u8_brighten $f/u8_brighten/signed_x.cl
+
 check_output "fp8: an OpenCL device is refused with the reason" \
     'has no opencl reference \(its fp8 buffers need CUDA: OpenCL has no fp8 type\)' v $f/fp8_quant
 out=$(for t in $f/*/; do
@@ -54,7 +61,7 @@ out=$(for t in $f/*/; do
         "$SPECGEN" validate "$t" "$k" --device cuda --compile-only --arch sm_90a --json || echo "FAILED $k"
     done
 done 2>&1)
-check_output "cuda: every fixture source (f16, bf16, fp8, inout) compiles with NVRTC for sm_90a" \
+check_output "cuda: every fixture source (f16, bf16, fp8, u8/i8, inout) compiles with NVRTC for sm_90a" \
     "^OK [0-9]+$" bash -c 'c=$(grep -c "\"verdict\":\"compiled\"" <<<"$1"); grep -q "FAILED\|rejected" <<<"$1" && echo "$1" || echo "OK $c"' _ "$out"
 
 # Roofline: every builtin declares bytes and flops; on a memory-bound one (a dot product

@@ -159,12 +159,44 @@ static void test_compare(void **st) {
     assert_true(c.got == 1.0234375 && c.ref == 1.0);
 }
 
+/* 8-bit integers: one byte each, values toward zero and saturated to the type's range;
+ * compared exactly; "special" gives the type's extremes. */
+static void test_int8(void **state) {
+    (void)state;
+    assert_int_equal(sg_val_type_size(SG_VAL_U8), 1);
+    assert_int_equal(sg_val_type_size(SG_VAL_I8), 1);
+    sg_val_type t;
+    assert_int_equal(sg_val_type_parse("u8", &t), 0);
+    assert_int_equal(t, SG_VAL_U8);
+    assert_int_equal(sg_val_type_parse("i8", &t), 0);
+    assert_string_equal(sg_val_type_name(t), "i8");
+    assert_false(sg_val_type_is_float(SG_VAL_U8));
+    uint8_t u[4];
+    int8_t s[4];
+    double in[4] = {-3, 7.9, 255, 1000};
+    for (int i = 0; i < 4; i++) sg_val_elem_set(SG_VAL_U8, u, (size_t)i, in[i]);
+    assert_true(u[0] == 0 && u[1] == 7 && u[2] == 255 && u[3] == 255);
+    double ins[4] = {-129, -128, -7.9, 200};
+    for (int i = 0; i < 4; i++) sg_val_elem_set(SG_VAL_I8, s, (size_t)i, ins[i]);
+    assert_true(s[0] == -128 && s[1] == -128 && s[2] == -7 && s[3] == 127);
+    assert_true(sg_val_elem_get(SG_VAL_U8, u, 2) == 255.0);
+    assert_true(sg_val_elem_get(SG_VAL_I8, s, 0) == -128.0);
+    uint8_t poison = 0xff; /* an unwritten output reads as 255 / -1 */
+    assert_true(sg_val_elem_get(SG_VAL_U8, &poison, 0) == 255.0);
+    assert_true(sg_val_elem_get(SG_VAL_I8, &poison, 0) == -1.0);
+    sg_val_buffer b = {.type = SG_VAL_U8};
+    sg_val_cmp c;
+    uint8_t ref[2] = {3, 200}, got[2] = {3, 201};
+    assert_int_equal(sg_val_compare(&b, got, ref, 2, &c), -1);
+    assert_int_equal(c.first_bad, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_f16_values), cmocka_unit_test(test_bf16_values),
         cmocka_unit_test(test_fp8_values), cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_oracles),    cmocka_unit_test(test_elem),
-        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare),    cmocka_unit_test(test_int8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
