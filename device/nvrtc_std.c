@@ -92,8 +92,8 @@ static const char empty[] = "#pragma once\n/* served by specgen: see its NVRTC p
  * std::numeric_limits, std::min): served as <cuda/std/NAME> with its names visible in std. */
 static const char *const cxx_names[] = {"type_traits", "limits", "utility", "array", "tuple", NULL};
 static const char *const cxx_texts[] = {
-    "#pragma once\n#include <cuda/std/type_traits>\nnamespace std { using namespace "
-    "::cuda::std; }\n",
+    ("#pragma once\n#include <cuda/std/type_traits>\nnamespace std { using namespace "
+     "::cuda::std; }\n"),
     "#pragma once\n#include <cuda/std/limits>\nnamespace std { using namespace ::cuda::std; }\n",
     "#pragma once\n#include <cuda/std/utility>\nnamespace std { using namespace ::cuda::std; }\n",
     "#pragma once\n#include <cuda/std/array>\nnamespace std { using namespace ::cuda::std; }\n",

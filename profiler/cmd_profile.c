@@ -240,6 +240,8 @@ int sg_cmd_profile(int argc, char **argv) {
         print_json(pos[1], &vr, timed ? &pr : NULL, feedback.data);
     else
         print_text(&vr, timed ? &pr : NULL, feedback.data);
+    if (!json && vr.verdict == SG_VAL_NO_DEVICE && po.device == SG_DEV_CUDA)
+        sg_val_say_alternatives(pos[0], 0);
     sg_buf_free(&feedback);
     status = timed ? 0 : 1;
 out:

@@ -49,19 +49,6 @@ static int read_candidate(const char *path, sg_buf *b) {
     return rc;
 }
 
-/* Without a GPU: what can be done here instead, for this task. */
-static void say_alternatives(const char *task_dir) {
-    sg_val_task t;
-    sg_err e;
-    int has_cl = 0;
-    if (sg_val_task_load(task_dir, &t, &e) == 0) {
-        has_cl = t.source[SG_DEV_OPENCL] != NULL;
-        sg_val_task_free(&t);
-    }
-    printf("here instead: --compile-only --arch sm_90a checks that the CUDA sources compile%s\n",
-           has_cl ? "; --device opencl runs the task's OpenCL kernels (PoCL)" : "");
-}
-
 int sg_cmd_validate(int argc, char **argv) {
     const char *device = NULL, *arch = NULL;
     int compile_only = 0, json = 0;
@@ -150,7 +137,8 @@ int sg_cmd_validate(int argc, char **argv) {
         } else {
             if (n > 1) printf("== %s\n", path);
             sg_val_result_print(&r, stdout);
-            if (r.verdict == SG_VAL_NO_DEVICE && o.device == SG_DEV_CUDA) say_alternatives(pos[0]);
+            if (r.verdict == SG_VAL_NO_DEVICE && o.device == SG_DEV_CUDA)
+                sg_val_say_alternatives(pos[0], 1);
         }
         fflush(stdout);
         failed += r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED;

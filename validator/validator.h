@@ -199,7 +199,11 @@ typedef enum {
     SG_VAL_NO_DEVICE, /* the backend cannot run here (e.g. CUDA without a GPU) */
     SG_VAL_NVERDICT
 } sg_val_verdict;
-const char *sg_val_verdict_name(sg_val_verdict v);            /* "pass", "mismatch", ... */
+const char *sg_val_verdict_name(sg_val_verdict v); /* "pass", "mismatch", ... */
+/* After a no_device verdict for CUDA: print (stdout) what can be done here instead for this
+ * task (compile only; its OpenCL kernels when it has them). from_validate: the options are
+ * validate's own, else the line names the validate command. */
+void sg_val_say_alternatives(const char *task_dir, int from_validate);
 int sg_val_verdict_parse(const char *s, sg_val_verdict *out); /* 0, or -1: not a verdict */
 
 typedef struct sg_val_result {

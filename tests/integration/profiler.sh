@@ -87,7 +87,7 @@ check_output "a kernel that hangs while being timed is killed at the run deadlin
 if [ -e /dev/nvidiactl ]; then
     skip "cuda without a GPU explains itself" "this machine has an NVIDIA GPU"
 else
-    check_output "cuda without a GPU says so and names --device opencl" \
+    check_multi "cuda without a GPU says so and names --device opencl" \
         'CUDA execution needs an NVIDIA GPU.*--device opencl' \
         "$SPECGEN" profile suites/builtin/gelu suites/builtin/gelu/baseline.cu
 fi
