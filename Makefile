@@ -116,7 +116,7 @@ install: $(SPECGEN_BIN)
 
 ## make fuzz         build every libFuzzer target (tests/fuzz/fuzz_*.c: RESP, SSE, kernel extraction,
 ##                    task.json + launch plans + size expressions, validator source checks, replay
-##                    traces) with clang + ASan/UBSan into build-fuzz/, then run each for FUZZ_SECONDS
+##                    traces, the pool agent's requests) with clang + ASan/UBSan into build-fuzz/, then run each for FUZZ_SECONDS
 ##                    (default 20) from its seeds (tests/fuzz/corpus/NAME/); stops at the first finding
 ## make fuzz-build    only build them (tests/integration/fuzz.sh: a short pass in make test)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)

@@ -1,4 +1,5 @@
 #include "common/buf.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,10 +86,19 @@ void sg_buf_append_json_stringn(sg_buf *b, const char *s, size_t n) {
         case '\r': sg_buf_append(b, "\\r", 2); break;
         case '\t': sg_buf_append(b, "\\t", 2); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20) {
                 sg_buf_printf(b, "\\u%04x", *p);
-            else
+            } else if (*p < 0x80) {
                 sg_buf_append(b, p, 1);
+            } else { /* a whole UTF-8 sequence, else U+FFFD: the literal stays valid JSON */
+                size_t len = *p >> 5 == 6 ? 2 : *p >> 4 == 14 ? 3 : *p >> 3 == 30 ? 4 : 1;
+                if (len > (size_t)(e - p) || sg_utf8_bad_at((const char *)p, len) >= 0) {
+                    sg_buf_append(b, "\\ufffd", 6);
+                } else {
+                    sg_buf_append(b, p, len);
+                    p += len - 1;
+                }
+            }
         }
     }
     sg_buf_append(b, "\"", 1);

@@ -20,7 +20,8 @@ void sg_buf_reserve(sg_buf *b, size_t extra);
 void sg_buf_append(sg_buf *b, const void *p, size_t n);
 void sg_buf_append_str(sg_buf *b, const char *s);
 void sg_buf_printf(sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Append s as a JSON string literal, quotes included. */
+/* Append s as a JSON string literal, quotes included. A byte that does not begin a valid
+ * UTF-8 sequence becomes U+FFFD, so the literal is always valid JSON. */
 void sg_buf_append_json_string(sg_buf *b, const char *s);
 /* The same for n bytes that need not be NUL-terminated. */
 void sg_buf_append_json_stringn(sg_buf *b, const char *s, size_t n);

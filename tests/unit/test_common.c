@@ -34,6 +34,18 @@ static void test_buf(void **state) {
     sg_buf_clear(&b);
     sg_buf_append_json_string(&b, "a\"b\\c\n\x01");
     assert_string_equal(b.data, "\"a\\\"b\\\\c\\n\\u0001\"");
+    /* UTF-8 kept whole; a bad byte, a cut sequence, an overlong form become U+FFFD (the
+     * agent echoed a non-UTF-8 path into an error body that was no JSON: fuzz_agent) */
+    sg_buf_clear(&b);
+    sg_buf_append_json_string(&b, "\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80");
+    assert_string_equal(b.data, "\"\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80\"");
+    sg_buf_clear(&b);
+    sg_buf_append_json_string(&b, "a\xff"
+                                  "b\xe2\x82\xc0\x80");
+    assert_string_equal(b.data, "\"a\\ufffdb\\ufffd\\ufffd\\ufffd\\ufffd\"");
+    sg_buf_clear(&b);
+    sg_buf_append_json_stringn(&b, "x\xe2\x82", 3); /* a sequence cut by the length */
+    assert_string_equal(b.data, "\"x\\ufffd\\ufffd\"");
     char *s = sg_buf_steal(&b);
     assert_null(b.data);
     free(s);
