@@ -33,6 +33,10 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         {"log-requests", SG_OPT_STR, &cfg.log_requests, "FILE",
          "append each completion request to FILE as a JSON line (what clients sent)", NULL, NULL,
          0},
+        {"cached-prefix", SG_OPT_FLAG, &cfg.cached_prefix, NULL,
+         "report cached prompt tokens in usage: the leading tokens a prompt shares with one "
+         "served before (as a server's prefix cache)",
+         NULL, NULL, 0},
         {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
     };
     const sg_cmd_spec spec = {
@@ -57,6 +61,11 @@ int sg_cmd_replay_llm(int argc, char **argv) {
         "GET /metrics shows running requests and generated tokens under the dialect's metric\n"
         "names; GET /v1/replay/stats shows counts and trigger-to-request latency (from the\n"
         "X-Specgen-Trigger-Ns header). A client that closes its connection stops its stream.\n"
+        "With --cached-prefix, usage carries prompt_tokens_details.cached_tokens as vLLM\n"
+        "(--enable-prompt-tokens-details), SGLang (--enable-cache-report) and DeepSeek write it:\n"
+        "the longest prefix the prompt shares with any of the last 1024 prompts served, in\n"
+        "prompt tokens (bytes / 4; at most prompt_tokens - 1). The llamacpp dialect does not\n"
+        "report it (its usage has no prompt_tokens_details).\n"
         "\n"
         "Faults (--fault KIND[:KEY=N]...; :times=K affects only the first K requests):\n"
         "  drop:after=N            close the connection after N tokens\n"

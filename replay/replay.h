@@ -18,7 +18,10 @@
  *   show what it did. sg_replay_start returns once it listens.
  * - With log_requests set, every completion request is appended to that file as one JSON
  *   line {"path": ..., "request": BODY} before it is answered (tests look at what a
- *   client sent); the file is opened by sg_replay_start, which fails when it cannot. */
+ *   client sent); the file is opened by sg_replay_start, which fails when it cannot.
+ * - With cached_prefix set, each streamed request's usage reports cached prompt tokens as
+ *   the dialect's server does with its prefix cache on: the longest prefix its prompt text
+ *   shares with any of the last 1024 prompts served, in prompt-token units (bytes / 4). */
 #ifndef SG_REPLAY_H
 #define SG_REPLAY_H
 
@@ -112,6 +115,8 @@ typedef struct sg_replay_config {
     sg_replay_dialect dialect;
     sg_replay_fault fault;
     const char *log_requests; /* append each completion request here (JSON lines); NULL: no */
+    int cached_prefix;        /* report usage cached_tokens: the prompt's leading tokens (bytes / 4)
+                                 shared with an earlier prompt served (a prefix cache's hit) */
 } sg_replay_config;
 
 typedef struct sg_replay_server sg_replay_server;

@@ -14,20 +14,30 @@ static void head(sg_buf *o, const sg_replay_fmt *f) {
     sg_buf_append_json_string(o, f->model);
 }
 
+/* Cached prompt tokens (--cached-prefix) as each server reports them: vLLM with
+ * --enable-prompt-tokens-details leaves prompt_tokens_details out when nothing was cached,
+ * SGLang with --enable-cache-report writes null then, DeepSeek always writes the count. */
 static void usage_obj(sg_buf *o, const sg_replay_fmt *f) {
+    long long cached = f->cached_report ? (long long)f->cached_tokens : 0;
     sg_buf_printf(o, "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld",
                   (long long)f->prompt_tokens, (long long)(f->prompt_tokens + f->completion_tokens),
                   (long long)f->completion_tokens);
-    if (f->d == SG_REPLAY_SGLANG)
-        sg_buf_printf(o, ",\"prompt_tokens_details\":null,\"reasoning_tokens\":%lld",
-                      (long long)f->reasoning_tokens);
+    if ((f->d == SG_REPLAY_VLLM || f->d == SG_REPLAY_RAW) && cached > 0)
+        sg_buf_printf(o, ",\"prompt_tokens_details\":{\"cached_tokens\":%lld}", cached);
+    if (f->d == SG_REPLAY_SGLANG) {
+        if (cached > 0)
+            sg_buf_printf(o, ",\"prompt_tokens_details\":{\"cached_tokens\":%lld}", cached);
+        else
+            sg_buf_append_str(o, ",\"prompt_tokens_details\":null");
+        sg_buf_printf(o, ",\"reasoning_tokens\":%lld", (long long)f->reasoning_tokens);
+    }
     if (f->d == SG_REPLAY_DEEPSEEK)
         sg_buf_printf(
             o,
-            ",\"prompt_tokens_details\":{\"cached_tokens\":0},\"completion_tokens_details\":"
-            "{\"reasoning_tokens\":%lld},\"prompt_cache_hit_tokens\":0,\"prompt_cache_miss_"
+            ",\"prompt_tokens_details\":{\"cached_tokens\":%lld},\"completion_tokens_details\":"
+            "{\"reasoning_tokens\":%lld},\"prompt_cache_hit_tokens\":%lld,\"prompt_cache_miss_"
             "tokens\":%lld",
-            (long long)f->reasoning_tokens, (long long)f->prompt_tokens);
+            cached, (long long)f->reasoning_tokens, cached, (long long)f->prompt_tokens - cached);
     sg_buf_append_str(o, "}");
 }
 

@@ -1,6 +1,7 @@
 /* replay_impl.h — replay-llm's private pieces: the server and request state
- * (replay_server.c: HTTP), the stream plan and reader (replay_stream.c) and the
- * dialect chunk writer (replay_format.c). */
+ * (replay_server.c: HTTP), the stream plan and reader (replay_stream.c), the
+ * dialect chunk writer (replay_format.c) and the prompts seen for --cached-prefix
+ * (replay_prefix.c). */
 #ifndef SG_REPLAY_IMPL_H
 #define SG_REPLAY_IMPL_H
 
@@ -24,7 +25,17 @@ typedef struct sg_replay_fmt {
     long long created;
     const char *model;
     int64_t prompt_tokens, completion_tokens, reasoning_tokens;
+    int cached_report;     /* --cached-prefix: usage reports cached_tokens (dialect's way) */
+    int64_t cached_tokens; /* of prompt_tokens, shared with an earlier prompt */
 } sg_replay_fmt;
+
+/* The prompts served, for --cached-prefix: the most recent SG_REPLAY_PREFIX_KEEP. */
+enum { SG_REPLAY_PREFIX_KEEP = 1024 };
+typedef struct sg_replay_prefixes {
+    char *text[SG_REPLAY_PREFIX_KEEP];
+    size_t len[SG_REPLAY_PREFIX_KEEP];
+    size_t n, next; /* next: the oldest, replaced once all are used */
+} sg_replay_prefixes;
 
 struct sg_replay_server { /* replay_server.c */
     struct MHD_Daemon *d;
@@ -34,6 +45,8 @@ struct sg_replay_server { /* replay_server.c */
     FILE *log;          /* cfg.log_requests, or NULL */
     pthread_mutex_t mu; /* guards everything below */
     int64_t running, requests, forks, tokens, disconnects, faulted;
+    int64_t prompt_tokens, cached_tokens; /* summed over the streams served */
+    sg_replay_prefixes seen;              /* with cfg.cached_prefix */
     int64_t *trig_us;
     size_t n_trig, cap_trig;
     uint64_t next_id;
@@ -69,6 +82,11 @@ int sg_replay_plan(sg_replay_rq *r, const sg_replay_trace *t, const char *prompt
                    int64_t max_tokens);
 /* libmicrohttpd's content reader for a planned stream. */
 ssize_t sg_replay_reader(void *cls, uint64_t pos, char *buf, size_t max);
+
+/* replay_prefix.c: the longest run of leading bytes the prompt shares with one served
+ * before (0 for the first); then the prompt is remembered (the oldest dropped when full). */
+size_t sg_replay_prefix_seen(sg_replay_prefixes *p, const char *prompt, size_t len);
+void sg_replay_prefixes_free(sg_replay_prefixes *p);
 
 /* Append one complete SSE event ("data: {...}\n\n") of the given kind. REASONING is
  * written as the dialect's reasoning field in chat (not for raw), else as text. */

@@ -85,10 +85,11 @@ static void stats(sg_replay_server *s, sg_buf *b, int prometheus) {
         sg_buf_printf(
             b,
             "{\"dialect\":\"%s\",\"requests\":%lld,\"forks\":%lld,\"running\":%lld,\"tokens\":%lld,"
-            "\"disconnects\":%lld,\"trigger_to_request_us\":{\"n\":%zu,\"p50\":%lld,\"p99\":%lld,"
-            "\"max\":%lld}}",
+            "\"disconnects\":%lld,\"prompt_tokens\":%lld,\"cached_tokens\":%lld,"
+            "\"trigger_to_request_us\":{\"n\":%zu,\"p50\":%lld,\"p99\":%lld,\"max\":%lld}}",
             sg_replay_dialect_name(s->cfg.dialect), (long long)s->requests, (long long)s->forks,
-            (long long)s->running, (long long)s->tokens, (long long)s->disconnects, n,
+            (long long)s->running, (long long)s->tokens, (long long)s->disconnects,
+            (long long)s->prompt_tokens, (long long)s->cached_tokens, n,
             (long long)(n ? v[n / 2] : 0), (long long)(n ? v[(n * 99) / 100] : 0),
             (long long)(n ? v[n - 1] : 0));
         free(v);
@@ -218,11 +219,21 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
              (unsigned long long)id);
     r->fmt.created = (long long)time(NULL);
     r->fmt.model = t->model;
-    r->fmt.prompt_tokens = (int64_t)(strlen(prompt) / 4);
+    size_t prompt_len = strlen(prompt);
+    r->fmt.prompt_tokens = (int64_t)(prompt_len / 4);
     int fork = sg_replay_plan(r, t, prompt, max_tokens);
+    pthread_mutex_lock(&s->mu);
+    if (s->cfg.cached_prefix) { /* as a prefix cache: what an earlier prompt already holds */
+        int64_t shared = (int64_t)(sg_replay_prefix_seen(&s->seen, prompt, prompt_len) / 4);
+        /* a server computes the last prompt token even when the whole prompt hits */
+        if (shared >= r->fmt.prompt_tokens) shared = r->fmt.prompt_tokens - 1;
+        r->fmt.cached_report = 1;
+        r->fmt.cached_tokens = shared > 0 ? shared : 0;
+    }
     free(prompt);
     json_decref(req);
-    pthread_mutex_lock(&s->mu);
+    s->prompt_tokens += r->fmt.prompt_tokens;
+    s->cached_tokens += r->fmt.cached_tokens;
     s->requests++;
     s->forks += fork;
     s->running++;
@@ -371,6 +382,7 @@ void sg_replay_stop(sg_replay_server *s) {
     close(s->listen_fd);
     if (s->log) fclose(s->log);
     pthread_mutex_destroy(&s->mu);
+    sg_replay_prefixes_free(&s->seen);
     free(s->trig_us);
     free(s);
 }
