@@ -4,8 +4,11 @@
  * started here, with a token, one slot on the same device) each run the same job — the
  * validation of suites/demo/vector_scale's baseline, at N = 4096 instead of 4M so that the
  * job is short and its noise does not hide the overhead — one at a time, in alternating rounds,
- * through the real scheduler. Printed: the median job time on each and their difference
- * (the goal: under 2 ms added per job), and the CPU each job costs: this process's (user +
+ * through the real scheduler. Printed: the median job time on each; what the remote slot
+ * adds, the median over the rounds of each round's remote median minus its local median
+ * (the rounds alternate, so a drift of the machine's load moves both sides of a round
+ * alike), and the verdict against the goal of under 2 ms added per job on loopback, the
+ * short job's being the last line; and the CPU each job costs: this process's (user +
  * system, getrusage) for local and remote jobs, the agent's own (from /proc/PID/stat; its
  * workers excluded, as the local slot's are), and the ratio of remote to local CPU. Client
  * and agent share this machine's CPUs, so the agent's CPU is part of the remote cost.
@@ -169,30 +172,49 @@ typedef struct size_run {
     int per_round, rounds;
 } size_run;
 
-/* The job time and CPU of each side at one size: warm-up, then alternating rounds. */
-static void bench_size(bench *b, side *L, side *R, pid_t agent, const size_run *z) {
+#define GOAL_MS 2.0 /* issue 18: a remote slot adds under 2 ms per job on loopback */
+
+static const char *verdict(double added_ms) {
+    return added_ms < GOAL_MS ? "OK, under the 2 ms goal" : "OVER the 2 ms goal";
+}
+
+/* The job time and CPU of each side at one size: warm-up, then alternating rounds.
+ * Returns what the remote slot adds per job: the median over the rounds of each round's
+ * remote median minus its local median. */
+static double bench_size(bench *b, side *L, side *R, pid_t agent, const size_run *z) {
     L->n = R->n = 0;
     L->cpu_ms = R->cpu_ms = R->agent_cpu_ms = 0;
     run_jobs(b, L, 3, agent, 0); /* warm-up: workers started, programs compiled, inputs made */
     run_jobs(b, R, 3, agent, 0);
+    double *diff = sg_xcalloc((size_t)z->rounds, sizeof *diff);
+    sg_buf rounds = {0};
     for (int r = 0; r < z->rounds; r++) {
         run_jobs(b, L, z->per_round, agent, 1);
         run_jobs(b, R, z->per_round, agent, 1);
+        /* this round's jobs are the last per_round of each side (sorting them is harmless) */
+        diff[r] = median(R->ms + R->n - z->per_round, z->per_round) -
+                  median(L->ms + L->n - z->per_round, z->per_round);
+        sg_buf_printf(&rounds, "%s%.2f", r ? " " : "", diff[r]);
     }
+    double added = median(diff, z->rounds);
     double ml = median(L->ms, L->n), mr = median(R->ms, R->n);
     double wl = median(L->work_ms, L->n), wr = median(R->work_ms, R->n);
     double cl = L->cpu_ms / L->n, cr = R->cpu_ms / R->n, ca = R->agent_cpu_ms / R->n;
     printf("bench-agent: N=%s, %d jobs each, in %d alternating rounds (validate the baseline of "
            "suites/demo/vector_scale on PoCL)\n",
            z->n, L->n, z->rounds);
-    printf("  job time, median   local %.2f ms   remote %.2f ms   added %.2f ms per job "
-           "(goal < 2 ms) %s\n",
-           ml, mr, mr - ml, mr - ml < 2 ? "ok" : "OVER");
+    printf("  job time, median   local %.2f ms   remote %.2f ms\n", ml, mr);
+    printf("  added per job      %.2f ms: median over %d rounds of remote - local (rounds: %s ms)"
+           " — %s\n",
+           added, z->rounds, rounds.data, verdict(added));
     printf("  in the worker      local %.2f ms   remote %.2f ms   (compile + run, median)\n", wl,
            wr);
     printf("  CPU per job        local: client %.3f ms   remote: client %.3f ms + agent %.3f ms "
            "= %.3f ms   ratio remote/local %.2f\n",
            cl, cr, ca, cr + ca, cl > 0 ? (cr + ca) / cl : 0);
+    sg_buf_free(&rounds);
+    free(diff);
+    return added;
 }
 
 int main(int argc, char **argv) {
@@ -261,10 +283,15 @@ int main(int argc, char **argv) {
         goto fail;
     sg_pool_remote_bind(remote, R.pool);
 
+    double added[2];
     for (int i = 0; i < 2; i++) {
         b.task_dir = dirs[i];
-        bench_size(&b, &L, &R, agent, &sizes[i]);
+        added[i] = bench_size(&b, &L, &R, agent, &sizes[i]);
     }
+    /* the verdict: the short job's, whose noise does not hide the overhead (not a test) */
+    printf("bench-agent: remote slot adds %.2f ms per job on loopback: %s (N=%s, median over %d "
+           "rounds; N=%s: %.2f ms)\n",
+           added[0], verdict(added[0]), sizes[0].n, sizes[0].rounds, sizes[1].n, added[1]);
     sg_pool_free(R.pool);
     sg_pool_free(L.pool);
     sg_pool_remote_free(remote);

@@ -49,6 +49,9 @@ check_output "  ... ran jobs on both agents, each job once" \
     python3 $client - - check-run "$out/spread/events.jsonl"
 check_output "  ... and names their slots in the summary's events" \
     "\"slot_name\":\"127.0.0.1:$port_b/opencl:0/0\"" cat "$out/spread/events.jsonl"
+check_output "  ... /metrics per slot: one role each, busy seconds > 0 where jobs ended, a pass" \
+    '^per-slot series as expected' python3 tests/integration/agent_metrics.py "$out/token" \
+    "http://127.0.0.1:$port_a" "http://127.0.0.1:$port_b"
 printf 'http://127.0.0.1:%s\n# a comment\nhttp://127.0.0.1:%s/\n' "$port_a" "$port_b" \
     >"$out/agents.txt"
 check_output "--pool @FILE reads the URLs" "pools: +3 slots" \
