@@ -12,8 +12,9 @@ void sg_val_say_alternatives(const char *task_dir, int from_validate) {
         sg_val_task_free(&t);
     }
     if (from_validate)
-        printf("here instead: --compile-only --arch sm_90a checks that the CUDA sources compile%s\n",
-               has_cl ? "; --device opencl runs the task's OpenCL kernels (PoCL)" : "");
+        printf(
+            "here instead: --compile-only --arch sm_90a checks that the CUDA sources compile%s\n",
+            has_cl ? "; --device opencl runs the task's OpenCL kernels (PoCL)" : "");
     else
         printf("here instead: specgen validate %s --compile-only --arch sm_90a checks that the "
                "CUDA sources compile%s\n",
