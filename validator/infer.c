@@ -291,9 +291,11 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
             }
             if (!c.len) product(k, bits, &c);
             if (!c.len) sg_buf_append_str(&c, "1");
-            if (p->vec > 1) {
+            int lanes = p->vec * (b->lanes[i] > 1 ? b->lanes[i] : 1);
+            if (b->lanes[i] > 1 && !why[0]) why = " (vloadN / vstoreN: N elements per offset)";
+            if (lanes > 1) {
                 sg_buf v = {0};
-                sg_buf_printf(&v, "%d*%s", p->vec, c.data);
+                sg_buf_printf(&v, "%d*%s", lanes, c.data);
                 sg_buf_free(&c);
                 c = v;
             }

@@ -56,6 +56,8 @@ typedef struct sg_infer_body {
      * parameter positions */
     unsigned long reach[SG_INFER_MAX_PARAMS];
     int rows_unbounded[SG_INFER_MAX_PARAMS]; /* indexed by blockIdx with no bound */
+    int lanes[SG_INFER_MAX_PARAMS]; /* OpenCL vloadN / vstoreN(.., offset, p): elements of p
+                                       per offset (0: none seen) */
     /* the launch: */
     enum { SG_SHAPE_UNKNOWN, SG_SHAPE_THREAD, SG_SHAPE_WARP, SG_SHAPE_BLOCK } shape;
     char bound[160];        /* THREAD / WARP: the guard's bound expression */

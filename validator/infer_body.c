@@ -216,8 +216,48 @@ static int assignment(const char *s, const char **tb, const char **te, int *comp
     return 0;
 }
 
+/* The arguments of the call whose '(' is at open: up to max spans [b[i], e[i]).
+ * Returns how many there are. */
+static int call_args(const char *open, const char **b, const char **e, int max) {
+    int n = 0, d = 0;
+    const char *a = open + 1;
+    for (const char *q = a; *q; q++) {
+        if (*q == '(' || *q == '[') d++;
+        int end = (*q == ')' || *q == ']') && --d < 0;
+        if (end || (*q == ',' && d == 0)) {
+            if (n < max) b[n] = a, e[n] = q;
+            n++;
+            a = q + 1;
+        }
+        if (end) break;
+    }
+    return n < max ? n : max;
+}
+
+/* OpenCL's vloadN(offset, p), vload_half[N](offset, p), vstoreN(v, offset, p),
+ * vstore_half[N][_rte](v, offset, p) and their vloada_ / vstorea_ forms: the elements
+ * of p each offset step covers (N; 1 for vload_half; 4 for the aligned 3-vectors), 0
+ * for any other name. *store: the call writes p. */
+static int vector_call(const char *w, size_t n, int *store) {
+    *store = n >= 6 && !strncmp(w, "vstore", 6);
+    if (!*store && (n < 5 || strncmp(w, "vload", 5))) return 0;
+    const char *p = w + (*store ? 6 : 5), *end = w + n;
+    int aligned = p < end && *p == 'a';
+    p += aligned;
+    int half = end - p >= 5 && !strncmp(p, "_half", 5);
+    p += half ? 5 : 0;
+    if (aligned && !half) return 0;
+    int lanes = 0;
+    while (p < end && isdigit((unsigned char)*p)) lanes = lanes * 10 + (*p++ - '0');
+    if (!lanes && !half) return 0;                           /* vloadN needs its N */
+    if (*store && half && end - p == 4 && *p == '_') p += 4; /* _rte, _rtz, _rtp, _rtn */
+    if (p != end || lanes > 16) return 0;
+    return !lanes ? 1 : aligned && lanes == 3 ? 4 : lanes;
+}
+
 /* atomicAdd(&x[i], v), store128(x + i, v), __stcs(x + i, v): the first argument is
- * written (and read, for an atomic). Returns its span in *ab, *ae. */
+ * written (and read, for an atomic); OpenCL's vstore*(v, offset, p): the last. Returns
+ * its span in *ab, *ae. */
 static int store_call(const char *s, const char **ab, const char **ae, int *atomic) {
     for (const char *p = s; *p; p++) {
         if (!idch(*p) || (p > s && idch(p[-1]))) continue;
@@ -225,18 +265,15 @@ static int store_call(const char *s, const char **ab, const char **ae, int *atom
         while (idch(*p)) p++;
         size_t n = (size_t)(p - w);
         *atomic = n > 6 && !strncmp(w, "atomic", 6);
-        int store = (n > 4 && !strncmp(w, "__st", 4));
+        int store = (n > 4 && !strncmp(w, "__st", 4)), vstore;
         for (size_t i = 0; i + 5 <= n; i++) store |= !strncmp(w + i, "store", 5);
         if ((!*atomic && !store) || *p != '(') continue;
-        const char *a = p + 1, *q = a;
-        int d = 0;
-        for (; *q; q++) {
-            if (*q == '(' || *q == '[') d++;
-            if ((*q == ')' || *q == ']') && --d < 0) break;
-            if (*q == ',' && d == 0) break;
-        }
-        *ab = a;
-        *ae = q;
+        const char *b[3], *e[3];
+        int na = call_args(p, b, e, 3);
+        if (!na) continue;
+        int last = vector_call(w, n, &vstore) && vstore && na == 3 ? 2 : 0;
+        *ab = b[last];
+        *ae = e[last];
         return 1;
     }
     return 0;
@@ -287,6 +324,17 @@ static void accesses(ctx *c, const char *s, int alias_def) {
     }
 }
 
+/* Buffer bi (through alias v, if any) is indexed by idx: the sizes it reaches. */
+static void note_index(ctx *c, int bi, const var *v, const char *idx) {
+    int data = 0, rows = 0;
+    unsigned long r = reach(c, idx, 0, &data, &rows);
+    if (v) r |= reach(c, v->def, 0, &data, &rows);
+    c->b->reach[bi] |= r;
+    c->b->in_index |= r;
+    c->b->data_indexed[bi] |= data;
+    c->b->rows_unbounded[bi] |= rows;
+}
+
 /* Every `buf[expr]` and `buf + expr` of statement s: the sizes its index reaches. */
 static void indices(ctx *c, const char *s) {
     for (const char *p = s; *p; p++) {
@@ -323,14 +371,37 @@ static void indices(ctx *c, const char *s) {
             p--;
             continue;
         }
-        int data = 0, rows = 0;
-        unsigned long r = reach(c, idx, 0, &data, &rows);
-        if (v) r |= reach(c, v->def, 0, &data, &rows);
-        c->b->reach[bi] |= r;
-        c->b->in_index |= r;
-        c->b->data_indexed[bi] |= data;
-        c->b->rows_unbounded[bi] |= rows;
+        note_index(c, bi, v, idx);
         p--;
+    }
+}
+
+/* OpenCL's vload / vstore calls: the offset argument indexes the pointer argument, each
+ * step covering the call's lanes. */
+static void vector_indices(ctx *c, const char *s) {
+    for (const char *p = s; *p; p++) {
+        if (!idch(*p) || (p > s && idch(p[-1]))) continue;
+        const char *w = p;
+        while (idch(*p)) p++;
+        int store, lanes = vector_call(w, (size_t)(p - w), &store);
+        const char *q = p;
+        while (isspace((unsigned char)*q)) q++;
+        p--;
+        const char *b[3], *e[3];
+        int na = lanes && *q == '(' ? call_args(q, b, e, 3) : 0;
+        if (na != (store ? 3 : 2)) continue;
+        const char *ptr = b[na - 1]; /* its first name: `y` of `y` or `y + base` */
+        while (ptr < e[na - 1] && !idch(*ptr)) ptr++;
+        const char *pe = ptr;
+        while (pe < e[na - 1] && idch(*pe)) pe++;
+        int bi = buffer_of(c, ptr, (size_t)(pe - ptr));
+        if (bi < 0) continue;
+        var *v =
+            param_of(c, ptr, (size_t)(pe - ptr)) < 0 ? var_of(c, ptr, (size_t)(pe - ptr)) : NULL;
+        char idx[200];
+        trim_copy(idx, sizeof idx, b[na - 2], (size_t)(e[na - 2] - b[na - 2]));
+        note_index(c, bi, v, idx);
+        if (lanes > c->b->lanes[bi]) c->b->lanes[bi] = lanes;
     }
 }
 
@@ -384,6 +455,7 @@ void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b) {
         guards(&c, body);
         accesses(&c, body, alias);
         indices(&c, body);
+        vector_indices(&c, body);
         s = e + 1;
     }
     launch_shape(&c);

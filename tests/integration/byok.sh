@@ -2,6 +2,7 @@
 # Bring your own kernel: every kernel in tests/fixtures/byok goes through `specgen task
 # init` (what it infers is checked) and compiles with NVRTC for sm_90a (no GPU needed).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/byok_lib.bash"
 cd "$SPECGEN_ROOT"
 fx=tests/fixtures/byok
 t=$TMPDIR_TEST
@@ -76,8 +77,24 @@ check_output "  ... the two-launch task compiles" '^compiled' compiles $t/chain
 if command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep -q Platform; then
     check_output "the OpenCL two-pass sum: init's plan validates on PoCL" '^pass: all [0-9]+ checks passed' \
         bash -c "$SPECGEN task init $fx/two_pass_sum.cl --out $t/chaincl >/dev/null && $SPECGEN validate $t/chaincl --device opencl"
+    # OpenCL's vload* / vstore* built-ins read and write their last (pointer) argument.
+    check_output "OpenCL half* through vload_half / vstore_half_rte: init needs no hint; y out f16, x in f16" \
+        'buffer x: in f16.*buffer y: out f16' bash -c "$(declare -f init); init $fx/half_scale.cl --out $t/halfcl | tr '\n' ' '"
+    check_output "  ... one thread per element, n elements each" \
+        'count of x: n elements.*count of y: n elements.*grid=ceil_div\(n,256\)' \
+        bash -c "$(declare -f init); init $fx/half_scale.cl --out $t/halfcl --force | tr '\n' ' '"
+    check_output "  ... and the task validates on PoCL" '^pass: all [0-9]+ checks passed' \
+        "$SPECGEN" validate $t/halfcl --device opencl
+    sed 's/2.0f \*/3.0f */' $t/halfcl/baseline.cl >$t/half3.cl
+    check_output "  ... where a kernel scaling by 3 is a mismatch in y" '^mismatch: wrong result in output y' \
+        "$SPECGEN" validate $t/halfcl $t/half3.cl --device opencl
+    check_output "vload4 / vstore4 on float*: f32, four elements per offset (4*n4)" \
+        'count of x: 4\*n4 elements \(vloadN / vstoreN.*count of y: 4\*n4.*buffer y: out f32' \
+        bash -c "$(declare -f init); init $fx/scale_vload4.cl --out $t/v4cl | tr '\n' ' '"
+    check_output "  ... and validates on PoCL" '^pass: all [0-9]+ checks passed' \
+        "$SPECGEN" validate $t/v4cl --device opencl
 else
-    skip "the OpenCL two-pass sum on PoCL" "no OpenCL platform"
+    skip "the OpenCL two-pass sum, half and vload4 kernels on PoCL" "no OpenCL platform"
 fi
 sed 's/partial\[blockIdx.x\] = s\[0\]/*(partial + blockIdx.x) = s[0]/' $fx/two_pass_sum.cu >$t/opaque.cu
 check_output "a chain whose scratch size cannot be read: init asks for --launch, showing what to write" \
@@ -101,15 +118,14 @@ mkdir -p $t/broken && cp $t/gelu/task.json $t/broken/ && sed 's/tanhf(/tanhf_nop
 check_output "a baseline's compile log names baseline.cu" 'baseline.cu\([0-9]+\): error' compiles $t/broken
 
 # Every fixture: init with the hint its README row gives (if any) and compile; count them.
-hint_of() { sed -n "s/^| $1 | [^|]* | \(.*\) |$/\1/p" $fx/README.md | tr -d '`'; }
 n=0 ok=0 nohint=0 listed=0
 for f in $fx/*.cu; do
     n=$((n + 1))
     b=$(basename $f)
     grep -q "^| $b |" $fx/README.md && listed=$((listed + 1))
     d=$t/all_${b%.cu}
-    h=$(hint_of "$b")
-    if eval "\"\$SPECGEN\" task init $f --out $d $h" >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled'; then
+    h=$(byok_hint "$b")
+    if byok_init $f $d >/dev/null 2>&1 && compiles "$d" | grep -q '^compiled'; then
         ok=$((ok + 1))
         [ -z "$h" ] && nohint=$((nohint + 1))
     else
