@@ -10,8 +10,13 @@ T=$TMPDIR_TEST
 DB=$T/r.db
 R() { "$SPECGEN" results --db "$DB" "$@"; }
 
+# --target 1.3, not the demo's 2.0: the queries below need a run that met its target in
+# iteration 1, and on PoCL the demo's 4-wide kernel measured 1.65x-3.25x from run to run on
+# these 2-CPU machines (a CI run of 2026-12-01 ran 5 iterations under 2.0); optimize.sh
+# checks the demo itself.
 check "fixture: optimize the demo task into --db" \
-    "$SPECGEN" optimize "$SPECGEN_ROOT/suites/demo/vector_scale" --db "$DB" --out "$T/out"
+    "$SPECGEN" optimize "$SPECGEN_ROOT/suites/demo/vector_scale" --db "$DB" --out "$T/out" \
+    --target 1.3
 # the demo's run may differ in detail: take a correct candidate of a fork from it
 F=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT n FROM candidate WHERE origin = 'fork' AND verdict = 'pass' ORDER BY n LIMIT 1\").fetchone()[0])" "$DB")
 python3 - "$DB" <<'PY' || not_ok "fixture: extra rows"
