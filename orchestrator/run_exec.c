@@ -119,10 +119,12 @@ static void write_best(sg_run_exec *e) {
 
 static void on_record(void *arg, json_t *ev) {
     sg_run_exec *e = arg;
-    db_record(e, ev);
-    write_event(e, ev);
+    /* best.EXT first: whoever sees new_best in events.jsonl (or the database) and kills
+     * the run finds that kernel in best.EXT */
     const char *kind = json_string_value(json_object_get(ev, "ev"));
     if (kind && !strcmp(kind, "new_best")) write_best(e);
+    db_record(e, ev);
+    write_event(e, ev);
     if (!e->c->quiet) sg_ui_event(&e->ui, ev);
 }
 
