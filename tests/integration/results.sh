@@ -11,9 +11,9 @@ DB=$T/r.db
 R() { "$SPECGEN" results --db "$DB" "$@"; }
 
 # --target 1.3, not the demo's 2.0: the queries below need a run that met its target in
-# iteration 1, and on PoCL the demo's 4-wide kernel measured 1.65x-3.25x from run to run on
-# these 2-CPU machines (a CI run of 2026-12-01 ran 5 iterations under 2.0); optimize.sh
-# checks the demo itself.
+# iteration 1 by an early stop. The demo's baseline and trace were changed on 2026-12-02 for
+# that (docs/replay-trace.md: the float4 fork measures ~3-4x, and 6 s of reasoning follow
+# it); the lower target is a second margin. optimize.sh checks the demo itself.
 check "fixture: optimize the demo task into --db" \
     "$SPECGEN" optimize "$SPECGEN_ROOT/suites/demo/vector_scale" --db "$DB" --out "$T/out" \
     --target 1.3
