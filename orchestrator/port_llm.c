@@ -94,16 +94,26 @@ static sg_gen *start_fork(void *impl, const sg_fork_request *f, const sg_gen_eve
                           .nstop = f->nstop,
                           .think = SG_LLM_THINK_OFF,
                           .priority = 1};
+    sg_buf text = {0}; /* the request copies it */
     if (pl->fork_mode == SG_FORK_CONTINUE) {
+        sg_fork_assistant(f->tmpl, f->reasoning, f->reasoning_len, f->answer_prefix, &text);
         req.api = SG_LLM_CHAT;
         req.system = f->system;
         req.user = f->user;
-        req.assistant = f->assistant;
+        req.assistant = text.data;
     } else {
+        sg_msg msgs[2] = {{"system", f->system}, {"user", f->user}};
+        if (sg_fork_prompt(f->tmpl, msgs, 2, f->reasoning, f->reasoning_len, f->answer_prefix,
+                           &text, err) < 0) {
+            sg_buf_free(&text);
+            return NULL;
+        }
         req.api = SG_LLM_COMPLETIONS;
-        req.prompt = f->prompt;
+        req.prompt = text.data;
     }
-    return start(pl, &req, ev, err);
+    sg_gen *g = start(pl, &req, ev, err);
+    sg_buf_free(&text);
+    return g;
 }
 
 static void abort_gen(void *impl, sg_gen *g, sg_gen_summary *out) {

@@ -20,6 +20,7 @@
 #define SG_PORTS_H
 
 #include "common/err.h"
+#include "specgen/fork.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,13 +47,16 @@ typedef struct sg_gen_events {
     void *arg;
 } sg_gen_events;
 
-/* A fork, in both shapes a server may take it: the raw completions prompt (the chat
- * template applied by specgen), and the pieces for a chat request that continues a final
- * assistant message (the server applies its own template). */
+/* A fork, as the pieces of both shapes a server may take it in: the raw completions prompt
+ * (sg_fork_prompt: the chat template applied by specgen) and a chat request that continues
+ * a final assistant message (sg_fork_assistant: the server applies its own template). The
+ * port builds the text of the shape it sends, and only that (specgen/fork.h). */
 typedef struct sg_fork_request {
-    const char *prompt;        /* raw prompt */
+    const sg_chat_template *tmpl;
     const char *system, *user; /* the iteration's messages */
-    const char *assistant;     /* think_open + reasoning + think_close + answer prefix */
+    const char *reasoning;     /* the reasoning so far: reasoning_len bytes */
+    size_t reasoning_len;
+    const char *answer_prefix; /* opens the answer's code block */
     const char *const *stop;   /* the chat template's stop strings (nstop), sent with it */
     size_t nstop;
     int64_t max_tokens;

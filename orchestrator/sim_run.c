@@ -18,7 +18,7 @@ typedef struct simtask {
     sg_llm_port lp;
     sg_port_dev *pd;
     sg_dev_port dp;
-    int64_t first_correct, started_ns;
+    int64_t started_ns;
     int64_t db_task;
     int finished;
     sg_task_stats st;
@@ -124,10 +124,6 @@ static void on_record(void *arg, json_t *ev) {
         fputc('\n', t->run->events);
     }
     db_record(t->run, t->db_task, ev);
-    const char *name = json_string_value(json_object_get(ev, "ev"));
-    if (!t->first_correct && name && !strcmp(name, "job_done") &&
-        json_is_true(json_object_get(ev, "correct")))
-        t->first_correct = sg_loop_now(t->run->loop);
 }
 
 static void on_finished(void *arg, const sg_task_stats *s) {
@@ -191,7 +187,8 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
     if (run->db &&
         (t->db_task = sg_results_task_begin(run->db, run->campaign, t->name, "sim", err)) < 0)
         return -1;
-    sg_task_hooks hooks = {on_record, NULL, on_finished, t};
+    /* events are built only for someone who keeps them (most of a run's cost otherwise) */
+    sg_task_hooks hooks = {run->events || run->db ? on_record : NULL, NULL, on_finished, t};
     if (!(t->task = sg_task_new(run->loop, &run->tc, &spec, &t->lp, &t->dp, &hooks, err)))
         return -1;
     t->started_ns = sg_loop_now(run->loop);
@@ -292,8 +289,8 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
         if (trace && trace->reach_s)
             trace->reach_s[i] =
                 t->st.end_reason == SG_CRIT_TARGET ? (double)t->st.ended_ns / SG_SEC : -1;
-        if (t->first_correct) {
-            m->first_correct_s += (double)(t->first_correct - t->started_ns) / SG_SEC;
+        if (t->st.first_correct_ns) {
+            m->first_correct_s += (double)t->st.first_correct_ns / SG_SEC;
             m->first_correct_n++;
         }
     }

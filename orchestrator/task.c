@@ -141,6 +141,12 @@ void sg_task_prompts_free(sg_task_prompts *p) {
 static int64_t since_start(const sg_task *t) { return sg_loop_now(t->loop) - t->st.started_ns; }
 
 /* Hand an event to the recorder: {"ev": name, "t_ms": ..., "iteration": ..., fields...}. */
+/* An event whose fields json_pack builds from the arguments, only when someone records. */
+#define RECORD(t, ev, ...)                                                                         \
+    do {                                                                                           \
+        if ((t)->hooks.record) record(t, ev, json_pack(__VA_ARGS__));                              \
+    } while (0)
+
 static void record(sg_task *t, const char *ev, json_t *fields) {
     if (t->hooks.record) {
         json_t *o = json_object();
@@ -208,11 +214,10 @@ static void abort_gens(sg_task *t, int only_iteration) {
                 t->st.fork_tokens += s.content_tokens;
                 sg_trigger_fork_aborted(t->trigger);
             }
-            record(t, "generation_aborted",
-                   json_pack("{s:s,s:i,s:I,s:I}", "kind",
-                             g->kind == GEN_FORK ? "fork" : "reasoning", "index", g->index,
-                             "reasoning_tokens", (json_int_t)s.reasoning_tokens, "content_tokens",
-                             (json_int_t)s.content_tokens));
+            RECORD(t, "generation_aborted", "{s:s,s:i,s:I,s:I}", "kind",
+                   g->kind == GEN_FORK ? "fork" : "reasoning", "index", g->index,
+                   "reasoning_tokens", (json_int_t)s.reasoning_tokens, "content_tokens",
+                   (json_int_t)s.content_tokens);
             gen_unlink(t, g);
             gen_free(g);
         }
@@ -270,9 +275,8 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
     if (o->cancelled) { /* its iteration ended: nothing to learn from it */
         t->st.cancelled_jobs++;
         forget_hash(t, j->hash);
-        record(t, "job_done",
-               json_pack("{s:i,s:i,s:b,s:s,s:s}", "candidate", j->candidate, "of_iteration",
-                         j->iteration, "correct", 0, "verdict", o->verdict, "message", o->message));
+        RECORD(t, "job_done", "{s:i,s:i,s:b,s:s,s:s}", "candidate", j->candidate, "of_iteration",
+               j->iteration, "correct", 0, "verdict", o->verdict, "message", o->message);
         free(j->source);
         free(j);
         room_freed(t); /* a backlog limit may let a fork start */
@@ -285,11 +289,11 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         t->st.correct += o->correct;
         t->st.profiled += o->correct && o->speedup > 0;
     }
-    record(t, "job_done",
-           json_pack("{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s}", "candidate", j->candidate,
-                     "of_iteration", j->iteration, "correct", o->correct, "verdict",
-                     o->ok ? o->verdict : "not_run", "speedup", o->speedup, "noise", o->noise,
-                     "compile_ms", o->compile_ms, "message", o->message, "feedback", o->feedback));
+    if (o->correct && !t->st.first_correct_ns) t->st.first_correct_ns = since_start(t);
+    RECORD(t, "job_done", "{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s}", "candidate", j->candidate,
+           "of_iteration", j->iteration, "correct", o->correct, "verdict",
+           o->ok ? o->verdict : "not_run", "speedup", o->speedup, "noise", o->noise, "compile_ms",
+           o->compile_ms, "message", o->message, "feedback", o->feedback);
     add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
         t->st.best_speedup = o->speedup;
@@ -298,8 +302,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         free(t->best_kernel);
         t->best_kernel = j->source;
         j->source = NULL;
-        record(t, "new_best",
-               json_pack("{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup));
+        RECORD(t, "new_best", "{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup);
     }
     if (t->phase == PHASE_RUNNING && o->ok) {
         sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct,
@@ -316,10 +319,9 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
             t->st.early_stops++;
             t->iter_cut = 1;
             t->st.tokens_at_early_stop += tokens;
-            record(t, "early_stop",
-                   json_pack("{s:i,s:I,s:f,s:s}", "candidate", j->candidate, "reasoning_tokens",
-                             (json_int_t)tokens, "speedup", o->speedup, "tokens",
-                             tokens_source(est)));
+            RECORD(t, "early_stop", "{s:i,s:I,s:f,s:s}", "candidate", j->candidate,
+                   "reasoning_tokens", (json_int_t)tokens, "speedup", o->speedup, "tokens",
+                   tokens_source(est));
             abort_gens(t, t->st.iteration);
             end_jobs(t, t->st.iteration);
         }
@@ -343,9 +345,8 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
         char fb[700];
         snprintf(fb, sizeof fb, "Candidate %d: %s.", id, err.msg);
         add_feedback(t, fb);
-        record(t, "candidate",
-               json_pack("{s:i,s:s,s:s,s:s}", "candidate", id, "origin", origin, "status",
-                         "no_kernel", "reason", err.msg));
+        RECORD(t, "candidate", "{s:i,s:s,s:s,s:s}", "candidate", id, "origin", origin, "status",
+               "no_kernel", "reason", err.msg);
         if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
         sg_buf_free(&src);
         return;
@@ -354,16 +355,18 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     sg_srcnorm_hex(info.hash, hex);
     int dup = seen_before(t, info.hash);
     if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, dup);
-    json_t *ev =
-        json_pack("{s:i,s:s,s:s,s:s,s:b}", "candidate", id, "origin", origin, "status",
-                  dup ? "duplicate" : "submitted", "hash", hex, "unterminated", info.unterminated);
-    if (g->kind == GEN_FORK) {
-        json_object_set_new(ev, "rule", json_string(sg_rule_name(g->fire.rule)));
-        json_object_set_new(ev, "at_tokens", json_integer((json_int_t)g->fire.tokens));
-        json_object_set_new(ev, "fork", json_integer(g->index)); /* lineage to the fork */
+    if (t->hooks.record) {
+        json_t *ev = json_pack("{s:i,s:s,s:s,s:s,s:b}", "candidate", id, "origin", origin, "status",
+                               dup ? "duplicate" : "submitted", "hash", hex, "unterminated",
+                               info.unterminated);
+        if (g->kind == GEN_FORK) {
+            json_object_set_new(ev, "rule", json_string(sg_rule_name(g->fire.rule)));
+            json_object_set_new(ev, "at_tokens", json_integer((json_int_t)g->fire.tokens));
+            json_object_set_new(ev, "fork", json_integer(g->index)); /* lineage to the fork */
+        }
+        if (!dup) json_object_set_new(ev, "source", json_stringn(src.data, src.len));
+        record(t, "candidate", ev);
     }
-    if (!dup) json_object_set_new(ev, "source", json_stringn(src.data, src.len));
-    record(t, "candidate", ev);
     if (dup) {
         t->st.duplicates++;
         sg_buf_free(&src);
@@ -380,7 +383,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     sg_job_request req = {SG_JOB_CANDIDATE, j->source,          strlen(j->source), name,
                           t->st.iteration,  g->kind == GEN_FORK};
     if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
-        record(t, "job_error", json_pack("{s:i,s:s}", "candidate", id, "error", err.msg));
+        RECORD(t, "job_error", "{s:i,s:s}", "candidate", id, "error", err.msg);
         free(j->source);
         free(j);
         return;
@@ -435,14 +438,12 @@ static void fork_failed(sg_task *t, gen_ctx *g, const sg_gen_summary *s) {
     sg_trigger_fork_aborted(t->trigger); /* a failure is no duplicate either */
     t->st.forks_failed++;
     snprintf(t->st.fork_error, sizeof t->st.fork_error, "%s", s->error);
-    record(t, "fork_failed",
-           json_pack("{s:i,s:i,s:s}", "fork", g->index, "http_status", s->http_status, "error",
-                     s->error));
+    RECORD(t, "fork_failed", "{s:i,s:i,s:s}", "fork", g->index, "http_status", s->http_status,
+           "error", s->error);
     int refused = s->http_status == 404 || s->http_status == 405 || s->http_status == 501;
     if (refused && !t->st.forks_refused) {
         t->st.forks_refused = 1;
-        record(t, "forks_stopped",
-               json_pack("{s:i,s:s}", "http_status", s->http_status, "error", s->error));
+        RECORD(t, "forks_stopped", "{s:i,s:s}", "http_status", s->http_status, "error", s->error);
     }
 }
 
@@ -452,15 +453,17 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
     g->gen = NULL;
     gen_unlink(t, g);
     t->tokens_done += s->reasoning_tokens + s->content_tokens;
-    const char *kind = g->kind == GEN_FORK ? "fork" : "reasoning";
-    json_t *ev =
-        json_pack("{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish",
-                  s->finish, "reasoning_tokens", (json_int_t)s->reasoning_tokens, "content_tokens",
-                  (json_int_t)s->content_tokens, "estimated", s->estimated, "error", s->error);
-    if (!s->estimated) json_object_set_new(ev, "prompt_tokens", json_integer(s->prompt_tokens));
-    if (s->cached_reported)
-        json_object_set_new(ev, "cached_tokens", json_integer(s->cached_tokens));
-    record(t, "generation_done", ev);
+    if (t->hooks.record) {
+        const char *kind = g->kind == GEN_FORK ? "fork" : "reasoning";
+        json_t *ev = json_pack(
+            "{s:s,s:i,s:s,s:I,s:I,s:b,s:s}", "kind", kind, "index", g->index, "finish", s->finish,
+            "reasoning_tokens", (json_int_t)s->reasoning_tokens, "content_tokens",
+            (json_int_t)s->content_tokens, "estimated", s->estimated, "error", s->error);
+        if (!s->estimated) json_object_set_new(ev, "prompt_tokens", json_integer(s->prompt_tokens));
+        if (s->cached_reported)
+            json_object_set_new(ev, "cached_tokens", json_integer(s->cached_tokens));
+        record(t, "generation_done", ev);
+    }
     if (g->kind == GEN_FORK) {
         t->st.forks_done++;
         t->st.fork_tokens += s->content_tokens;
@@ -514,45 +517,32 @@ static gen_ctx *gen_new(sg_task *t, int kind, int index) {
 }
 
 static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire) {
-    sg_msg msgs[2] = {{"system", t->system}, {"user", t->user}};
-    sg_buf prompt = {0}, assistant = {0};
     sg_err err;
-    const char *reasoning = parent->reasoning.data ? parent->reasoning.data : "";
-    if (sg_fork_prompt(t->cfg.tmpl, msgs, 2, reasoning, parent->reasoning.len, t->answer_prefix,
-                       &prompt, &err) < 0) {
-        record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
-        sg_buf_free(&prompt);
-        return;
-    }
-    /* The same text as a final assistant message, for servers that continue it. */
-    sg_fork_assistant(t->cfg.tmpl, reasoning, parent->reasoning.len, t->answer_prefix, &assistant);
     gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
     g->fire = *fire;
     sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
-    sg_fork_request req = {.prompt = prompt.data,
+    sg_fork_request req = {.tmpl = t->cfg.tmpl,
                            .system = t->system,
                            .user = t->user,
-                           .assistant = assistant.data,
+                           .reasoning = parent->reasoning.data ? parent->reasoning.data : "",
+                           .reasoning_len = parent->reasoning.len,
+                           .answer_prefix = t->answer_prefix,
                            .stop = (const char *const *)t->cfg.tmpl->stop,
                            .nstop = t->cfg.tmpl->nstop,
                            .max_tokens = t->cfg.prompts->fork_max_tokens,
                            .temperature = t->cfg.prompts->fork_temperature};
     g->gen = t->llm.start_fork(t->llm.impl, &req, &ev, &err);
-    sg_buf_free(&prompt);
-    sg_buf_free(&assistant);
     if (!g->gen) {
-        record(t, "fork_error", json_pack("{s:s}", "error", err.msg));
+        RECORD(t, "fork_error", "{s:s}", "error", err.msg);
         gen_unlink(t, g);
         gen_free(g);
         return;
     }
     sg_trigger_fork_started(t->trigger, fire);
-    record(t, "fork",
-           json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:I,s:s}", "fork", g->index, "rule",
-                     sg_rule_name(fire->rule), "cue", fire->cue, "at_tokens",
-                     (json_int_t)fire->tokens, "at_bytes", (json_int_t)fire->offset, "deferred",
-                     fire->deferred, "cue_tokens", (json_int_t)fire->cue_tokens, "tokens",
-                     tokens_source(parent->tokens_estimated)));
+    RECORD(t, "fork", "{s:i,s:s,s:s,s:I,s:I,s:b,s:I,s:s}", "fork", g->index, "rule",
+           sg_rule_name(fire->rule), "cue", fire->cue, "at_tokens", (json_int_t)fire->tokens,
+           "at_bytes", (json_int_t)fire->offset, "deferred", fire->deferred, "cue_tokens",
+           (json_int_t)fire->cue_tokens, "tokens", tokens_source(parent->tokens_estimated));
 }
 
 /* ---- iterations ---- */
@@ -624,9 +614,8 @@ static void finish_now(sg_loop *loop, void *arg) {
     const char *why = t->st.error[0]    ? "error"
                       : t->st.cancelled ? "cancelled"
                                         : sg_crit_name(t->st.end_reason);
-    record(t, "task_end",
-           json_pack("{s:s,s:f,s:i,s:s}", "reason", why, "best_speedup", t->st.best_speedup,
-                     "best_candidate", t->st.best_candidate, "error", t->st.error));
+    RECORD(t, "task_end", "{s:s,s:f,s:i,s:s}", "reason", why, "best_speedup", t->st.best_speedup,
+           "best_candidate", t->st.best_candidate, "error", t->st.error);
     if (t->hooks.finished) t->hooks.finished(t->hooks.arg, &t->st);
 }
 
@@ -668,16 +657,14 @@ static void stop_task(sg_task *t, sg_crit reason, const char *error) {
         if (live) {
             t->st.early_stops++;
             t->st.tokens_at_early_stop += tokens;
-            record(t, "early_stop",
-                   json_pack("{s:s,s:I,s:f,s:s}", "why", "target", "reasoning_tokens",
-                             (json_int_t)tokens, "speedup", t->st.best_speedup, "tokens",
-                             tokens_source(est)));
+            RECORD(t, "early_stop", "{s:s,s:I,s:f,s:s}", "why", "target", "reasoning_tokens",
+                   (json_int_t)tokens, "speedup", t->st.best_speedup, "tokens", tokens_source(est));
         }
     }
     abort_gens(t, 0);
     for (int i = 0; i <= t->st.iteration; i++) end_jobs(t, i); /* nothing more to learn */
     const char *why = error ? "error" : t->st.cancelled ? "cancelled" : sg_crit_name(reason);
-    record(t, "stopping", json_pack("{s:s,s:s}", "reason", why, "error", error ? error : ""));
+    RECORD(t, "stopping", "{s:s,s:s}", "reason", why, "error", error ? error : "");
     maybe_advance(t);
 }
 
@@ -690,9 +677,8 @@ static void on_budget_timer(sg_loop *loop, void *arg) {
 static void on_baseline(void *arg, const sg_job_outcome *o) {
     sg_task *t = arg;
     t->jobs_pending--;
-    record(t, "baseline",
-           json_pack("{s:b,s:b,s:s,s:f,s:s}", "ok", o->ok, "correct", o->correct, "verdict",
-                     o->verdict, "median_ns", o->base_ns, "message", o->message));
+    RECORD(t, "baseline", "{s:b,s:b,s:s,s:f,s:s}", "ok", o->ok, "correct", o->correct, "verdict",
+           o->verdict, "median_ns", o->base_ns, "message", o->message);
     if (t->phase != PHASE_BASELINE) {
         maybe_advance(t);
         return;
@@ -744,10 +730,9 @@ int sg_task_start(sg_task *t, sg_err *err) {
     t->st.started_ns = sg_loop_now(t->loop);
     t->phase = PHASE_BASELINE;
     char pol[32];
-    record(t, "task_start",
-           json_pack("{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang, "policy",
-                     sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
-                     t->cfg.crit.target_speedup));
+    RECORD(t, "task_start", "{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang,
+           "policy", sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
+           t->cfg.crit.target_speedup);
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
     sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0};

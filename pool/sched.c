@@ -114,6 +114,12 @@ static void emit(sg_pool *p, const char *ev, json_t *fields) {
     p->on_event(p->ev_arg, fields);
 }
 
+/* An event whose fields json_pack builds from the arguments, only when someone listens. */
+#define EMIT(p, ev, ...)                                                                           \
+    do {                                                                                           \
+        if ((p)->on_event) emit(p, ev, json_pack(__VA_ARGS__));                                    \
+    } while (0)
+
 /* ---- iterations ---- */
 static iter *find_iter(sg_pool *p, uint64_t id, int add) {
     for (int i = p->nit - 1; i >= 0; i--)
@@ -195,12 +201,11 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
             p->nservice[kind]++;
             p->jobs[kind]++;
         }
-        emit(p, "job_end",
-             json_pack("{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:s,s:f}", "slot", q->j.slot, "slot_name",
-                       p->s[q->j.slot].d.name, "role", sg_pool_role_name(p->s[q->j.slot].role),
-                       "kind", sg_pool_role_name(kind), "job", (json_int_t)q->j.id, "task",
-                       q->j.task, "iteration", (json_int_t)q->j.iteration, "end",
-                       sg_pool_end_name(how), "verdict", r->verdict, "service_s", served / SG_SEC));
+        EMIT(p, "job_end", "{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:s,s:f}", "slot", q->j.slot,
+             "slot_name", p->s[q->j.slot].d.name, "role", sg_pool_role_name(p->s[q->j.slot].role),
+             "kind", sg_pool_role_name(kind), "job", (json_int_t)q->j.id, "task", q->j.task,
+             "iteration", (json_int_t)q->j.iteration, "end", sg_pool_end_name(how), "verdict",
+             r->verdict, "service_s", served / SG_SEC);
     }
     q->done(q->arg, &q->j, r);
     free(q);
@@ -253,31 +258,30 @@ static void decide_split(sg_pool *p) {
         lambda[r] = rate(p, r) + backlog / ((double)p->cfg.rate_window_ns / SG_SEC / 4);
         svc[r] = service_s(p, r);
     }
-    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, n, lambda, svc);
-    int v = sg_pool_best_split(n, lambda, svc, need, &best_cost);
-    if (v == p->target_v) return;
     int starved =
         (need[SG_POOL_VALIDATE] && p->target_v == 0) || (need[SG_POOL_PROFILE] && p->target_v == n);
     int64_t now = sg_loop_now(p->loop);
+    if (!starved && now - p->last_split < p->dwell)
+        return; /* dwell: roles must not flap (known before the search, which is the cost) */
+    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, n, lambda, svc);
+    int v = sg_pool_best_split(n, lambda, svc, need, &best_cost);
+    if (v == p->target_v) return;
     const char *reason;
     if (starved) /* at once: a role with work and no slot would wait forever */
         reason = p->target_v == 0 ? "validate jobs but no validate slot"
                                   : "profile jobs but no profile slot";
-    else if (now - p->last_split < p->dwell)
-        return; /* dwell: roles must not flap */
     else if (best_cost < cur_cost * (1 - p->cfg.hysteresis) &&
              cur_cost - best_cost > 0.05 * fmin(svc[0], svc[1]))
         reason = "lower expected wait"; /* by a fraction, and by more than noise */
     else
         return;
-    emit(p, "pool_split",
-         json_pack("{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v,
-                   "profile", n - v, "was_validate", p->target_v, "was_profile", n - p->target_v,
-                   "reason", reason, "rate_validate", lambda[0], "rate_profile", lambda[1],
-                   "service_validate_s", svc[0], "service_profile_s", svc[1], "wait_before_s",
-                   isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost, "wait_after_s",
-                   isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost, "queued_validate",
-                   queued[0], "queued_profile", queued[1]));
+    EMIT(p, "pool_split", "{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v,
+         "profile", n - v, "was_validate", p->target_v, "was_profile", n - p->target_v, "reason",
+         reason, "rate_validate", lambda[0], "rate_profile", lambda[1], "service_validate_s",
+         svc[0], "service_profile_s", svc[1], "wait_before_s",
+         isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost, "wait_after_s",
+         isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost, "queued_validate", queued[0],
+         "queued_profile", queued[1]);
     if (v == p->prev_v && p->dwell < 16 * p->cfg.dwell_ns) p->dwell *= 2; /* a reversal */
     p->prev_v = p->target_v;
     p->target_v = v;
@@ -388,13 +392,13 @@ static void start(sg_pool *p, int si, int qi) {
         schedule_dispatch(p);
         return;
     }
-    emit(p, "job_start",
-         json_pack(
-             "{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s,s:i}", "slot", si, "slot_name",
-             s->d.name, "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
-             (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration,
-             "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent",
-             p->lending, "name", q->j.work.name ? q->j.work.name : "", "requeued", q->j.requeued));
+    EMIT(p, "job_start",
+
+         "{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s,s:i}", "slot", si, "slot_name", s->d.name,
+         "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
+         (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration, "origin",
+         q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent", p->lending,
+         "name", q->j.work.name ? q->j.work.name : "", "requeued", q->j.requeued);
 }
 
 /* Start queued profile jobs on idle slots of `role`: each needs a device to itself. When
@@ -565,8 +569,8 @@ void sg_pool_slot_offline(sg_pool *p, int si, const char *why) {
     account(p);
     slot *s = &p->s[si];
     s->offline = 1;
-    emit(p, "slot_offline",
-         json_pack("{s:i,s:s,s:s}", "slot", si, "slot_name", s->d.name, "reason", why ? why : ""));
+    EMIT(p, "slot_offline", "{s:i,s:s,s:s}", "slot", si, "slot_name", s->d.name, "reason",
+         why ? why : "");
     qjob *q = s->job;
     if (q) { /* its run is lost: busy time, but no service sample and no count */
         int64_t now = sg_loop_now(p->loop);
@@ -576,11 +580,10 @@ void sg_pool_slot_offline(sg_pool *p, int si, const char *why) {
         q->j.started_ns = 0;
         q->j.requeued++;
         requeue(p, q);
-        emit(p, "job_requeue",
-             json_pack("{s:i,s:s,s:s,s:I,s:i,s:I,s:i,s:s}", "slot", si, "slot_name", s->d.name,
-                       "kind", sg_pool_role_name(q->j.work.kind), "job", (json_int_t)q->j.id,
-                       "task", q->j.task, "iteration", (json_int_t)q->j.iteration, "requeued",
-                       q->j.requeued, "reason", why ? why : ""));
+        EMIT(p, "job_requeue", "{s:i,s:s,s:s,s:I,s:i,s:I,s:i,s:s}", "slot", si, "slot_name",
+             s->d.name, "kind", sg_pool_role_name(q->j.work.kind), "job", (json_int_t)q->j.id,
+             "task", q->j.task, "iteration", (json_int_t)q->j.iteration, "requeued", q->j.requeued,
+             "reason", why ? why : "");
     }
     schedule_dispatch(p);
 }
@@ -589,7 +592,7 @@ void sg_pool_slot_online(sg_pool *p, int si) {
     if (si < 0 || si >= p->n || !p->s[si].offline) return;
     account(p);
     p->s[si].offline = 0;
-    emit(p, "slot_online", json_pack("{s:i,s:s}", "slot", si, "slot_name", p->s[si].d.name));
+    EMIT(p, "slot_online", "{s:i,s:s}", "slot", si, "slot_name", p->s[si].d.name);
     schedule_dispatch(p);
 }
 

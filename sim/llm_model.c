@@ -10,16 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 16              /* tokens a step */
+/* Decoding is a fluid: the streams of an instance share one per-stream rate that follows
+ * its batch, and the rate changes the moment a stream joins or leaves (each instance
+ * keeps the tokens one stream has decoded since the start, `work`, and one timer for the
+ * earliest chunk end). Text goes out in chunks that end at the reasoning's next cue or code
+ * block (so the trigger policy sees each at the token it comes), else every CHUNK_MAX
+ * tokens; an abort counts the tokens of the chunk decoded so far. */
+#define CHUNK_MAX 64          /* reasoning tokens a chunk at most */
+#define ANSWER_CHUNK 256      /* answer tokens a chunk */
 #define CODE_TOKENS 40        /* a code block in the reasoning */
 #define FORK_PREFIX_TOKENS 40 /* end-of-thinking and answer prefix, never cached */
+#define FILLER_WORDS 4096     /* the filler text that chunks copy slices of */
 
 typedef struct ctx { /* a reasoning stream's prefix in its instance's cache */
     int task, iteration, stream, instance;
-    uint64_t length; /* the whole reasoning, tokens */
-    uint64_t cached; /* tokens of it in the cache now (prompt included) */
-    uint64_t used;   /* LRU clock */
-    double floor;    /* q_carry: the quality this iteration starts from (0: none) */
+    uint64_t length;                 /* the whole reasoning, tokens */
+    uint64_t cached;                 /* tokens of it in the cache now (prompt included) */
+    double floor;                    /* q_carry: the quality this iteration starts from (0: none) */
+    int listed;                      /* on its instance's LRU list */
+    struct sg_sim_gen *gen;          /* its reasoning stream while it runs */
+    struct ctx *next_of_task;        /* the task's contexts */
+    struct ctx *lru_prev, *lru_next; /* its instance's cached prefixes, least recent first */
 } ctx;
 
 struct sg_sim_gen {
@@ -27,25 +38,49 @@ struct sg_sim_gen {
     sg_sim_gen_cb cb;
     int instance, fork;
     int task, iteration, stream;
+    ctx *ctx;                 /* a reasoning stream's prefix (NULL once it is gone) */
     uint64_t length, emitted; /* reasoning: its length, tokens out so far */
     sg_buf answer;            /* the answer's text, emitted after the reasoning */
     size_t answer_pos;
     uint64_t answer_tokens, answer_emitted;
     uint64_t prompt, cached;
     uint64_t next_code, next_cue;
-    uint64_t rng, timer;
-    int in_callback, aborted; /* abort from inside its own callback frees it afterwards */
-    struct sg_sim_gen *prev, *next;
+    uint64_t rng, timer; /* timer: the prefill, before the first chunk */
+    uint64_t seq;        /* ties between chunks that end at once go in start order */
+    int decoding;        /* past its prefill: in its instance's heap, at heap_at */
+    int heap_at;
+    uint64_t chunk;                 /* tokens in the chunk being decoded */
+    double chunk_end;               /* its instance's work when that chunk is done */
+    int in_callback, aborted;       /* abort from inside its own callback frees it afterwards */
+    struct sg_sim_gen *prev, *next; /* all generations */
 };
+
+typedef struct instance {
+    sg_sim_llm *m;
+    int running;       /* streams on it, prefill included: its batch */
+    double rate;       /* tokens/s of each stream at that batch */
+    double work;       /* tokens one stream has decoded since the start */
+    int64_t work_at;   /* the loop time `work` is brought up to */
+    uint64_t timer;    /* the earliest chunk end */
+    int in_due;        /* inside that timer's callback: it re-arms once at the end */
+    sg_sim_gen **heap; /* its decoding streams, earliest chunk end first */
+    int nheap, capheap;
+    uint64_t cached; /* prefix-cache tokens held */
+    ctx *lru_head, *lru_tail;
+} instance;
 
 struct sg_sim_llm {
     sg_loop *loop;
     sg_sim_workload w;
-    uint64_t seed, clock, ids;
-    int *running; /* streams per instance */
-    ctx *c;
-    int nc, capc;
+    uint64_t seed, clock, ids, seqs;
+    int closing; /* sg_sim_llm_free: no more timers */
+    instance *in;
+    ctx **by_task; /* each task's contexts, by task number */
+    int ntasks;
     sg_sim_gen *gens;
+    sg_buf text;         /* a chunk's text, reused */
+    char *filler;        /* FILLER_WORDS words */
+    uint32_t *filler_at; /* where word i starts (FILLER_WORDS + 1 offsets) */
     uint64_t decoded, prefilled, saved;
     int q_task, q_iteration; /* sg_sim_llm_prompt_quality's, for the next reasoning */
     double q_best;
@@ -82,31 +117,171 @@ static double uni(uint64_t *s) { return ((double)(next(s) >> 11) + 0.5) / 900719
 static double normal(uint64_t *s) { return sqrt(-2 * log(uni(s))) * cos(2 * M_PI * uni(s)); }
 static double exp_draw(uint64_t *s, double mean) { return -mean * log(uni(s)); }
 
+static const char *const words[] = {" the", " load", " tile", " thread", " block", " memory",
+                                    " so",  " each", " row",  " then",   " sum",   " store"};
+#define NWORDS (sizeof words / sizeof *words)
+
+/* The filler is drawn once from a fixed generator: the same text in every run. */
+static void make_filler(sg_sim_llm *m) {
+    sg_buf b = {0};
+    uint64_t s = 0x51ed;
+    m->filler_at = sg_xcalloc(FILLER_WORDS + 1, sizeof *m->filler_at);
+    for (int i = 0; i < FILLER_WORDS; i++) {
+        m->filler_at[i] = (uint32_t)b.len;
+        sg_buf_append_str(&b, words[next(&s) % NWORDS]);
+    }
+    m->filler_at[FILLER_WORDS] = (uint32_t)b.len;
+    m->filler = sg_buf_steal(&b);
+}
+
+/* n filler tokens (words) from a random place in the filler. */
+static void filler(sg_sim_llm *m, uint64_t *rng, uint64_t n, sg_buf *out) {
+    while (n > 0) {
+        uint64_t k = n < FILLER_WORDS ? n : FILLER_WORDS;
+        uint64_t from = next(rng) % (FILLER_WORDS - k + 1);
+        sg_buf_append(out, m->filler + m->filler_at[from],
+                      m->filler_at[from + k] - m->filler_at[from]);
+        n -= k;
+    }
+}
+
 sg_sim_llm *sg_sim_llm_new(sg_loop *loop, const sg_sim_workload *w, uint64_t seed) {
     sg_sim_llm *m = sg_xcalloc(1, sizeof *m);
     m->loop = loop;
     m->w = *w;
     m->seed = seed;
-    m->running = sg_xcalloc((size_t)w->instances, sizeof *m->running);
+    m->in = sg_xcalloc((size_t)w->instances, sizeof *m->in);
+    for (int i = 0; i < w->instances; i++) m->in[i].m = m;
+    make_filler(m);
     return m;
+}
+
+/* ---- the fluid decode clock of an instance ---- */
+static void advance(instance *in) {
+    int64_t now = sg_loop_now(in->m->loop);
+    if (now > in->work_at) in->work += (double)(now - in->work_at) / SG_SEC * in->rate;
+    in->work_at = now;
+}
+
+/* ---- each instance's decoding streams: a binary heap by (chunk end, start order) ---- */
+static int before(const sg_sim_gen *a, const sg_sim_gen *b) {
+    return a->chunk_end < b->chunk_end || (a->chunk_end == b->chunk_end && a->seq < b->seq);
+}
+
+static void decoding_set(instance *in, int i, sg_sim_gen *g) {
+    in->heap[i] = g;
+    g->heap_at = i;
+}
+
+static void decoding_up(instance *in, int i) {
+    sg_sim_gen *g = in->heap[i];
+    while (i > 0 && before(g, in->heap[(i - 1) / 2])) {
+        decoding_set(in, i, in->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    decoding_set(in, i, g);
+}
+
+static void decoding_down(instance *in, int i) {
+    sg_sim_gen *g = in->heap[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= in->nheap) break;
+        if (c + 1 < in->nheap && before(in->heap[c + 1], in->heap[c])) c++;
+        if (!before(in->heap[c], g)) break;
+        decoding_set(in, i, in->heap[c]);
+        i = c;
+    }
+    decoding_set(in, i, g);
+}
+
+static void decoding_add(instance *in, sg_sim_gen *g) {
+    if (in->nheap == in->capheap) {
+        in->capheap = in->capheap ? 2 * in->capheap : 16;
+        in->heap = sg_xrealloc(in->heap, (size_t)in->capheap * sizeof *in->heap);
+    }
+    decoding_set(in, in->nheap++, g);
+    decoding_up(in, in->nheap - 1);
+}
+
+static void decoding_remove(instance *in, sg_sim_gen *g) {
+    int i = g->heap_at;
+    sg_sim_gen *last = in->heap[--in->nheap];
+    if (last == g) return;
+    decoding_set(in, i, last);
+    decoding_up(in, i);
+    decoding_down(in, last->heap_at);
+}
+
+static sg_sim_gen *earliest(const instance *in) { return in->nheap ? in->heap[0] : NULL; }
+
+static void instance_due(sg_loop *loop, void *arg);
+
+/* (Re)set the instance's timer to its earliest chunk end (work brought up to now). */
+static void arm(instance *in) {
+    sg_sim_llm *m = in->m;
+    if (in->in_due || m->closing) return;
+    if (in->timer) sg_loop_timer_cancel(m->loop, in->timer);
+    in->timer = 0;
+    sg_sim_gen *g = earliest(in);
+    if (!g) return;
+    double left = g->chunk_end - in->work;
+    int64_t ns = left > 0 ? (int64_t)ceil(left / in->rate * SG_SEC) : 0;
+    in->timer = sg_loop_timer(m->loop, ns, instance_due, in);
+}
+
+/* The batch changed: the rate changes from now on. */
+static void rerate(instance *in) {
+    advance(in);
+    in->rate = in->running > 0 ? sg_sim_decode_rate(&in->m->w, in->running) : 0;
+    arm(in);
+}
+
+/* Tokens of its current chunk that g has decoded by now. */
+static uint64_t partial(sg_sim_gen *g) {
+    if (!g->decoding) return 0;
+    instance *in = &g->m->in[g->instance];
+    advance(in);
+    double done = in->work - (g->chunk_end - (double)g->chunk);
+    return done <= 0 ? 0 : done >= (double)g->chunk ? g->chunk : (uint64_t)done;
 }
 
 static void gen_free(sg_sim_gen *g) {
     sg_sim_llm *m = g->m;
+    instance *in = &m->in[g->instance];
     if (g->timer) sg_loop_timer_cancel(m->loop, g->timer);
     if (g->prev) g->prev->next = g->next;
     if (g->next) g->next->prev = g->prev;
     if (m->gens == g) m->gens = g->next;
-    m->running[g->instance]--;
+    if (g->decoding) decoding_remove(in, g);
+    if (g->ctx) g->ctx->gen = NULL;
+    in->running--;
     sg_buf_free(&g->answer);
     free(g);
+    rerate(in);
 }
+
+static void free_ctx(ctx *c);
 
 void sg_sim_llm_free(sg_sim_llm *m) {
     if (!m) return;
+    m->closing = 1;
     while (m->gens) gen_free(m->gens);
-    free(m->running);
-    free(m->c);
+    for (int i = 0; i < m->w.instances; i++) {
+        if (m->in[i].timer) sg_loop_timer_cancel(m->loop, m->in[i].timer);
+        free(m->in[i].heap);
+    }
+    for (int t = 0; t < m->ntasks; t++)
+        while (m->by_task[t]) {
+            ctx *c = m->by_task[t];
+            m->by_task[t] = c->next_of_task;
+            free_ctx(c);
+        }
+    free(m->by_task);
+    free(m->in);
+    sg_buf_free(&m->text);
+    free(m->filler);
+    free(m->filler_at);
     free(m);
 }
 
@@ -117,67 +292,116 @@ void sg_sim_llm_counts(const sg_sim_llm *m, uint64_t *decoded, uint64_t *prefill
     *cached = m->saved;
 }
 
-/* ---- the prefix cache ---- */
-static ctx *find_ctx(sg_sim_llm *m, int task, int iteration, int stream) {
-    for (int i = 0; i < m->nc; i++)
-        if (m->c[i].task == task && m->c[i].iteration == iteration && m->c[i].stream == stream)
-            return &m->c[i];
-    return NULL;
+/* ---- the prefix cache: per instance, least recently used prefixes leave first ---- */
+static void lru_unlink(instance *in, ctx *c) {
+    if (!c->listed) return;
+    c->listed = 0;
+    if (c->lru_prev)
+        c->lru_prev->lru_next = c->lru_next;
+    else
+        in->lru_head = c->lru_next;
+    if (c->lru_next)
+        c->lru_next->lru_prev = c->lru_prev;
+    else
+        in->lru_tail = c->lru_prev;
+    c->lru_prev = c->lru_next = NULL;
+    in->cached -= c->cached;
+    c->cached = 0;
 }
 
-/* Make room on an instance: least recently used prefixes leave the cache first. */
-static void fit_cache(sg_sim_llm *m, int instance) {
-    for (;;) {
-        uint64_t total = 0;
-        ctx *lru = NULL;
-        for (int i = 0; i < m->nc; i++) {
-            ctx *c = &m->c[i];
-            if (c->instance != instance || !c->cached) continue;
-            total += c->cached;
-            if (!lru || c->used < lru->used) lru = c;
-        }
-        if ((double)total <= m->w.cache_tokens || !lru) return;
-        lru->cached = 0;
-    }
+/* The prefix now holds `cached` tokens and is the most recently used; then make room. */
+static void touch(sg_sim_llm *m, ctx *c, uint64_t cached) {
+    instance *in = &m->in[c->instance];
+    lru_unlink(in, c);
+    c->cached = cached;
+    in->cached += cached;
+    c->listed = 1;
+    c->lru_prev = in->lru_tail;
+    if (in->lru_tail)
+        in->lru_tail->lru_next = c;
+    else
+        in->lru_head = c;
+    in->lru_tail = c;
+    while ((double)in->cached > m->w.cache_tokens && in->lru_head) lru_unlink(in, in->lru_head);
+}
+
+static void free_ctx(ctx *c) {
+    if (c->gen) c->gen->ctx = NULL;
+    free(c);
+}
+
+static ctx *find_ctx(sg_sim_llm *m, int task, int iteration, int stream) {
+    if (task < 0 || task >= m->ntasks) return NULL;
+    for (ctx *c = m->by_task[task]; c; c = c->next_of_task)
+        if (c->iteration == iteration && c->stream == stream) return c;
+    return NULL;
 }
 
 static ctx *add_ctx(sg_sim_llm *m, int task, int iteration, int stream, int instance,
                     uint64_t length) {
-    for (int i = 0; i < m->nc; i++) /* the task's older iterations are never forked again */
-        if (m->c[i].task == task && m->c[i].iteration < iteration) m->c[i] = m->c[--m->nc], i--;
-    if (m->nc == m->capc) {
-        m->capc = m->capc ? 2 * m->capc : 64;
-        m->c = sg_xrealloc(m->c, (size_t)m->capc * sizeof *m->c);
+    if (task >= m->ntasks) {
+        int n = task + 1 > 2 * m->ntasks ? task + 1 : 2 * m->ntasks;
+        m->by_task = sg_xrealloc(m->by_task, (size_t)n * sizeof *m->by_task);
+        memset(m->by_task + m->ntasks, 0, (size_t)(n - m->ntasks) * sizeof *m->by_task);
+        m->ntasks = n;
     }
-    ctx *c = &m->c[m->nc++];
-    *c = (ctx){task, iteration, stream, instance, length, 0, ++m->clock, 0};
+    for (ctx **p = &m->by_task[task]; *p;) { /* older iterations are never forked again */
+        ctx *c = *p;
+        if (c->iteration < iteration) {
+            *p = c->next_of_task;
+            lru_unlink(&m->in[c->instance], c);
+            free_ctx(c);
+        } else {
+            p = &c->next_of_task;
+        }
+    }
+    ctx *c = sg_xcalloc(1, sizeof *c);
+    *c = (ctx){.task = task,
+               .iteration = iteration,
+               .stream = stream,
+               .instance = instance,
+               .length = length};
+    c->next_of_task = m->by_task[task];
+    m->by_task[task] = c;
     return c;
 }
 
 static int least_loaded(const sg_sim_llm *m) {
     int best = 0;
     for (int i = 1; i < m->w.instances; i++)
-        if (m->running[i] < m->running[best]) best = i;
+        if (m->in[i].running < m->in[best].running) best = i;
     return best;
 }
 
 /* ---- text ---- */
-static const char *const words[] = {" the", " load", " tile", " thread", " block", " memory",
-                                    " so",  " each", " row",  " then",   " sum",   " store"};
+
+/* The next chunk of the reasoning ends at its next cue or code block, else CHUNK_MAX on. */
+static uint64_t reasoning_chunk(const sg_sim_gen *g) {
+    uint64_t k = g->length - g->emitted;
+    if (k > CHUNK_MAX) k = CHUNK_MAX;
+    uint64_t ev = g->next_code < g->next_cue ? g->next_code : g->next_cue;
+    if (ev >= g->emitted && ev - g->emitted + 1 < k) k = ev - g->emitted + 1;
+    return k;
+}
 
 static void reasoning_text(sg_sim_gen *g, uint64_t k, sg_buf *out) {
-    for (uint64_t i = 0; i < k; i++) {
-        uint64_t at = g->emitted + i;
-        if (at == g->next_code) {
+    uint64_t at = g->emitted, end = g->emitted + k;
+    while (at < end) {
+        uint64_t ev = g->next_code < g->next_cue ? g->next_code : g->next_cue;
+        if (ev > at) { /* filler up to the event (or the chunk's end) */
+            uint64_t n = (ev < end ? ev : end) - at;
+            filler(g->m, &g->rng, n, out);
+            at += n;
+        } else if (g->next_code <= at) {
             sg_buf_append_str(
                 out, "\n```c\n__kernel void draft(__global float *y) { y[0] = 0; }\n```\n");
             g->next_code =
                 at + CODE_TOKENS + 1 + (uint64_t)exp_draw(&g->rng, g->m->w.code_every_tokens);
-        } else if (at == g->next_cue) {
+            at++;
+        } else {
             sg_buf_append_str(out, ".\n\nWait,");
             g->next_cue = at + 1 + (uint64_t)exp_draw(&g->rng, g->m->w.cue_every_tokens);
-        } else {
-            sg_buf_append_str(out, words[next(&g->rng) % (sizeof words / sizeof *words)]);
+            at++;
         }
     }
 }
@@ -186,8 +410,7 @@ static void reasoning_text(sg_sim_gen *g, uint64_t k, sg_buf *out) {
 static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
     q = q < 0 ? 0 : q > 1 ? 1 : q;
     uint64_t id = ++g->m->ids;
-    for (uint64_t i = 0; i + 30 < tokens; i++)
-        sg_buf_append_str(&g->answer, words[next(&g->rng) % (sizeof words / sizeof *words)]);
+    if (tokens > 30) filler(g->m, &g->rng, tokens - 30, &g->answer);
     /* in code, not a comment: a comment would be folded away and every kernel a duplicate */
     sg_buf_printf(&g->answer,
                   "\n\n```opencl\n#define SIM_Q %.4f\n#define SIM_ID %llu\n//@launch k grid=N "
@@ -197,62 +420,91 @@ static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
 }
 
 /* ---- stepping ---- */
-static void step(sg_loop *loop, void *arg);
 
-static void schedule(sg_sim_gen *g, double extra_s) {
-    double rate = sg_sim_decode_rate(&g->m->w, g->m->running[g->instance]);
-    double s = CHUNK / rate + extra_s;
-    g->timer = sg_loop_timer(g->m->loop, (int64_t)(s * SG_SEC), step, g);
-}
-
-static void step(sg_loop *loop, void *arg) {
-    (void)loop;
-    sg_sim_gen *g = arg;
-    sg_sim_llm *m = g->m;
-    g->timer = 0;
-    sg_buf text = {0};
-    if (!g->fork && g->emitted < g->length) { /* reasoning */
-        uint64_t k = g->length - g->emitted < CHUNK ? g->length - g->emitted : CHUNK;
-        reasoning_text(g, k, &text);
-        g->emitted += k;
-        m->decoded += k;
-        ctx *c = find_ctx(m, g->task, g->iteration, g->stream);
-        if (c) {
-            c->cached = (uint64_t)m->w.prompt_tokens + g->emitted;
-            c->used = ++m->clock;
-            fit_cache(m, g->instance);
-        }
-        g->in_callback = 1;
-        g->cb.reasoning(g->cb.arg, text.data, text.len, g->emitted);
-        g->in_callback = 0;
-    } else if (g->answer_pos < g->answer.len) { /* the answer, in chunks of text */
+/* Start g's next chunk (decoding from now): reasoning first, then the answer. */
+static void next_chunk(sg_sim_gen *g) {
+    instance *in = &g->m->in[g->instance];
+    if (!g->fork && g->emitted < g->length) {
+        g->chunk = reasoning_chunk(g);
+    } else {
         uint64_t left =
             g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
-        size_t n = (g->answer.len - g->answer_pos) * (CHUNK < left ? CHUNK : left) / left;
-        if (n == 0) n = g->answer.len - g->answer_pos;
-        uint64_t k = CHUNK < left ? CHUNK : left;
+        g->chunk = left < ANSWER_CHUNK ? left : ANSWER_CHUNK;
+    }
+    advance(in);
+    g->chunk_end = in->work + (double)g->chunk;
+    if (g->decoding) {
+        decoding_down(in, g->heap_at); /* its chunk end only ever moves later */
+    } else {
+        g->decoding = 1;
+        decoding_add(in, g);
+    }
+    arm(in);
+}
+
+/* g's chunk is decoded: hand its text out; then the next chunk, or the end. */
+static void chunk_done(sg_sim_gen *g) {
+    sg_sim_llm *m = g->m;
+    sg_buf *text = &m->text;
+    text->len = 0;
+    if (!g->fork && g->emitted < g->length) { /* reasoning */
+        uint64_t k = g->chunk;
+        reasoning_text(g, k, text);
+        g->emitted += k;
+        m->decoded += k;
+        if (g->ctx) touch(m, g->ctx, (uint64_t)m->w.prompt_tokens + g->emitted);
+        g->in_callback = 1;
+        g->cb.reasoning(g->cb.arg, text->data, text->len, g->emitted);
+        g->in_callback = 0;
+    } else { /* the answer, in chunks of text */
+        uint64_t left =
+            g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
+        uint64_t k = g->chunk < left ? g->chunk : left;
+        size_t n =
+            k < left ? (g->answer.len - g->answer_pos) * k / left : g->answer.len - g->answer_pos;
         g->answer_emitted += k;
         m->decoded += k;
         size_t at = g->answer_pos;
         g->answer_pos += n;
         g->in_callback = 1;
-        g->cb.content(g->cb.arg, g->answer.data + at, n);
+        if (n) g->cb.content(g->cb.arg, g->answer.data + at, n);
         g->in_callback = 0;
-    } else {
-        sg_sim_gen_cb cb = g->cb;
-        uint64_t r = g->fork ? 0 : g->emitted, a = g->answer_emitted, p = g->prompt,
-                 cached = g->cached;
-        gen_free(g);
-        cb.done(cb.arg, r, a, p, cached);
-        sg_buf_free(&text);
-        return;
     }
-    sg_buf_free(&text);
     if (g->aborted) {
         gen_free(g);
         return;
     }
-    schedule(g, 0);
+    if (g->answer_pos < g->answer.len || (!g->fork && g->emitted < g->length)) {
+        next_chunk(g);
+        return;
+    }
+    sg_sim_gen_cb cb = g->cb;
+    uint64_t r = g->fork ? 0 : g->emitted, a = g->answer_emitted, p = g->prompt, cached = g->cached;
+    gen_free(g);
+    cb.done(cb.arg, r, a, p, cached);
+}
+
+static void instance_due(sg_loop *loop, void *arg) {
+    (void)loop;
+    instance *in = arg;
+    in->timer = 0;
+    in->in_due = 1;
+    for (;;) {
+        advance(in);
+        sg_sim_gen *g = earliest(in);
+        if (!g || g->chunk_end > in->work + 1e-6) break;
+        chunk_done(g);
+    }
+    in->in_due = 0;
+    arm(in);
+}
+
+/* The prefill is over: g decodes from now on. */
+static void begin(sg_loop *loop, void *arg) {
+    (void)loop;
+    sg_sim_gen *g = arg;
+    g->timer = 0;
+    next_chunk(g);
 }
 
 static sg_sim_gen *gen_new(sg_sim_llm *m, int instance, const sg_sim_gen_cb *cb, uint64_t key) {
@@ -261,11 +513,17 @@ static sg_sim_gen *gen_new(sg_sim_llm *m, int instance, const sg_sim_gen_cb *cb,
     g->cb = *cb;
     g->instance = instance;
     g->rng = mix(m->seed ^ mix(key));
-    m->running[instance]++;
+    g->seq = ++m->seqs;
+    m->in[instance].running++;
+    rerate(&m->in[instance]);
     g->next = m->gens;
     if (m->gens) m->gens->prev = g;
     m->gens = g;
     return g;
+}
+
+static void start_after(sg_sim_gen *g, double prefill_s) {
+    g->timer = sg_loop_timer(g->m->loop, (int64_t)(prefill_s * SG_SEC), begin, g);
 }
 
 sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream,
@@ -289,8 +547,10 @@ sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream
     double q_end = floor > 0 ? quality(&m->w, iteration, floor, 1, m->w.q_final)
                              : m->w.q_final + m->w.q_iter * (iteration - 1);
     make_answer(g, q_end + m->w.q_sd * normal(&g->rng), (uint64_t)m->w.final_tokens);
-    add_ctx(m, task, iteration, stream, g->instance, g->length)->floor = floor;
-    schedule(g, m->w.first_token_s + m->w.prompt_tokens / m->w.prefill_tok_s);
+    g->ctx = add_ctx(m, task, iteration, stream, g->instance, g->length);
+    g->ctx->floor = floor;
+    g->ctx->gen = g;
+    start_after(g, m->w.first_token_s + m->w.prompt_tokens / m->w.prefill_tok_s);
     return g;
 }
 
@@ -311,22 +571,25 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
     uint64_t fill = g->prompt - g->cached;
     m->prefilled += fill;
     m->saved += g->cached;
-    if (hit) c->used = ++m->clock;
+    if (hit) touch(m, c, c->cached);
     double f = c && c->length ? (double)prefix_tokens / (double)c->length : 0.5;
     f = f > 1 ? 1 : f;
     double q =
         quality(&m->w, iteration, c ? c->floor : 0, f, m->w.q1) + m->w.q_sd * normal(&g->rng);
     make_answer(g, q, (uint64_t)m->w.fork_tokens);
-    schedule(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s);
+    start_after(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s);
     return g;
 }
 
 void sg_sim_llm_abort(sg_sim_llm *m, sg_sim_gen *g, uint64_t *reasoning, uint64_t *content) {
-    (void)m;
-    if (reasoning) *reasoning = g->fork ? 0 : g->emitted;
-    if (content) *content = g->answer_emitted;
+    /* the chunk under way counts as far as it got (none of it after its own callback) */
+    uint64_t part = g->in_callback ? 0 : partial(g);
+    int in_reasoning = !g->fork && g->emitted < g->length;
+    m->decoded += part;
+    if (reasoning) *reasoning = g->fork ? 0 : g->emitted + (in_reasoning ? part : 0);
+    if (content) *content = g->answer_emitted + (in_reasoning ? 0 : part);
     if (g->in_callback) {
-        g->aborted = 1; /* step() frees it when the callback returns */
+        g->aborted = 1; /* chunk_done frees it when the callback returns */
         return;
     }
     gen_free(g);

@@ -85,10 +85,14 @@ double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
  * Serving instances with a per-stream decode rate that falls as the batch grows, a
  * prefill rate, and a prefix cache per instance (LRU over the reasoning streams' prefixes,
  * in tokens): a fork whose reasoning prefix is cached prefills only its answer prefix,
- * else the whole prefix. A reasoning stream emits text in chunks: filler words, code blocks
- * (```c ... ```) and transition cues ("Wait,") where a real model would write them, so
- * the real trigger policy runs on it; forks and final answers emit a fenced ```opencl
- * kernel whose source defines SIM_Q and SIM_ID (its quality and a unique id). Abort stops a
+ * else the whole prefix. Decoding is a fluid: every stream of an instance decodes at the
+ * rate of its current batch, which changes the moment a stream joins or leaves (prefill
+ * included). A reasoning stream emits text in chunks: filler words, code blocks
+ * (```c ... ```) and transition cues ("Wait,") where a real model would write them, a
+ * chunk ending with each (so the real trigger policy sees it at its token) and at most 64
+ * tokens long; an abort counts the tokens decoded so far. Forks and final answers emit a
+ * fenced ```opencl kernel whose source defines SIM_Q and SIM_ID (its quality and a unique
+ * id). Abort stops a
  * generation at once (no callback after it); a generation is freed after its done
  * callback returns, or by abort. Everything is drawn from generators seeded
  * by (seed, task, iteration, fork), so a run is reproducible. */

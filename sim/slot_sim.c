@@ -74,17 +74,17 @@ static void job_end(sg_loop *loop, void *arg) {
 }
 
 /* A candidate from the LLM model ("#define SIM_Q Q" and "#define SIM_ID N" in its source):
- * its outcome follows its
- * quality, drawn from (seed, N) so validation and timing agree. 0 when not such a source. */
+ * its outcome follows its quality, drawn from (seed, N) so validation and timing agree. 0
+ * when not such a source. */
 static int quality_outcome(sg_sim_slots *s, const sg_pool_job *job, sg_pool_result *r) {
     const char *src = job->work.candidate;
     const char *qa = src ? strstr(src, "#define SIM_Q ") : NULL;
     const char *ia = src ? strstr(src, "#define SIM_ID ") : NULL;
-    double q;
-    unsigned long long id;
-    if (!qa || !ia || sscanf(qa, "#define SIM_Q %lf", &q) != 1 ||
-        sscanf(ia, "#define SIM_ID %llu", &id) != 1)
-        return 0;
+    if (!qa || !ia) return 0;
+    char *qe, *ie; /* strtod and strtoull: sscanf's %lf and %llu, at a fraction of its cost */
+    double q = strtod(qa + 14, &qe);
+    unsigned long long id = strtoull(ia + 15, &ie, 10);
+    if (qe == qa + 14 || ie == ia + 15) return 0;
     uint64_t rng = s->m.seed * 0x9e3779b97f4a7c15ULL ^ id * 0xbf58476d1ce4e5b9ULL;
     double u1 = uniform(&rng), u2 = uniform(&rng);
     const sg_sim_slot_model *m = &s->m;

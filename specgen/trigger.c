@@ -232,7 +232,9 @@ static const char *find_cue(sg_trigger *t, size_t new_bytes) {
     for (size_t i = 0; i < t->cfg.ncues; i++) {
         const char *cue = t->cfg.cues[i];
         size_t cl = strlen(cue);
-        for (const char *p = t->window; (p = strstr(p, cue)); p++) {
+        /* one that starts before here ends in the part scanned before */
+        size_t from = fresh_from >= cl ? fresh_from - cl + 1 : 0;
+        for (const char *p = t->window + from; (p = strstr(p, cue)); p++) {
             size_t pos = (size_t)(p - t->window);
             if (pos + cl <= fresh_from) continue; /* seen before */
             if (at_boundary(t->window, pos)) return cue;
@@ -280,7 +282,14 @@ static void fill_fire(const sg_trigger *t, sg_rule rule, uint64_t tokens, sg_tri
 
 int sg_trigger_feed(sg_trigger *t, const char *delta, size_t len, uint64_t tokens,
                     sg_trigger_fire *fire) {
-    for (size_t i = 0; i < len; i++) track_fences(t, delta[i]);
+    for (size_t i = 0; i < len; i++) {
+        if (t->line_ticks < 0) { /* the rest of this line cannot be a fence: skip to its end */
+            const char *nl = memchr(delta + i, '\n', len - i);
+            if (!nl) break;
+            i = (size_t)(nl - delta);
+        }
+        track_fences(t, delta[i]);
+    }
     if (t->pending_fresh) {
         t->pending_fresh = 0;
         t->pending_tokens = tokens;

@@ -103,9 +103,21 @@ static sg_gen *fake_start_fork(void *impl, const sg_fork_request *req, const sg_
         if (f->sc->forks[i].at <= f->reasoning_tokens_now) g->answer = f->sc->forks[i].answer;
     f->forks_started++;
     /* Both shapes of the fork carry the same reasoning: the raw prompt ends with the
-     * assistant message's text. */
-    size_t pl = strlen(req->prompt), al = strlen(req->assistant);
-    assert_true(pl >= al && strcmp(req->prompt + pl - al, req->assistant) == 0);
+     * assistant message's text, which holds the reasoning so far. */
+    sg_msg msgs[2] = {{"system", req->system}, {"user", req->user}};
+    sg_buf prompt = {0}, assistant = {0};
+    sg_err e;
+    assert_int_equal(sg_fork_prompt(req->tmpl, msgs, 2, req->reasoning, req->reasoning_len,
+                                    req->answer_prefix, &prompt, &e),
+                     0);
+    sg_fork_assistant(req->tmpl, req->reasoning, req->reasoning_len, req->answer_prefix,
+                      &assistant);
+    assert_true(prompt.len >= assistant.len && memcmp(prompt.data + prompt.len - assistant.len,
+                                                      assistant.data, assistant.len) == 0);
+    assert_true(req->reasoning_len > 0 &&
+                memmem(assistant.data, assistant.len, req->reasoning, req->reasoning_len) != NULL);
+    sg_buf_free(&prompt);
+    sg_buf_free(&assistant);
     g->timer = sg_loop_timer(f->loop, f->sc->fork_ns, gen_step, g);
     return g;
 }
