@@ -227,6 +227,14 @@ typedef struct sg_dev_outcome {
     char how[128];    /* SG_DEV_DIED: the status in words ("killed by signal 11 (SIGSEGV)") */
 } sg_dev_outcome;
 
+/* Workers exec'd afresh. A program that answers `EXE __dev-worker OPTS` by returning
+ * sg_dev_worker_exec_main(OPTS, its kinds) sets its own path here once, before any pool
+ * starts (orchestrator/main.c: /proc/self/exe); its pools then start every worker as a new
+ * program, which maps none of the parent's memory (API keys, an Authorization header, other
+ * tasks' text). Unset (a library user, a unit test): workers are forked. */
+void sg_dev_worker_exec_set(const char *exe);
+int sg_dev_worker_exec_main(const char *opts_json, const sg_dev_kind *const *kinds, int nkinds);
+
 typedef struct sg_dev_pool sg_dev_pool;
 /* The kinds table in o must outlive the pool. */
 int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err);

@@ -28,6 +28,7 @@ typedef struct slot {
 
 struct sg_dev_pool {
     sg_dev_opts o;
+    char *opts_json; /* o for an exec'd worker (built at its first start) */
     char arch[16];
     int n;
     slot *s;
@@ -81,6 +82,7 @@ void sg_dev_pool_free(sg_dev_pool *p) {
         if (s->alive) retire(s);
     }
     free(p->s);
+    free(p->opts_json);
     free(p);
 }
 
@@ -90,6 +92,18 @@ void sg_dev_pool_kill(sg_dev_pool *p, int si) {
     if (si < 0 || si >= p->n || !p->s[si].busy) return;
     kill_slot(&p->s[si]);
     p->s[si].busy = 0;
+}
+
+/* Exec'd afresh where the program said how (sg_dev_worker_exec_set), else forked. */
+static int start_worker(sg_dev_pool *p, slot *s, sg_err *err) {
+    const char *exe = sg_dev_worker_exec_path();
+    int flags = SG_PROC_SOCKET | SG_PROC_NEW_PGRP;
+    if (!exe) return sg_proc_fork(&s->proc, sg_dev_worker_main, &p->o, flags, err);
+    if (!p->opts_json && !(p->opts_json = sg_dev_opts_to_json(&p->o)))
+        return sg_errf(err, "its options cannot be written as JSON (a folder name that is not "
+                            "UTF-8?)");
+    char *argv[] = {(char *)exe, "__dev-worker", p->opts_json, NULL};
+    return sg_proc_spawn(&s->proc, argv, flags, err);
 }
 
 /* A worker that exited between jobs (after a sticky device error it answers, then exits)
@@ -109,9 +123,7 @@ static int ensure(sg_dev_pool *p, slot *s, const char *dir, sg_err *err) {
         return 0;
     }
     fflush(NULL); /* the child must not flush our buffered output again */
-    if (sg_proc_fork(&s->proc, sg_dev_worker_main, &p->o, SG_PROC_SOCKET | SG_PROC_NEW_PGRP, err) <
-        0)
-        return sg_err_prefix(err, "cannot start a worker process");
+    if (start_worker(p, s, err) < 0) return sg_err_prefix(err, "cannot start a worker process");
     s->alive = 1;
     s->spawns++;
     snprintf(s->dir, sizeof s->dir, "%s", dir ? dir : "");

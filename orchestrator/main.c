@@ -1,9 +1,12 @@
 /* main.c — `specgen <command> [options]`: global options, then the command table. */
 #include "common/log.h"
+#include "device/device.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/version.h"
+#include "profiler/profiler.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f) {
@@ -25,6 +28,12 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* A device worker this program started (device/worker_exec.c): not a command. */
+    if (argc == 3 && !strcmp(argv[1], "__dev-worker"))
+        return sg_dev_worker_exec_main(argv[2], sg_prof_kinds, 2);
+    /* SPECGEN_WORKER_FORK=1: fork them as before (tests/integration/worker_exec.sh compares) */
+    const char *fork_only = getenv("SPECGEN_WORKER_FORK");
+    if (!fork_only || strcmp(fork_only, "1")) sg_dev_worker_exec_set("/proc/self/exe");
     sg_log_level level = SG_LOG_INFO;
     int json = 0, i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {

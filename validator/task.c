@@ -326,7 +326,17 @@ int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err) {
     sg_buf path = {0};
     sg_buf_printf(&path, "%s/task.json", t->dir);
     json_t *root = sg_json_load_file(path.data, err);
-    int rc = root ? load(t, root, path.data, err) : -1;
+    /* Messages name the file, then the field and the reason, in 1 KiB: a long path keeps
+     * its last 240 bytes ("…/deep/task.json"), so that neither is cut off. */
+    const char *shown = path.data;
+    char tail[256];
+    if (path.len > 240) {
+        const char *p = path.data + path.len - 240;
+        while ((*p & 0xC0) == 0x80) p++; /* not in the middle of a UTF-8 character */
+        snprintf(tail, sizeof tail, "…%s", p);
+        shown = tail;
+    }
+    int rc = root ? load(t, root, shown, err) : -1;
     json_decref(root);
     sg_buf_free(&path);
     if (rc < 0) sg_val_task_free(t);
