@@ -100,6 +100,10 @@ fail:
 }
 
 int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err) {
+    return sg_proc_spawn_env(p, argv, NULL, flags, err);
+}
+
+int sg_proc_spawn_env(sg_proc *p, char *const argv[], char *const envp[], int flags, sg_err *err) {
     int child_sock;
     /* A pipe that reports exec failure: it closes on a successful exec (CLOEXEC). */
     int ex[2];
@@ -119,7 +123,10 @@ int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err) {
                 fcntl(3, F_SETFD, 0);
             }
         }
-        execvp(argv[0], argv);
+        if (envp)
+            execvpe(argv[0], argv, envp);
+        else
+            execvp(argv[0], argv);
         int e = errno;
         ssize_t n = write(ex[1], &e, sizeof e);
         (void)n;
@@ -155,6 +162,17 @@ static int env_kept(const char *var, size_t name_len, const char *const *keep) {
             return 1;
     }
     return 0;
+}
+
+char **sg_proc_env_kept(const char *const *keep) {
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++) n++;
+    char **out = sg_xcalloc(n + 1, sizeof *out), **o = out;
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq && env_kept(*e, (size_t)(eq - *e), keep)) *o++ = *e;
+    }
+    return out;
 }
 
 void sg_proc_env_keep(const char *const *keep) {

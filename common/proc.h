@@ -32,6 +32,8 @@ typedef struct sg_proc {
 } sg_proc;
 
 int sg_proc_spawn(sg_proc *p, char *const argv[], int flags, sg_err *err);
+/* The same with the environment envp (NULL: this process's). */
+int sg_proc_spawn_env(sg_proc *p, char *const argv[], char *const envp[], int flags, sg_err *err);
 int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int flags, sg_err *err);
 
 /* Keep only the environment variables that `keep` names (NULL-terminated; "CUDA_*" names
@@ -40,6 +42,10 @@ int sg_proc_fork(sg_proc *p, int (*fn)(int sock_fd, void *arg), void *arg, int f
  * this process's memory nor /proc/PID/environ (the block the process started with) keeps
  * it. For a forked child about to run untrusted code; the parent's heap is not touched. */
 void sg_proc_env_keep(const char *const *keep);
+/* What sg_proc_env_keep would keep, as a new NULL-terminated array pointing into this
+ * process's environment (which is not changed): an envp for sg_proc_spawn_env, so that
+ * what is dropped never reaches the program at all. free() the array alone. */
+char **sg_proc_env_kept(const char *const *keep);
 
 /* Wait up to timeout_ms (-1: forever). Returns 0 when reaped (status filled, as
  * waitpid's), 1 when still running at the deadline, -1 on error. */

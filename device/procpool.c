@@ -5,6 +5,7 @@
 #include "device/device.h"
 
 #include "common/proc.h"
+#include "device/sandbox.h"
 #include "device/worker.h"
 
 #include <poll.h>
@@ -103,7 +104,12 @@ static int start_worker(sg_dev_pool *p, slot *s, sg_err *err) {
         return sg_errf(err, "its options cannot be written as JSON (a folder name that is not "
                             "UTF-8?)");
     char *argv[] = {(char *)exe, "__dev-worker", p->opts_json, NULL};
-    return sg_proc_spawn(&s->proc, argv, flags, err);
+    /* only what a worker keeps: an API key never reaches it, not even for its first
+     * instants (a sanitizer's runtime, for one, copies the environment it starts with) */
+    char **envp = sg_dev_sandbox_env_list();
+    int rc = sg_proc_spawn_env(&s->proc, argv, envp, flags, err);
+    free(envp);
+    return rc;
 }
 
 /* A worker that exited between jobs (after a sticky device error it answers, then exits)

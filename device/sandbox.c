@@ -157,6 +157,8 @@ static const char *const env_keep[] = {"PATH",
 
 void sg_dev_sandbox_env(void) { sg_proc_env_keep(env_keep); }
 
+char **sg_dev_sandbox_env_list(void) { return sg_proc_env_kept(env_keep); }
+
 int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err) {
     const char *off = getenv("SPECGEN_UNSANDBOXED");
     if (off && !strcmp(off, "1")) return 0;

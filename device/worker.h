@@ -16,5 +16,7 @@ char *sg_dev_opts_to_json(const sg_dev_opts *o);
  * what it allocates lives as long as the process (an exec'd worker serves until it exits). */
 int sg_dev_opts_from_json(const char *text, const sg_dev_kind *const *all, int nall, sg_dev_opts *o,
                           sg_err *err);
+/* What sg_dev_opts_from_json allocated (for a caller that does not exit after it). */
+void sg_dev_opts_from_json_free(sg_dev_opts *o);
 
 #endif

@@ -80,6 +80,14 @@ int sg_dev_opts_from_json(const char *text, const sg_dev_kind *const *all, int n
     return 0;
 }
 
+void sg_dev_opts_from_json_free(sg_dev_opts *o) {
+    free((char *)o->arch);
+    for (int i = 0; o->read_dirs && o->read_dirs[i]; i++) free((char *)o->read_dirs[i]);
+    free((void *)o->read_dirs);
+    free((void *)o->kinds);
+    memset(o, 0, sizeof *o);
+}
+
 int sg_dev_worker_exec_main(const char *opts_json, const sg_dev_kind *const *all, int nall) {
     static sg_dev_opts o;
     sg_err err;

@@ -366,7 +366,9 @@ KERNEL conv1d_ref(GCP float *x, GCP float *w, GP float *y, int n, int k) {
 
 task("conv2d", "Valid 2-D convolution (correlation) of an H x W image with a K x K filter.",
      {"H": 4096, "W": 4096, "K": 5}, [{"H": 1, "W": 1, "K": 1}, {"H": 37, "W": 19, "K": 3}],
-     [f32("x", "H*W", "in"), f32("w", "K*K", "in"),
+     # not the default outliers: a product of two (1e4) summed in f32, as the baseline does,
+     # is off by more than the tolerance from the f64 reference (seen once in a test run)
+     [f32("x", "H*W", "in", DOT_INIT), f32("w", "K*K", "in", DOT_INIT),
       f32("y", "(H-K+1)*(W-K+1)", "out", atol=1e-5, rtol=1e-4)],
      i32s("H", "W", "K"), ["x", "w", "y", "H", "W", "K"],
      """//@launch conv2d grid=(ceil_div(W-K+1,8),ceil_div(H-K+1,8)) block=(8,8)

@@ -141,6 +141,18 @@ static void test_proc_env_keep(void **state) {
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
     assert_string_equal(getenv("SG_TEST_API_KEY"), "sk-unit-secret"); /* the parent's stays */
+    /* the same rule as an envp for a program to start with; this environment unchanged */
+    static const char *const keep[] = {"PATH", "POCL_*", NULL};
+    char **kept = sg_proc_env_kept(keep);
+    int path = 0, setting = 0, other = 0;
+    for (char **e = kept; *e; e++) {
+        path += !strncmp(*e, "PATH=", 5);
+        setting += !strcmp(*e, "POCL_TEST_SETTING=kept");
+        other += !strncmp(*e, "SG_TEST_", 8) || !strncmp(*e, "POCL_TEST_TOKEN", 15);
+    }
+    free(kept);
+    assert_true(path == 1 && setting == 1 && other == 0);
+    assert_string_equal(getenv("SG_TEST_API_KEY"), "sk-unit-secret");
     unsetenv("SG_TEST_API_KEY");
     unsetenv("POCL_TEST_TOKEN");
     unsetenv("POCL_TEST_SETTING");

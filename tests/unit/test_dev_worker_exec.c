@@ -63,6 +63,7 @@ static void test_round_trip(void **state) {
     assert_string_equal(b.read_dirs[0], "/srv/tasks/a");
     assert_string_equal(b.read_dirs[1], "/srv/tasks/b c");
     assert_null(b.read_dirs[2]);
+    sg_dev_opts_from_json_free(&b);
     free(json);
 
     o.arch = NULL; /* the device's own */
@@ -74,6 +75,7 @@ static void test_round_trip(void **state) {
     assert_null(b.arch);
     assert_int_equal(b.nkinds, 0);
     assert_null(b.read_dirs[0]);
+    sg_dev_opts_from_json_free(&b);
     free(json);
     assert_int_equal(sg_dev_opts_from_json("{\"device\": 1}", all, 2, &b, &err), -1);
     assert_non_null(strstr(err.msg, "worker options"));
