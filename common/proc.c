@@ -123,10 +123,7 @@ int sg_proc_spawn_env(sg_proc *p, char *const argv[], char *const envp[], int fl
                 fcntl(3, F_SETFD, 0);
             }
         }
-        if (envp)
-            execvpe(argv[0], argv, envp);
-        else
-            execvp(argv[0], argv);
+        execvpe(argv[0], argv, envp ? envp : environ);
         int e = errno;
         ssize_t n = write(ex[1], &e, sizeof e);
         (void)n;

@@ -12,8 +12,8 @@ int sg_dev_worker_main(int sock, void *arg);
  * (malloc'd JSON; NULL when a field cannot be written, e.g. a folder name not UTF-8). */
 const char *sg_dev_worker_exec_path(void);
 char *sg_dev_opts_to_json(const sg_dev_opts *o);
-/* Back from that JSON, the kinds looked up by name in `all` (unknown names are left out);
- * what it allocates lives as long as the process (an exec'd worker serves until it exits). */
+/* Back from that JSON, the kinds looked up by name in `all` (unknown names are left out;
+ * an exec'd worker keeps what this allocates until it exits). */
 int sg_dev_opts_from_json(const char *text, const sg_dev_kind *const *all, int nall, sg_dev_opts *o,
                           sg_err *err);
 /* What sg_dev_opts_from_json allocated (for a caller that does not exit after it). */

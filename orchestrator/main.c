@@ -30,7 +30,8 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     /* A device worker this program started (device/worker_exec.c): not a command. */
     if (argc == 3 && !strcmp(argv[1], "__dev-worker"))
-        return sg_dev_worker_exec_main(argv[2], sg_prof_kinds, 2);
+        return sg_dev_worker_exec_main(argv[2], sg_prof_kinds,
+                                       (int)(sizeof sg_prof_kinds / sizeof *sg_prof_kinds));
     /* SPECGEN_WORKER_FORK=1: fork them as before (tests/integration/worker_exec.sh compares) */
     const char *fork_only = getenv("SPECGEN_WORKER_FORK");
     if (!fork_only || strcmp(fork_only, "1")) sg_dev_worker_exec_set("/proc/self/exe");

@@ -140,25 +140,24 @@ void sg_task_prompts_free(sg_task_prompts *p) {
 
 static int64_t since_start(const sg_task *t) { return sg_loop_now(t->loop) - t->st.started_ns; }
 
-/* Hand an event to the recorder: {"ev": name, "t_ms": ..., "iteration": ..., fields...}. */
+/* Hand an event to the recorder: {"ev": name, "t_ms": ..., "iteration": ..., fields...}.
+ * Only with a recorder: callers build the fields only then (RECORD, or hooks.record). */
+static void record(sg_task *t, const char *ev, json_t *fields) {
+    json_t *o = json_object();
+    json_object_set_new(o, "ev", json_string(ev));
+    json_object_set_new(o, "t_ms", json_real((double)since_start(t) / 1e6));
+    json_object_set_new(o, "iteration", json_integer(t->st.iteration));
+    if (fields) json_object_update(o, fields);
+    t->hooks.record(t->hooks.arg, o);
+    json_decref(o);
+    json_decref(fields);
+}
+
 /* An event whose fields json_pack builds from the arguments, only when someone records. */
 #define RECORD(t, ev, ...)                                                                         \
     do {                                                                                           \
         if ((t)->hooks.record) record(t, ev, json_pack(__VA_ARGS__));                              \
     } while (0)
-
-static void record(sg_task *t, const char *ev, json_t *fields) {
-    if (t->hooks.record) {
-        json_t *o = json_object();
-        json_object_set_new(o, "ev", json_string(ev));
-        json_object_set_new(o, "t_ms", json_real((double)since_start(t) / 1e6));
-        json_object_set_new(o, "iteration", json_integer(t->st.iteration));
-        if (fields) json_object_update(o, fields);
-        t->hooks.record(t->hooks.arg, o);
-        json_decref(o);
-    }
-    json_decref(fields);
-}
 
 /* Where a live reasoning token count came from (events name it). */
 static const char *tokens_source(int estimated) { return estimated ? "estimate" : "server"; }
@@ -587,9 +586,8 @@ static void start_iteration(sg_task *t) {
     t->best_at_iter_start = t->st.best_speedup;
     sg_trigger_reset(t->trigger);
     build_messages(t);
-    record(
-        t, "iteration_start",
-        json_pack("{s:f,s:i}", "best_speedup", t->st.best_speedup, "feedback_items", t->nfeedback));
+    RECORD(t, "iteration_start", "{s:f,s:i}", "best_speedup", t->st.best_speedup, "feedback_items",
+           t->nfeedback);
     for (int i = 0; i < t->cfg.policy.streams; i++) {
         gen_ctx *g = gen_new(t, GEN_REASONING, i + 1);
         sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};

@@ -69,8 +69,8 @@ typedef struct sg_task_stats {
     int early_stops;               /* reasoning streams cut by a good candidate or the target */
     uint64_t tokens_at_early_stop; /* reasoning tokens when they were cut */
     int64_t started_ns, first_candidate_ns, best_ns, ended_ns; /* loop times */
-    int64_t
-        first_correct_ns; /* since started_ns: the first correct candidate's verdict (0: none) */
+    /* since started_ns: when the first correct candidate's verdict came (0: none yet) */
+    int64_t first_correct_ns;
     int64_t baseline_ns_median;
     sg_crit end_reason;
     int cancelled;      /* sg_task_cancel ended it */

@@ -103,12 +103,9 @@ int sg_pool_config_parse(const char *str, sg_pool_config *c, sg_err *err) {
 
 static double now_s(const sg_pool *p) { return (double)(sg_loop_now(p->loop) - p->t0) / SG_SEC; }
 
+/* Only with a listener: EMIT builds the fields only then. */
 static void emit(sg_pool *p, const char *ev, json_t *fields) {
     if (!fields) return; /* json_pack refused a field (text that is not UTF-8) */
-    if (!p->on_event) {
-        json_decref(fields);
-        return;
-    }
     json_object_set_new(fields, "ev", json_string(ev));
     json_object_set_new(fields, "t_s", json_real(now_s(p)));
     p->on_event(p->ev_arg, fields);
@@ -392,13 +389,12 @@ static void start(sg_pool *p, int si, int qi) {
         schedule_dispatch(p);
         return;
     }
-    EMIT(p, "job_start",
-
-         "{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s,s:i}", "slot", si, "slot_name", s->d.name,
-         "role", sg_pool_role_name(s->role), "kind", sg_pool_role_name(kind), "job",
-         (json_int_t)q->j.id, "task", q->j.task, "iteration", (json_int_t)q->j.iteration, "origin",
-         q->j.origin == SG_POOL_FINAL ? "final" : "fork", "wait_s", wait, "lent", p->lending,
-         "name", q->j.work.name ? q->j.work.name : "", "requeued", q->j.requeued);
+    EMIT(p, "job_start", "{s:i,s:s,s:s,s:s,s:I,s:i,s:I,s:s,s:f,s:b,s:s,s:i}", "slot", si,
+         "slot_name", s->d.name, "role", sg_pool_role_name(s->role), "kind",
+         sg_pool_role_name(kind), "job", (json_int_t)q->j.id, "task", q->j.task, "iteration",
+         (json_int_t)q->j.iteration, "origin", q->j.origin == SG_POOL_FINAL ? "final" : "fork",
+         "wait_s", wait, "lent", p->lending, "name", q->j.work.name ? q->j.work.name : "",
+         "requeued", q->j.requeued);
 }
 
 /* Start queued profile jobs on idle slots of `role`: each needs a device to itself. When

@@ -1,6 +1,5 @@
 /* The LLM serving model (sim.h): instances, decode rate by batch, prefill, a prefix cache,
- * and text that the real trigger policy and extractor can read. Generations advance in
- * chunks of CHUNK tokens, each a timer on the (virtual) loop. */
+ * and text that the real trigger policy and extractor can read, on the (virtual) loop. */
 #include "sim/sim.h"
 
 #include "common/buf.h"
@@ -22,8 +21,8 @@
 #define FORK_PREFIX_TOKENS 40 /* end-of-thinking and answer prefix, never cached */
 #define FILLER_WORDS 4096     /* the filler text that chunks copy slices of */
 
-typedef struct ctx { /* a reasoning stream's prefix in its instance's cache */
-    int task, iteration, stream, instance;
+typedef struct ctx {                 /* a reasoning stream's prefix in its instance's cache */
+    int iteration, stream, instance; /* of the task whose list holds it */
     uint64_t length;                 /* the whole reasoning, tokens */
     uint64_t cached;                 /* tokens of it in the cache now (prompt included) */
     double floor;                    /* q_carry: the quality this iteration starts from (0: none) */
@@ -37,7 +36,6 @@ struct sg_sim_gen {
     sg_sim_llm *m;
     sg_sim_gen_cb cb;
     int instance, fork;
-    int task, iteration, stream;
     ctx *ctx;                 /* a reasoning stream's prefix (NULL once it is gone) */
     uint64_t length, emitted; /* reasoning: its length, tokens out so far */
     sg_buf answer;            /* the answer's text, emitted after the reasoning */
@@ -72,7 +70,7 @@ typedef struct instance {
 struct sg_sim_llm {
     sg_loop *loop;
     sg_sim_workload w;
-    uint64_t seed, clock, ids, seqs;
+    uint64_t seed, forks, ids, seqs;
     int closing; /* sg_sim_llm_free: no more timers */
     instance *in;
     ctx **by_task; /* each task's contexts, by task number */
@@ -356,11 +354,7 @@ static ctx *add_ctx(sg_sim_llm *m, int task, int iteration, int stream, int inst
         }
     }
     ctx *c = sg_xcalloc(1, sizeof *c);
-    *c = (ctx){.task = task,
-               .iteration = iteration,
-               .stream = stream,
-               .instance = instance,
-               .length = length};
+    *c = (ctx){.iteration = iteration, .stream = stream, .instance = instance, .length = length};
     c->next_of_task = m->by_task[task];
     m->by_task[task] = c;
     return c;
@@ -421,14 +415,20 @@ static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
 
 /* ---- stepping ---- */
 
+static int in_reasoning(const sg_sim_gen *g) { return !g->fork && g->emitted < g->length; }
+
+/* Answer tokens still to come (at least 1 while its text is not all out). */
+static uint64_t answer_left(const sg_sim_gen *g) {
+    return g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
+}
+
 /* Start g's next chunk (decoding from now): reasoning first, then the answer. */
 static void next_chunk(sg_sim_gen *g) {
     instance *in = &g->m->in[g->instance];
-    if (!g->fork && g->emitted < g->length) {
+    if (in_reasoning(g)) {
         g->chunk = reasoning_chunk(g);
     } else {
-        uint64_t left =
-            g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
+        uint64_t left = answer_left(g);
         g->chunk = left < ANSWER_CHUNK ? left : ANSWER_CHUNK;
     }
     advance(in);
@@ -447,7 +447,7 @@ static void chunk_done(sg_sim_gen *g) {
     sg_sim_llm *m = g->m;
     sg_buf *text = &m->text;
     text->len = 0;
-    if (!g->fork && g->emitted < g->length) { /* reasoning */
+    if (in_reasoning(g)) {
         uint64_t k = g->chunk;
         reasoning_text(g, k, text);
         g->emitted += k;
@@ -456,10 +456,8 @@ static void chunk_done(sg_sim_gen *g) {
         g->in_callback = 1;
         g->cb.reasoning(g->cb.arg, text->data, text->len, g->emitted);
         g->in_callback = 0;
-    } else { /* the answer, in chunks of text */
-        uint64_t left =
-            g->answer_tokens > g->answer_emitted ? g->answer_tokens - g->answer_emitted : 1;
-        uint64_t k = g->chunk < left ? g->chunk : left;
+    } else { /* the answer: a share of its text as large as the chunk's of its tokens */
+        uint64_t left = answer_left(g), k = g->chunk; /* next_chunk: k <= left */
         size_t n =
             k < left ? (g->answer.len - g->answer_pos) * k / left : g->answer.len - g->answer_pos;
         g->answer_emitted += k;
@@ -474,7 +472,7 @@ static void chunk_done(sg_sim_gen *g) {
         gen_free(g);
         return;
     }
-    if (g->answer_pos < g->answer.len || (!g->fork && g->emitted < g->length)) {
+    if (g->answer_pos < g->answer.len || in_reasoning(g)) {
         next_chunk(g);
         return;
     }
@@ -530,9 +528,6 @@ sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream
                               const sg_sim_gen_cb *cb) {
     uint64_t key = ((uint64_t)task << 40) ^ ((uint64_t)iteration << 20) ^ (uint64_t)stream;
     sg_sim_gen *g = gen_new(m, least_loaded(m), cb, key);
-    g->task = task;
-    g->iteration = iteration;
-    g->stream = stream;
     double mu = log(m->w.reasoning_tokens) - log(1 + m->w.reasoning_cv * m->w.reasoning_cv) / 2;
     double sd = sqrt(log(1 + m->w.reasoning_cv * m->w.reasoning_cv));
     double len = exp(mu + sd * normal(&g->rng));
@@ -561,11 +556,8 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
     int hit = c && c->cached >= prefix;
     uint64_t key = ((uint64_t)task << 40) ^ ((uint64_t)iteration << 20) ^ (uint64_t)stream ^
                    (prefix_tokens << 8) ^ 0x5f0f;
-    sg_sim_gen *g = gen_new(m, hit ? c->instance : least_loaded(m), cb, key ^ ++m->clock);
+    sg_sim_gen *g = gen_new(m, hit ? c->instance : least_loaded(m), cb, key ^ ++m->forks);
     g->fork = 1;
-    g->task = task;
-    g->iteration = iteration;
-    g->stream = stream;
     g->prompt = prefix + FORK_PREFIX_TOKENS;
     g->cached = hit ? prefix : 0;
     uint64_t fill = g->prompt - g->cached;
@@ -584,10 +576,10 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
 void sg_sim_llm_abort(sg_sim_llm *m, sg_sim_gen *g, uint64_t *reasoning, uint64_t *content) {
     /* the chunk under way counts as far as it got (none of it after its own callback) */
     uint64_t part = g->in_callback ? 0 : partial(g);
-    int in_reasoning = !g->fork && g->emitted < g->length;
+    int reasoning_part = in_reasoning(g);
     m->decoded += part;
-    if (reasoning) *reasoning = g->fork ? 0 : g->emitted + (in_reasoning ? part : 0);
-    if (content) *content = g->answer_emitted + (in_reasoning ? 0 : part);
+    if (reasoning) *reasoning = g->fork ? 0 : g->emitted + (reasoning_part ? part : 0);
+    if (content) *content = g->answer_emitted + (reasoning_part ? 0 : part);
     if (g->in_callback) {
         g->aborted = 1; /* chunk_done frees it when the callback returns */
         return;

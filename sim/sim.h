@@ -90,11 +90,10 @@ double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
  * included). A reasoning stream emits text in chunks: filler words, code blocks
  * (```c ... ```) and transition cues ("Wait,") where a real model would write them, a
  * chunk ending with each (so the real trigger policy sees it at its token) and at most 64
- * tokens long; an abort counts the tokens decoded so far. Forks and final answers emit a
- * fenced ```opencl kernel whose source defines SIM_Q and SIM_ID (its quality and a unique
- * id). Abort stops a
- * generation at once (no callback after it); a generation is freed after its done
- * callback returns, or by abort. Everything is drawn from generators seeded
+ * tokens long. Forks and final answers emit a fenced ```opencl kernel whose source
+ * defines SIM_Q and SIM_ID (its quality and a unique id). Abort stops a generation at once
+ * (no callback after it) and counts the tokens decoded up to that moment; a generation is
+ * freed after its done callback returns, or by abort. Everything is drawn from generators seeded
  * by (seed, task, iteration, fork), so a run is reproducible. */
 typedef struct sg_sim_llm sg_sim_llm;
 typedef struct sg_sim_gen sg_sim_gen;

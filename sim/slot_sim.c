@@ -78,13 +78,15 @@ static void job_end(sg_loop *loop, void *arg) {
  * when not such a source. */
 static int quality_outcome(sg_sim_slots *s, const sg_pool_job *job, sg_pool_result *r) {
     const char *src = job->work.candidate;
-    const char *qa = src ? strstr(src, "#define SIM_Q ") : NULL;
-    const char *ia = src ? strstr(src, "#define SIM_ID ") : NULL;
+    static const char qtag[] = "#define SIM_Q ", itag[] = "#define SIM_ID ";
+    const char *qa = src ? strstr(src, qtag) : NULL, *ia = src ? strstr(src, itag) : NULL;
     if (!qa || !ia) return 0;
+    qa += sizeof qtag - 1;
+    ia += sizeof itag - 1;
     char *qe, *ie; /* strtod and strtoull: sscanf's %lf and %llu, at a fraction of its cost */
-    double q = strtod(qa + 14, &qe);
-    unsigned long long id = strtoull(ia + 15, &ie, 10);
-    if (qe == qa + 14 || ie == ia + 15) return 0;
+    double q = strtod(qa, &qe);
+    unsigned long long id = strtoull(ia, &ie, 10);
+    if (qe == qa || ie == ia) return 0;
     uint64_t rng = s->m.seed * 0x9e3779b97f4a7c15ULL ^ id * 0xbf58476d1ce4e5b9ULL;
     double u1 = uniform(&rng), u2 = uniform(&rng);
     const sg_sim_slot_model *m = &s->m;

@@ -99,6 +99,16 @@ static void free_model(sg_sim_llm *m, sg_loop *loop) {
     sg_loop_free(loop);
 }
 
+/* The workload above, one reasoning stream started on it. */
+static sg_sim_llm *one_stream(uint64_t seed, seen *s, sg_loop **loop) {
+    sg_sim_workload w;
+    workload(&w);
+    sg_sim_llm *m = new_model(&w, seed, loop);
+    *s = (seen){.loop = *loop, .m = m};
+    reason(m, s, 0);
+    return m;
+}
+
 static void run(sg_loop *loop) {
     sg_err err;
     assert_int_equal(sg_loop_run(loop, &err), 0);
@@ -106,12 +116,9 @@ static void run(sg_loop *loop) {
 
 static void test_one_stream(void **state) {
     (void)state;
-    sg_sim_workload w;
-    workload(&w);
     sg_loop *loop;
-    sg_sim_llm *m = new_model(&w, 1, &loop);
-    seen s = {.loop = loop, .m = m};
-    reason(m, &s, 0);
+    seen s;
+    sg_sim_llm *m = one_stream(1, &s, &loop);
     run(loop);
     assert_true(s.done);
     assert_true(s.reasoning >= 2999 && s.reasoning <= 3000);
@@ -172,12 +179,9 @@ static void abort_now(sg_loop *loop, void *arg) {
 /* Aborted 10.555 s into decoding, mid-chunk: 1055 tokens, not the last chunk's end. */
 static void test_abort_counts_the_chunk_so_far(void **state) {
     (void)state;
-    sg_sim_workload w;
-    workload(&w);
     sg_loop *loop;
-    sg_sim_llm *m = new_model(&w, 1, &loop);
-    seen s = {.loop = loop, .m = m};
-    reason(m, &s, 0);
+    seen s;
+    sg_sim_llm *m = one_stream(1, &s, &loop);
     aborter a = {m, &s, 0, 0};
     sg_loop_timer(loop, (int64_t)((PREFILL_S + 10.555) * SG_SEC), abort_now, &a);
     run(loop);
@@ -225,12 +229,9 @@ static void test_fork_prefix_cache(void **state) {
 }
 
 static uint64_t text_hash(uint64_t seed) {
-    sg_sim_workload w;
-    workload(&w);
     sg_loop *loop;
-    sg_sim_llm *m = new_model(&w, seed, &loop);
-    seen s = {.loop = loop, .m = m};
-    reason(m, &s, 0);
+    seen s;
+    sg_sim_llm *m = one_stream(seed, &s, &loop);
     run(loop);
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < s.text.len; i++)
