@@ -3,7 +3,10 @@
 #include "pool/agent.h"
 
 #include "common/json.h"
+#include "common/log.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,6 +60,8 @@ struct sg_agent {
     uint64_t ev_next; /* the next event's number (the first is 1) */
     uint64_t instance;
     int draining, dispatch_pending;
+    int tasks_stored; /* new tasks clients stored since the start, and their bytes */
+    uint64_t task_bytes;
     sg_agent_stats st;
     void (*on_event)(void *arg);
     void *ev_arg;
@@ -286,6 +291,8 @@ int sg_agent_new(sg_loop *loop, const sg_agent_config *cfg, sg_agent **out, sg_e
     sg_agent *a = sg_xcalloc(1, sizeof *a);
     a->loop = loop;
     a->cfg = *cfg;
+    if (a->cfg.max_tasks <= 0) a->cfg.max_tasks = 1000;
+    if (!a->cfg.max_task_bytes) a->cfg.max_task_bytes = (uint64_t)1 << 30;
     a->ev_next = 1;
     if (getrandom(&a->instance, sizeof a->instance, 0) != sizeof a->instance)
         a->instance = (uint64_t)sg_loop_now(loop) * 2654435761u;
@@ -394,6 +401,87 @@ static int task_cached(const sg_agent *a, const char *hash, char *dir, size_t n)
     return stat(tj, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* A message for the client: the agent's cache folder is the agent's business. A path in it
+ * (CACHE/NAME/FILE: a task's folder or the temporary one a task is checked in) becomes
+ * FILE; the folder itself "the agent's cache folder". */
+static void hide_cache_path(const char *cache, const char *msg, char *out, size_t n) {
+    static const char stop[] = " :,;'\"()/";
+    size_t cl = strlen(cache), o = 0;
+    while (*msg && o + 1 < n) {
+        if (!cl || strncmp(msg, cache, cl)) {
+            out[o++] = *msg++;
+            continue;
+        }
+        const char *p = msg + cl;
+        size_t name = *p == '/' ? strcspn(p + 1, stop) : 0;
+        if (*p == '/' && name && p[1 + name] == '/') {
+            msg = p + name + 2; /* CACHE/NAME/: FILE stays */
+            continue;
+        }
+        int w = snprintf(out + o, n - o, "the agent's cache folder");
+        o = w < 0 || (size_t)w >= n - o ? n - 1 : o + (size_t)w;
+        msg = p + (*p == '/' ? name + 1 : 0);
+    }
+    out[o] = 0;
+}
+
+static uint64_t bundle_bytes(const json_t *files) {
+    uint64_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)files, k, v) n += strlen(k) + json_string_length(v);
+    return n;
+}
+
+/* The task of a job (its folder into dir): from the cache, or stored from files within
+ * the limits. 0, or -1 with out set. */
+static int take_task(sg_agent *a, const char *task, const json_t *files, char *dir, size_t n,
+                     sg_agent_reply *out) {
+    int have = task_cached(a, task, dir, n);
+    if (have && !files) return 0;
+    if (!files) {
+        reply_json(out, 412,
+                   json_pack("{s:s,s:s,s:s}", "error",
+                             "this agent does not hold that task: send it again with "
+                             "\"task_files\"",
+                             "need", "task_files", "task", task));
+        return -1;
+    }
+    uint64_t bytes = bundle_bytes(files);
+    if (!have &&
+        (a->tasks_stored >= a->cfg.max_tasks || a->task_bytes + bytes > a->cfg.max_task_bytes)) {
+        a->st.rejected_full++;
+        sg_agent_error(out, 429,
+                       "this agent stores no more tasks: clients stored %d (%llu bytes) since "
+                       "it started, and this one has %llu bytes; the limits are --max-tasks %d "
+                       "and --max-task-bytes %llu. Tasks it holds can still be used",
+                       a->tasks_stored, (unsigned long long)a->task_bytes,
+                       (unsigned long long)bytes, a->cfg.max_tasks,
+                       (unsigned long long)a->cfg.max_task_bytes);
+        return -1;
+    }
+    sg_err e;
+    int rc = sg_pool_bundle_store(a->cfg.cache_dir, task, files, dir, n, &e);
+    if (rc == -1) {
+        char msg[sizeof e.msg];
+        hide_cache_path(a->cfg.cache_dir, e.msg, msg, sizeof msg);
+        sg_agent_error(out, 400, "job request: %s", msg);
+        return -1;
+    }
+    if (rc < 0) {
+        sg_error("agent", "cannot store a task sent by a client: %s", e.msg);
+        sg_agent_error(out, 500,
+                       "the agent cannot store the task in its cache folder (its log says why)");
+        return -1;
+    }
+    if (rc == 1) {
+        a->tasks_stored++;
+        a->task_bytes += bytes;
+    }
+    a->st.tasks_received++;
+    return 0;
+}
+
 static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out) {
     if (a->draining) {
         sg_agent_error(out, 503, "the agent is shutting down: it takes no new jobs");
@@ -443,8 +531,10 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
                        "job request: \"task\" must be the task's SHA-256 (64 hex digits)");
         goto done;
     }
-    if (pin < -1 || pin >= a->n) {
-        sg_agent_error(out, 400, "job request: \"slot\" %lld: this agent has slots 0..%d",
+    if (json_object_get(b, "slot") && (pin < 0 || pin >= a->n)) {
+        sg_agent_error(out, 400,
+                       "job request: \"slot\" %lld: this agent has slots 0..%d (leave "
+                       "\"slot\" out to let the agent choose)",
                        (long long)pin, a->n - 1);
         goto done;
     }
@@ -470,20 +560,7 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
         goto done;
     }
     char dir[4200];
-    if (files) {
-        if (sg_pool_bundle_store(a->cfg.cache_dir, task, files, dir, sizeof dir, &e) < 0) {
-            sg_agent_error(out, 400, "job request: %s", e.msg);
-            goto done;
-        }
-        a->st.tasks_received++;
-    } else if (!task_cached(a, task, dir, sizeof dir)) {
-        reply_json(out, 412,
-                   json_pack("{s:s,s:s,s:s}", "error",
-                             "this agent does not hold that task: send it again with "
-                             "\"task_files\"",
-                             "need", "task_files", "task", task));
-        goto done;
-    }
+    if (take_task(a, task, files, dir, sizeof dir, out) < 0) goto done;
     j = sg_xcalloc(1, sizeof *j);
     if (id)
         snprintf(j->id, sizeof j->id, "%s", id);
@@ -541,11 +618,24 @@ static void events(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
     const char *after_s = rq->arg(rq->ctx, "after"), *client = rq->arg(rq->ctx, "client");
     const char *wait_s = rq->arg(rq->ctx, "wait");
     char *end = NULL;
+    errno = 0;
     unsigned long long after = after_s ? strtoull(after_s, &end, 10) : 0;
-    double wait = wait_s ? strtod(wait_s, NULL) : 0;
-    if ((after_s && (!*after_s || *end)) || !(wait >= 0 && wait <= 300)) {
-        sg_agent_error(out, 400, "events: ?after=N (an event number) and ?wait=S (0..300 s)");
+    if (after_s && (!isdigit((unsigned char)after_s[0]) || *end || errno)) {
+        sg_agent_error(out, 400,
+                       "events: ?after=%.40s is not an event number (0 or a later event's "
+                       "\"seq\")",
+                       after_s);
         return;
+    }
+    double wait = 0;
+    if (wait_s) {
+        end = NULL;
+        wait = strtod(wait_s, &end);
+        if (!isdigit((unsigned char)wait_s[0]) || *end || !(wait >= 0 && wait <= 300)) {
+            sg_agent_error(out, 400, "events: ?wait=%.40s is not a number of seconds in 0..300",
+                           wait_s);
+            return;
+        }
     }
     uint64_t last = a->ev_next - 1, first = a->ev_next > RING ? a->ev_next - RING : 1;
     json_t *list = json_array();
@@ -621,7 +711,7 @@ void sg_agent_handle(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *ou
     } else if (!strncmp(p, "/v1/slots/", 10)) {
         char *end = NULL;
         long si = strtol(p + 10, &end, 10);
-        if (end == p + 10 || strcmp(end, "/role") || si < 0 || si >= a->n)
+        if (!isdigit((unsigned char)p[10]) || strcmp(end, "/role") || si < 0 || si >= a->n)
             sg_agent_error(out, 404, "%s: slots are /v1/slots/0..%d/role", p, a->n - 1);
         else if (strcmp(m, "PUT") && !post)
             sg_agent_error(out, 405, "%s %s: use PUT with {\"role\": ...}", m, p);

@@ -43,6 +43,10 @@ typedef struct sg_agent_config {
     int per_device;  /* slots on each */
     const char *cache_dir;
     int max_jobs; /* queued + running; beyond: 429 */
+    /* Tasks clients may store (new ones since the start: count and their files' bytes);
+     * beyond: 429. The agent has one token, so these are per token. */
+    int max_tasks;
+    uint64_t max_task_bytes;
     sg_agent_hooks hooks;
 } sg_agent_config;
 
@@ -89,6 +93,11 @@ typedef struct sg_agent_http_config {
     const char *token;              /* NULL: no token (loopback only) */
     const char *tls_cert, *tls_key; /* PEM text, both or neither */
     size_t max_body;
+    /* A request's headers and body must arrive within this (from the connection's start, or
+     * the previous answer on a kept-alive one), else the connection is closed; also MHD's
+     * idle timeout. Not a long-poll's wait: that starts once its request is complete. */
+    int64_t request_timeout_ns;
+    unsigned max_conns, max_conns_per_addr; /* open connections; from one address */
 } sg_agent_http_config;
 
 typedef struct sg_agent_http sg_agent_http;

@@ -9,19 +9,37 @@
  * MHD's inter-thread pipe, which sits in the same epoll set.
  *
  * Checks made here, before the job table sees a request: the bearer token (constant-time
- * compare; 401 and nothing else happens), the declared and the received body size (413). */
+ * compare; 401 and nothing else happens), the declared and the received body size (413).
+ *
+ * Slow clients: each connection has a deadline (request_timeout) for the headers and body
+ * of its next request, from its start or the previous answer; past it, the socket is shut
+ * down and MHD closes the connection. MHD's own idle timeout is the same value (it covers
+ * a client that stops reading an answer). A long-poll is suspended after its request was
+ * read whole, so neither clock runs while it waits. One address holds at most
+ * max_conns_per_addr connections (MHD closes any more at once), so a flood from one
+ * address leaves the rest of max_conns to others. MHD's own messages go to our log at
+ * debug level; without debug, one warning a minute says how many there were. */
 #include "pool/agent.h"
 
 #include "common/log.h"
 #include "common/net.h"
 
+#include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+/* One TCP connection (MHD's socket context): the deadline of the request being read. */
+typedef struct conn {
+    struct sg_agent_http *h;
+    struct MHD_Connection *mc;
+    uint64_t deadline; /* loop timer; 0 while no request is being read */
+} conn;
 
 typedef struct req {
     struct sg_agent_http *h;
@@ -43,6 +61,10 @@ struct sg_agent_http {
     size_t token_len, max_body;
     char *cert, *key;
     req *waiting;
+    int64_t request_timeout;
+    int64_t mhd_warned; /* when the last warning about MHD's messages went out */
+    uint64_t mhd_quiet; /* MHD's messages since then, not shown */
+    uint64_t timed_out; /* connections closed at their deadline since mhd_warned */
 };
 
 static void run_mhd(struct sg_agent_http *h);
@@ -107,6 +129,86 @@ static void wait_over(sg_loop *loop, void *arg) {
 static void on_event(void *arg) {
     struct sg_agent_http *h = arg;
     while (h->waiting) resume(h->waiting);
+}
+
+/* ---- connections and their deadlines ---- */
+static const char *peer(struct MHD_Connection *mc, char *buf, size_t n) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    snprintf(buf, n, "?");
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)n);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)n);
+    return buf;
+}
+
+/* The request was not read whole in time: shut the socket, MHD sees it and closes it. */
+static void deadline_over(sg_loop *loop, void *arg) {
+    (void)loop;
+    conn *k = arg;
+    k->deadline = 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(k->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    char who[64];
+    sg_debug("agent", "closing a connection from %s: no whole request within %.3g s",
+             peer(k->mc, who, sizeof who), (double)k->h->request_timeout / SG_SEC);
+    k->h->timed_out++;
+    if (ci) shutdown(ci->connect_fd, SHUT_RDWR);
+    run_soon(k->h);
+}
+
+static void deadline_set(conn *k, int on) {
+    if (k->deadline) sg_loop_timer_cancel(k->h->loop, k->deadline);
+    k->deadline = on ? sg_loop_timer(k->h->loop, k->h->request_timeout, deadline_over, k) : 0;
+}
+
+static conn *conn_of(struct MHD_Connection *mc) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    struct sg_agent_http *h = cls;
+    conn *k = *socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        k = sg_xcalloc(1, sizeof *k);
+        k->h = h;
+        k->mc = mc;
+        *socket_context = k;
+        deadline_set(k, 1);
+    } else if (k) {
+        deadline_set(k, 0);
+        free(k);
+        *socket_context = NULL;
+    }
+}
+
+/* MHD's own messages (a connection closed early, the per-address limit, TLS errors): one
+ * line each at debug level; else a warning at most once a minute with the count. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    struct sg_agent_http *h = cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = 0;
+    if (sg_log_enabled(SG_LOG_DEBUG)) {
+        sg_debug("agent", "libmicrohttpd: %s", msg);
+        return;
+    }
+    int64_t now = sg_loop_now(h->loop);
+    h->mhd_quiet++;
+    if (h->mhd_warned && now - h->mhd_warned < 60 * SG_SEC) return;
+    sg_warn("agent",
+            "libmicrohttpd: %s (%llu of its messages and %llu connections closed at "
+            "--request-timeout since the last such warning, at most one a minute; "
+            "--log-level debug shows each)",
+            msg, (unsigned long long)h->mhd_quiet, (unsigned long long)h->timed_out);
+    h->mhd_warned = now;
+    h->mhd_quiet = h->timed_out = 0;
 }
 
 static enum MHD_Result send_reply(struct MHD_Connection *c, sg_agent_reply *out) {
@@ -199,6 +301,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                  h->max_body);
         return refuse(c, 413, msg);
     }
+    conn *k = conn_of(c); /* read whole: its deadline is over, a long-poll may wait */
+    if (k) deadline_set(k, 0);
     sg_agent_request rq = {.method = method,
                            .path = url,
                            .arg = query_arg,
@@ -223,8 +327,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode why) {
-    (void)c, (void)why;
+    (void)why;
     struct sg_agent_http *h = cls;
+    conn *k = conn_of(c); /* kept alive: the next request has the same time to arrive */
+    if (k) deadline_set(k, 1);
     req *r = *con_cls;
     if (!r) return;
     if (r->timer) sg_loop_timer_cancel(h->loop, r->timer);
@@ -256,6 +362,7 @@ sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_ht
     h->loop = loop;
     h->a = a;
     h->max_body = cfg->max_body;
+    h->request_timeout = cfg->request_timeout_ns > 0 ? cfg->request_timeout_ns : 10 * SG_SEC;
     h->epoll_fd = -1;
     if (cfg->token) {
         h->token = sg_xstrdup(cfg->token);
@@ -273,10 +380,14 @@ sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_ht
         tls[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert};
         tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->key};
     }
-    h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->listen_fd,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_CONNECTION_LIMIT,
-                            512u, MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_ARRAY, tls,
-                            MHD_OPTION_END);
+    unsigned idle_s = (unsigned)((h->request_timeout + SG_SEC - 1) / SG_SEC);
+    h->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, /* first */
+        MHD_OPTION_LISTEN_SOCKET, h->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
+        cfg->max_conns ? cfg->max_conns : 512u, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->max_conns_per_addr ? cfg->max_conns_per_addr : 64u, MHD_OPTION_CONNECTION_TIMEOUT,
+        idle_s, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (!h->d) {
         sg_errf(err, "cannot start the HTTP server on %s:%d%s", cfg->host, h->port,
                 cfg->tls_cert ? " (is the certificate and key PEM text that belong together?)"

@@ -37,7 +37,16 @@ static const char *details =
     "Security: beyond loopback the agent refuses to start without --token-file; with a\n"
     "token, every request (/metrics too) needs `Authorization: Bearer TOKEN`, else 401.\n"
     "--tls-cert/--tls-key serve HTTPS. Bodies over --max-body get 413; jobs beyond\n"
-    "--max-jobs in flight get 429; while stopping, 503.\n"
+    "--max-jobs in flight get 429; a new task beyond --max-tasks or --max-task-bytes (the\n"
+    "tasks clients stored since the agent started: it has one token, so its clients share\n"
+    "them) gets 429; while stopping, 503.\n"
+    "\n"
+    "Slow clients: a request's headers and body must arrive within --request-timeout of\n"
+    "the connection's start (or of the previous answer on a kept-alive connection), else\n"
+    "the connection is closed; a long-poll's wait (/v1/events?wait=S, up to 300 s) starts\n"
+    "after its request arrived whole and is not cut by it. One address holds at most\n"
+    "--max-connections-per-address connections (more are closed at once), so a flood from\n"
+    "one address leaves the rest of --max-connections to others.\n"
     "\n"
     "Example:\n"
     "  specgen pool --listen 0.0.0.0:9000 --devices all --token-file /etc/specgen/pool.token\n"
@@ -133,7 +142,8 @@ int sg_cmd_pool(int argc, char **argv) {
     static const char *kv_listen, *kv_pass_file;
     static uint64_t kv_memory;
     static int64_t per_device, max_jobs;
-    static uint64_t max_body;
+    static uint64_t max_body, max_task_bytes;
+    static int64_t request_timeout, max_conns, max_conns_addr, max_tasks;
     listen_s = "127.0.0.1:9000";
     devices_s = "all";
     token_file = cert_file = key_file = cache_dir = kv_listen = kv_pass_file = NULL;
@@ -141,6 +151,11 @@ int sg_cmd_pool(int argc, char **argv) {
     per_device = 1;
     max_jobs = 0;
     max_body = (uint64_t)16 << 20;
+    request_timeout = 10 * SG_SEC;
+    max_conns = 512;
+    max_conns_addr = 64;
+    max_tasks = 1000;
+    max_task_bytes = (uint64_t)1 << 30;
     static const sg_opt opts[] = {
         {"listen", SG_OPT_STR, &listen_s, "HOST:PORT",
          "address to serve on (port 0: any free one, printed); beyond loopback needs "
@@ -159,6 +174,18 @@ int sg_cmd_pool(int argc, char **argv) {
          NULL, 0},
         {"max-jobs", SG_OPT_INT, &max_jobs, "N",
          "jobs queued or running at once (more: 429); 0: 16 per slot", "0", NULL, 0},
+        {"max-tasks", SG_OPT_INT, &max_tasks, "N",
+         "new tasks clients may store in the cache (more: 429; 1..1000000)", "1000", NULL, 0},
+        {"max-task-bytes", SG_OPT_SIZE, &max_task_bytes, "SIZE",
+         "their files' bytes together (more: 429; 1M..1T)", "1G", NULL, 0},
+        {"request-timeout", SG_OPT_DURATION, &request_timeout, "T",
+         "a request's headers and body must arrive within T, else the connection is closed; "
+         "also the idle limit of a connection (1s..10m)",
+         "10s", NULL, 0},
+        {"max-connections", SG_OPT_INT, &max_conns, "N", "connections open at once (1..100000)",
+         "512", NULL, 0},
+        {"max-connections-per-address", SG_OPT_INT, &max_conns_addr, "N",
+         "connections open at once from one client address (1..--max-connections)", "64", NULL, 0},
         {"cache-dir", SG_OPT_STR, &cache_dir, "DIR",
          "where tasks sent by clients are kept, by hash", "$TMPDIR/specgen-pool-UID", NULL, 0},
         {"kv-listen", SG_OPT_STR, &kv_listen, "HOST:PORT",
@@ -189,8 +216,25 @@ int sg_cmd_pool(int argc, char **argv) {
         return sg_cli_fail(&sp, 2, "--max-jobs: '%lld' must be 0..100000", (long long)max_jobs);
     if (max_body < 4096 || max_body > ((uint64_t)1 << 30))
         return sg_cli_fail(&sp, 2, "--max-body: must be between 4k and 1G");
+    if (max_tasks < 1 || max_tasks > 1000000)
+        return sg_cli_fail(&sp, 2, "--max-tasks: '%lld' must be 1..1000000", (long long)max_tasks);
+    if (max_task_bytes < ((uint64_t)1 << 20) || max_task_bytes > ((uint64_t)1 << 40))
+        return sg_cli_fail(&sp, 2, "--max-task-bytes: must be between 1M and 1T");
+    if (request_timeout < SG_SEC || request_timeout > 600 * SG_SEC)
+        return sg_cli_fail(&sp, 2, "--request-timeout: must be between 1s and 10m");
+    if (max_conns < 1 || max_conns > 100000)
+        return sg_cli_fail(&sp, 2, "--max-connections: '%lld' must be 1..100000",
+                           (long long)max_conns);
+    if (max_conns_addr < 1 || max_conns_addr > max_conns)
+        return sg_cli_fail(&sp, 2,
+                           "--max-connections-per-address: '%lld' must be 1..%lld "
+                           "(--max-connections)",
+                           (long long)max_conns_addr, (long long)max_conns);
     sg_err err;
-    sg_agent_http_config hc = {.max_body = (size_t)max_body};
+    sg_agent_http_config hc = {.max_body = (size_t)max_body,
+                               .request_timeout_ns = request_timeout,
+                               .max_conns = (unsigned)max_conns,
+                               .max_conns_per_addr = (unsigned)max_conns_addr};
     char host[256];
     if (sg_net_parse_hostport(listen_s, host, sizeof host, &hc.port, &err) < 0)
         return sg_cli_fail(&sp, 2, "--listen: %s", err.msg);
@@ -218,6 +262,8 @@ int sg_cmd_pool(int argc, char **argv) {
     sg_agent_config ac = {.per_device = (int)per_device};
     if (parse_devices(devices_s, &ac, &err) < 0) goto usage;
     ac.max_jobs = max_jobs ? (int)max_jobs : 16 * ac.ndevices * ac.per_device;
+    ac.max_tasks = (int)max_tasks;
+    ac.max_task_bytes = max_task_bytes;
     char cache[4096];
     if (cache_dir)
         snprintf(cache, sizeof cache, "%s", cache_dir);

@@ -41,7 +41,10 @@ json_t *sg_pool_bundle_read(const char *dir, char hash[SG_POOL_HASH_HEX], char *
 /* The hash of a bundle object; -1 with err when a name or value is not allowed. */
 int sg_pool_bundle_hash(const json_t *files, char hash[SG_POOL_HASH_HEX], sg_err *err);
 /* Write a bundle into cache_dir/HASH (atomically: a temporary folder renamed), after
- * checking its hash and that its task.json loads. out: the folder. */
+ * checking its hash and that its task.json loads. out: the folder. 1: written now; 0: it was
+ * there already; -1: the bundle is wrong (hash, names, a task that does not load); -2: it
+ * cannot be written (the cache folder's fault, not the sender's). Messages may name paths
+ * under cache_dir. */
 int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *files, char *out,
                          size_t outlen, sg_err *err);
 

@@ -137,14 +137,16 @@ int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *
                        hash);
     if (!json_is_string(json_object_get(files, "task.json")))
         return sg_errf(err, "\"task_files\": no task.json");
-    if (sg_mkdir_p(cache_dir, err) < 0) return -1;
+    if (sg_mkdir_p(cache_dir, err) < 0) return -2;
     snprintf(out, outlen, "%s/%s", cache_dir, hash);
     struct stat st;
     if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return 0; /* stored already */
     char tmp[4400];
     snprintf(tmp, sizeof tmp, "%s/.tmp-%s-XXXXXX", cache_dir, hash);
-    if (!mkdtemp(tmp))
-        return sg_errf(err, "cannot make a folder in %s: %s", cache_dir, strerror(errno));
+    if (!mkdtemp(tmp)) {
+        sg_errf(err, "cannot make a folder in %s: %s", cache_dir, strerror(errno));
+        return -2;
+    }
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)files, k, v) {
@@ -157,7 +159,7 @@ int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *
         if (!ok) {
             sg_errf(err, "cannot write %s: %s", path, strerror(errno));
             remove_tree(tmp);
-            return -1;
+            return -2;
         }
     }
     sg_val_task t;
@@ -170,7 +172,8 @@ int sg_pool_bundle_store(const char *cache_dir, const char *hash, const json_t *
     if (rename(tmp, out) != 0) {
         remove_tree(tmp); /* another agent sharing the folder stored it first: fine */
         if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
-        return sg_errf(err, "cannot store the task in %s: %s", out, strerror(errno));
+        sg_errf(err, "cannot store the task in %s: %s", out, strerror(errno));
+        return -2;
     }
-    return 0;
+    return 1;
 }
