@@ -200,6 +200,7 @@ int sg_cmd_llm_check(int argc, char **argv) {
     sg_llm_config cfg = {.urls = &url,
                          .n_urls = 1,
                          .first_token_timeout_ns = timeout_ns,
+                         .first_token_option = "--timeout",
                          .idle_timeout_ns = idle_ns > 0 ? idle_ns : timeout_ns,
                          .max_retries = 2};
     sg_llm *llm = cl ? sg_llm_new(cl, &cfg, &err) : NULL;

@@ -47,3 +47,20 @@ char *sg_llm_route_base(const char *url, sg_err *err) {
     if (!(n >= 3 && !strcmp(b.data + n - 3, "/v1"))) sg_buf_append_str(&b, "/v1");
     return sg_buf_steal(&b);
 }
+
+char *sg_llm_route_shown(const char *url) {
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    size_t hlen = strcspn(host, "/?#");
+    const char *at = NULL; /* the last '@' of the authority ends the user info */
+    for (size_t i = 0; i < hlen; i++)
+        if (host[i] == '@') at = host + i;
+    sg_buf b = {0};
+    if (at) {
+        sg_buf_append(&b, url, (size_t)(host - url));
+        sg_buf_append_str(&b, at + 1);
+    } else {
+        sg_buf_append_str(&b, url);
+    }
+    return sg_buf_steal(&b);
+}

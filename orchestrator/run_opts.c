@@ -39,6 +39,8 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
         return sg_errf(err, "--no-local needs --pool (some slots must run the jobs)");
     if (c->pool_timeout_ns < SG_SEC || c->pool_timeout_ns > 600 * SG_SEC)
         return sg_errf(err, "--pool-timeout: must be between 1s and 10m");
+    if (c->first_token_timeout_ns < SG_SEC || c->first_token_timeout_ns > 24 * 3600 * SG_SEC)
+        return sg_errf(err, "--first-token-timeout: must be between 1s and 24h");
     c->no_local = o->no_local;
     if (o->model) c->model = o->model;
     c->fork_mode = strcmp(o->fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
