@@ -182,6 +182,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
     int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc) return rc == SG_CLI_HELP ? 0 : rc;
     if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
+    sg_err uerr;
+    if (sg_llm_url_check(url, &uerr) < 0) return sg_cli_fail(&spec, 2, "--llm: %s", uerr.msg);
     if (max_tokens < 1)
         return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be >= 1", (long long)max_tokens);
     if (abort_after < 0)

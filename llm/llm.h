@@ -152,6 +152,11 @@ size_t sg_llm_active(const sg_llm *llm);
 /* Streams running on endpoint i (in config order), for monitoring and tests. */
 int sg_llm_endpoint_running(const sg_llm *llm, size_t i);
 
+/* -1 (err names the URL, without user:password@, and what is wrong) unless url is
+ * http:// or https://, has a host, a port (when given) from 1 to 65535, and no space or
+ * control character: for option parsing, before anything is started. */
+int sg_llm_url_check(const char *url, sg_err *err);
+
 /* `specgen llm-check` (cmd_llm_check.c): probe an endpoint. */
 int sg_cmd_llm_check(int argc, char **argv);
 

@@ -8,6 +8,48 @@ cd "$SPECGEN_ROOT" || exit 1
 t=$TMPDIR_TEST
 task=suites/demo/vector_scale
 
+# ---- 24.9: one rule for 0: refused unless the option's --help says what 0 means ----
+zero() { # DESC OPTION-IN-MESSAGE COMMAND...: a usage error (exit 2) naming the option
+    local desc=$1 opt=$2; shift 2
+    check_fails "$desc: exit 2" 2 "$@"
+    check_output "$desc: names $opt and what it takes" "$opt [^ ]+: 0 is not accepted here .*give a" "$@"
+}
+zero "sim --budget-time 0" --budget-time "$SPECGEN" sim --budget-time 0
+zero "sim --target 0" --target "$SPECGEN" sim --target 0
+zero "campaign --per-task-time 0s" --per-task-time "$SPECGEN" campaign suites/demo --per-task-time 0s --db none --out "$t/z"
+zero "campaign --budget-tokens 0" --budget-tokens "$SPECGEN" campaign suites/demo --budget-tokens 0 --db none --out "$t/z"
+zero "kvstore --self-test 0" --self-test "$SPECGEN" kvstore --self-test 0
+zero "optimize --target 0.0" --target "$SPECGEN" optimize $task --target 0.0 --db none --out "$t/z"
+zero "llm-check --idle-timeout 0" --idle-timeout "$SPECGEN" llm-check --llm http://127.0.0.1:9 --idle-timeout 0
+zero "validate --seed 0" --seed "$SPECGEN" validate $task --seed 0
+check_output "the message says what a duration takes" \
+    'give a duration above 0 \(90, 250ms, 30s, 30m, 2h\)' "$SPECGEN" sim --budget-time 0ms
+# An option whose --help says what 0 means takes it.
+check_output "kvstore --help says what --timeout 0 means" '--timeout DURATION .*\(0: never\)' "$SPECGEN" kvstore --help
+check "kvstore --timeout 0 (0: never) is taken" "$SPECGEN" kvstore --memory 4M --timeout 0 --self-test 4M
+check_output "campaign --help says what --max-streams 0 means" '--max-streams N .*\(0: no cap\)' "$SPECGEN" campaign --help
+check_output "sim --help says what --concurrency 0 means" '--concurrency N .*0: all' "$SPECGEN" sim --help
+check "sim --concurrency 0 (0: all) is taken" "$SPECGEN" sim --concurrency 0 --tasks 2 --seeds 1 --gpus 1
+
+# ---- 24.9: --policy probe:0, --workload /nonexistent, a malformed --llm URL ----
+check_output "sim --policy probe:0 says what probe:K takes" "'probe:0': probe:K needs K" "$SPECGEN" sim --policy probe:0
+check_output "sim --policy bogus lists probe:K among the policies" \
+    "'bogus' is not a policy \(specgen, sequential, parallel:N, probe:K\)" "$SPECGEN" sim --policy bogus
+check_output "sim --workload /nonexistent names the file, no 'line -1'" \
+    '^specgen sim: workload: /nonexistent: unable to open /nonexistent: No such file or directory$' \
+    "$SPECGEN" sim --workload /nonexistent
+printf '{"instances": 1,\n' >"$t/w.json"
+check_output "sim --workload with a JSON error names its line" "workload: $t/w.json:2:" "$SPECGEN" sim --workload "$t/w.json"
+for u in htp://x http://:8000 http://h:0 http://h:99999 'http://h:80x' 'http://a,,http://b' 'http://h a'; do
+    out=$("$SPECGEN" optimize $task --llm "$u" --model m --db none --out "$t/u" 2>&1); rc=$?
+    if [ "$rc" -eq 2 ] && printf '%s' "$out" | grep -q -- '--llm: ' && ! printf '%s' "$out" | grep -qi 'cuda\|opencl\|task vector_scale'; then
+        ok "optimize --llm '$u': a usage error at option parsing (exit 2, before any device is probed)"
+    else not_ok "optimize --llm '$u': a usage error at option parsing"; printf '#   exit %s: %s\n' "$rc" "${out//$'\n'/ | }"; fi
+done
+check_output "a malformed --llm URL is shown without its password" "LLM URL 'http://h:70000' has a port" \
+    "$SPECGEN" campaign suites/demo --llm http://u:s3cret@h:70000 --model m --db none --out "$t/z"
+check_fails "llm-check --llm htp://x: exit 2" 2 "$SPECGEN" llm-check --llm htp://x
+
 # ---- 24.4: a server that accepts and never answers ----
 need_opencl "a stalled LLM server (the task's baseline runs on OpenCL)"
 # A listener on loopback that accepts every connection and never writes a byte.
