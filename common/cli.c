@@ -2,6 +2,7 @@
 
 #include "common/units.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,30 @@ static int store(const sg_opt *o, const char *value, sg_err *err) {
     case SG_OPT_FN: return o->fn(value, o->out, err);
     }
     return sg_errf(err, "internal: bad option kind");
+}
+
+/* The option's help (or default) says what 0 means, spelled "0: MEANING" ("(0: no limit)",
+ * "; 0: 16 per slot"): then 0 is one of its values. */
+static int zero_documented(const sg_opt *o) {
+    const char *texts[2] = {o->help, o->def};
+    for (int i = 0; i < 2; i++)
+        for (const char *p = texts[i]; p && (p = strstr(p, "0: ")); p++)
+            if (p == texts[i] || (!isalnum((unsigned char)p[-1]) && p[-1] != '.')) return 1;
+    return 0;
+}
+
+/* What a numeric option takes when 0 is not one of its values; NULL: not numeric, or 0 was
+ * not given. */
+static const char *zero_refused(const sg_opt *o) {
+    switch (o->kind) {
+    case SG_OPT_INT: return *(int64_t *)o->out ? NULL : "a whole number above 0";
+    case SG_OPT_DURATION:
+        return *(int64_t *)o->out ? NULL : "a duration above 0 (90, 250ms, 30s, 30m, 2h)";
+    case SG_OPT_DOUBLE: return *(double *)o->out != 0 ? NULL : "a number above 0";
+    case SG_OPT_SIZE: return *(uint64_t *)o->out ? NULL : "a size above 0 (4096, 64k, 512M, 4G)";
+    case SG_OPT_COUNT: return *(uint64_t *)o->out ? NULL : "a count above 0 (500, 500k, 2M)";
+    default: return NULL;
+    }
 }
 
 int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...) {
@@ -94,6 +119,11 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
         sg_err err = {{0}};
         if (store(o, value, &err) < 0)
             return sg_cli_fail(spec, SG_CLI_USAGE, "--%s: %s", o->name, err.msg);
+        const char *takes = zero_refused(o);
+        if (takes && !zero_documented(o))
+            return sg_cli_fail(spec, SG_CLI_USAGE,
+                               "--%s %s: 0 is not accepted here (no 0 in its --help); give %s",
+                               o->name, value, takes);
     }
     if (np < spec->min_pos)
         return sg_cli_fail(spec, SG_CLI_USAGE, "missing argument: expected %s", spec->args);

@@ -9,7 +9,12 @@
  * points into argv). It prints to stdout for --help (returns SG_CLI_HELP) and one message to stderr
  * naming the option and the bad value for any usage error (returns SG_CLI_USAGE; the command exits
  * 2). Slots of options not given keep their values, which are the defaults shown in --help when
- * `def` is set. */
+ * `def` is set.
+ * Zero: a numeric option (INT, DOUBLE, DURATION, SIZE, COUNT) refuses a value that is 0
+ * (a usage error naming the option and what it takes) unless its help or def says what 0
+ * means, spelled "0: MEANING" (e.g. "(0: no limit)"): the help is the flag, so --help and
+ * the parser cannot disagree, and 0 never silently means a default. Other bounds are the
+ * command's to check. */
 #ifndef SG_CLI_H
 #define SG_CLI_H
 

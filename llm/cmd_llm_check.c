@@ -182,6 +182,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
     int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc) return rc == SG_CLI_HELP ? 0 : rc;
     if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
+    sg_err uerr;
+    if (sg_llm_url_check(url, &uerr) < 0) return sg_cli_fail(&spec, 2, "--llm: %s", uerr.msg);
     if (max_tokens < 1)
         return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be >= 1", (long long)max_tokens);
     if (abort_after < 0)
@@ -200,6 +202,7 @@ int sg_cmd_llm_check(int argc, char **argv) {
     sg_llm_config cfg = {.urls = &url,
                          .n_urls = 1,
                          .first_token_timeout_ns = timeout_ns,
+                         .first_token_option = "--timeout",
                          .idle_timeout_ns = idle_ns > 0 ? idle_ns : timeout_ns,
                          .max_retries = 2};
     sg_llm *llm = cl ? sg_llm_new(cl, &cfg, &err) : NULL;

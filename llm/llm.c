@@ -131,7 +131,8 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
          * retry goes to another one when there is one. */
         if (rc != CURLE_OK && s->ep)
             s->ep->down_until = sg_loop_now(llm->loop) + delay + (delay > SG_SEC ? delay : SG_SEC);
-        sg_warn("llm", "%s%s: %s; retry %d of %d in %lld ms", s->ep ? s->ep->base : "", s->url_path,
+        sg_warn("llm", "%s%s: %s; retry %d of %d in %lld ms", s->ep ? s->ep->shown : "",
+                s->url_path,
                 rc != CURLE_OK     ? curl_easy_strerror(rc)
                 : s->status == 429 ? "HTTP 429 (busy)"
                                    : "HTTP 5xx",
@@ -142,7 +143,7 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
         return;
     }
     char msg[1400];
-    const char *where = s->ep ? s->ep->base : "";
+    const char *where = s->ep ? s->ep->shown : "";
     if (s->fail_msg[0])
         snprintf(msg, sizeof msg, "%s%s: %s", where, s->url_path, s->fail_msg);
     else if (rc != CURLE_OK)
@@ -155,27 +156,69 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
     end_stream(s, msg);
 }
 
-/* First-token and idle watchdog: one timer, re-armed to the nearer deadline. */
+/* "300 s", "1.5 s": the timeouts as a person typed them (to a tenth of a second). */
+static const char *secs(int64_t ns, char *buf, size_t n) {
+    snprintf(buf, n, "%g s", (double)((ns + SG_SEC / 20) / (SG_SEC / 10)) / 10);
+    return buf;
+}
+
+/* The first "no token yet" warning: 10 s, or half the timeout when that is shorter; then
+ * one every 30 s until the timeout. */
+static int64_t first_warning_ns(const sg_llm *llm) {
+    int64_t half = llm->cfg.first_token_timeout_ns / 2;
+    return half < 10 * SG_SEC ? half : 10 * SG_SEC;
+}
+
+static void warn_no_token(sg_llm_stream *s, int64_t now) {
+    const sg_llm_config *c = &s->llm->cfg;
+    const char *opt = c->first_token_option;
+    char waited[32], limit[32];
+    sg_warn("llm",
+            "%s%s: no token yet after %s (the server took the request and has sent nothing); "
+            "the first-token timeout of %s%s%s%s ends the stream",
+            s->ep ? s->ep->shown : "", s->url_path,
+            secs(now - s->attempt_ns, waited, sizeof waited),
+            secs(c->first_token_timeout_ns, limit, sizeof limit), opt ? " (" : "", opt ? opt : "",
+            opt ? ")" : "");
+}
+
+/* First-token and idle watchdog: one timer, re-armed to the nearest of the deadline and
+ * (before the first token) the next warning. */
 static void on_watchdog(sg_loop *loop, void *arg) {
     sg_llm_stream *s = arg;
     sg_llm *llm = s->llm;
     s->timer = 0;
-    int64_t now = sg_loop_now(loop), deadline;
-    const char *what;
+    int64_t now = sg_loop_now(loop);
+    char msg[700];
+    const char *where = s->ep ? s->ep->shown : "";
     if (!s->res.t_first_ns) {
-        deadline = s->attempt_ns + llm->cfg.first_token_timeout_ns;
-        what = "no token within the first-token timeout";
+        int64_t deadline = s->attempt_ns + llm->cfg.first_token_timeout_ns;
+        if (now < deadline) {
+            if (now >= s->warn_ns) {
+                warn_no_token(s, now);
+                s->warn_ns += 30 * SG_SEC;
+            }
+            s->timer = sg_loop_timer_at(loop, s->warn_ns < deadline ? s->warn_ns : deadline,
+                                        on_watchdog, s);
+            return;
+        }
+        const char *opt = llm->cfg.first_token_option;
+        char limit[32];
+        snprintf(msg, sizeof msg,
+                 "%s%s: no token within the first-token timeout of %s%s%s%s (the server took the "
+                 "request and sent nothing)",
+                 where, s->url_path, secs(llm->cfg.first_token_timeout_ns, limit, sizeof limit),
+                 opt ? " (" : "", opt ? opt : "", opt ? ")" : "");
+        s->res.first_token_timeout = 1;
     } else {
-        deadline = s->last_byte_ns + llm->cfg.idle_timeout_ns;
-        what = "no data within the idle timeout";
+        int64_t deadline = s->last_byte_ns + llm->cfg.idle_timeout_ns;
+        if (now < deadline) {
+            s->timer = sg_loop_timer_at(loop, deadline, on_watchdog, s);
+            return;
+        }
+        snprintf(msg, sizeof msg, "%s%s: no data within the idle timeout after %lld tokens", where,
+                 s->url_path, (long long)(s->res.reasoning_chunks + s->res.content_chunks));
     }
-    if (now < deadline) {
-        s->timer = sg_loop_timer_at(loop, deadline, on_watchdog, s);
-        return;
-    }
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s%s: %s after %lld tokens", s->ep ? s->ep->base : "", s->url_path,
-             what, (long long)(s->res.reasoning_chunks + s->res.content_chunks));
     end_stream(s, msg);
 }
 
@@ -199,7 +242,7 @@ static void attempt(sg_llm_stream *s) {
     s->ep = ep;
     ep->running++;
     s->res.attempts++;
-    s->res.endpoint = ep->base;
+    s->res.endpoint = ep->shown;
     s->status = 0;
     s->fail_msg[0] = '\0';
     sg_buf_clear(&s->errbody);
@@ -230,7 +273,8 @@ static void attempt(sg_llm_stream *s) {
     }
     s->attached = 1;
     s->attempt_ns = s->last_byte_ns = sg_loop_now(llm->loop);
-    s->timer = sg_loop_timer(llm->loop, llm->cfg.first_token_timeout_ns, on_watchdog, s);
+    s->warn_ns = s->attempt_ns + first_warning_ns(llm);
+    s->timer = sg_loop_timer_at(llm->loop, s->warn_ns, on_watchdog, s);
     if (!llm->in_curl) { /* a fork's bytes go out now, not after every ready socket */
         llm->in_curl++;  /* the kick may end transfers: their callbacks must not re-enter */
         sg_curl_loop_kick(llm->cl);
@@ -300,6 +344,7 @@ sg_llm *sg_llm_new(sg_curl_loop *cl, const sg_llm_config *cfg, sg_err *err) {
             sg_llm_free(llm);
             return NULL;
         }
+        llm->eps[i].shown = sg_llm_route_shown(llm->eps[i].base);
     }
     const char *key = cfg->api_key;
     if (!key || !*key) key = getenv("SPECGEN_API_KEY");
@@ -319,7 +364,10 @@ void sg_llm_free(sg_llm *llm) {
         detach(llm->head);
         stream_free(llm->head);
     }
-    for (size_t i = 0; i < llm->n_eps; i++) free(llm->eps[i].base);
+    for (size_t i = 0; i < llm->n_eps; i++) {
+        free(llm->eps[i].base);
+        free(llm->eps[i].shown);
+    }
     free(llm->eps);
     if (llm->auth_header) explicit_bzero(llm->auth_header, strlen(llm->auth_header));
     free(llm->auth_header);

@@ -26,6 +26,10 @@
  * - Retries with exponential backoff and jitter on connect errors, 429 (Retry-After
  *   honoured) and 5xx, only before the first token; after it, a broken stream is an error
  *   naming how many tokens had arrived. Timeouts: connect, first token, idle.
+ * - A first token that is late is said (sg_warn, module "llm"): after 10 s (half the
+ *   first-token timeout when that is shorter), then every 30 s, naming the endpoint and the
+ *   timeout; the error at the timeout names its value and first_token_option. URLs in
+ *   every message, warning and result are shown without their user:password@.
  * - Several endpoint URLs: each request goes to the endpoint with the fewest running
  *   streams (one that refused a connection is skipped for a while); with
  *   max_per_endpoint set, requests beyond it wait in a queue (higher priority first,
@@ -60,11 +64,14 @@ typedef struct sg_llm_config {
     const char *api_key;            /* NULL: from the environment (or none) */
     int64_t connect_timeout_ns;     /* 0: 10 s */
     int64_t first_token_timeout_ns; /* 0: 300 s (a long prompt's prefill) */
-    int64_t idle_timeout_ns;        /* 0: 120 s without a byte */
-    int max_retries;                /* < 0: none; 0: default 4 */
-    int64_t backoff_ns;             /* first retry delay; 0: 250 ms (doubles, jittered) */
-    int64_t backoff_max_ns;         /* 0: 20 s */
-    uint64_t seed;                  /* jitter; 0: fixed default */
+    /* The option that sets first_token_timeout_ns, named in the warning and the error
+     * ("--first-token-timeout"); NULL: none is named. */
+    const char *first_token_option;
+    int64_t idle_timeout_ns; /* 0: 120 s without a byte */
+    int max_retries;         /* < 0: none; 0: default 4 */
+    int64_t backoff_ns;      /* first retry delay; 0: 250 ms (doubles, jittered) */
+    int64_t backoff_max_ns;  /* 0: 20 s */
+    uint64_t seed;           /* jitter; 0: fixed default */
 } sg_llm_config;
 
 typedef struct sg_llm_request {
@@ -104,9 +111,10 @@ typedef struct sg_llm_result {
     int64_t t_sent_ns; /* when the request's last bytes went to the socket; only measured
                           for requests with trigger_ns > 0 (it costs a debug callback) */
     int attempts;
-    int http_status;      /* the last attempt's HTTP status (0: none came) */
-    const char *endpoint; /* borrowed from the client */
-    const char *dialect;  /* detected from the stream (static string) */
+    int first_token_timeout; /* 1: ended because no token came within the first-token timeout */
+    int http_status;         /* the last attempt's HTTP status (0: none came) */
+    const char *endpoint;    /* borrowed from the client; without user:password@ */
+    const char *dialect;     /* detected from the stream (static string) */
 } sg_llm_result;
 
 typedef struct sg_llm_callbacks {
@@ -143,6 +151,11 @@ int64_t sg_llm_live_tokens(const sg_llm_stream *s, int reasoning, int *estimated
 size_t sg_llm_active(const sg_llm *llm);
 /* Streams running on endpoint i (in config order), for monitoring and tests. */
 int sg_llm_endpoint_running(const sg_llm *llm, size_t i);
+
+/* -1 (err names the URL, without user:password@, and what is wrong) unless url is
+ * http:// or https://, has a host, a port (when given) from 1 to 65535, and no space or
+ * control character: for option parsing, before anything is started. */
+int sg_llm_url_check(const char *url, sg_err *err);
 
 /* `specgen llm-check` (cmd_llm_check.c): probe an endpoint. */
 int sg_cmd_llm_check(int argc, char **argv);

@@ -11,6 +11,7 @@
 
 typedef struct sg_llm_endpoint {
     char *base;         /* ".../v1", no trailing slash */
+    char *shown;        /* base without user:password@: the one messages name */
     int running;        /* streams sent here and not ended */
     int64_t down_until; /* loop time before which a connect failure sidelines it */
 } sg_llm_endpoint;
@@ -32,6 +33,7 @@ struct sg_llm_stream {
     int chunk_r, chunk_c; /* this chunk carried reasoning / content */
     size_t prompt_bytes;
     int64_t attempt_ns;
+    int64_t warn_ns;        /* the next "no token yet" warning, while none came */
     char fail_msg[512];     /* set inside a curl callback, reported at on_done */
     uint64_t timer;         /* first-token / idle watchdog, or the retry wait */
     int in_write;           /* inside curl's write callback */
@@ -70,6 +72,9 @@ struct sg_llm {
 sg_llm_endpoint *sg_llm_route_pick(sg_llm *llm);
 int64_t sg_llm_route_backoff(sg_llm *llm, int attempt);
 char *sg_llm_route_base(const char *url, sg_err *err);
+/* url without its user:password@ (scheme://user:pw@host/... -> scheme://host/...): a new
+ * string. The lead may replace it with a shared redaction function in common/. */
+char *sg_llm_route_shown(const char *url);
 
 /* llm_delta.c: the curl callbacks and what they feed */
 void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail);

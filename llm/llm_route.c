@@ -2,6 +2,7 @@
  * connection) and retry delays (exponential, full jitter in the upper half). */
 #include "llm/llm_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 sg_llm_endpoint *sg_llm_route_pick(sg_llm *llm) {
@@ -36,14 +37,76 @@ int64_t sg_llm_route_backoff(sg_llm *llm, int attempt) {
 }
 
 char *sg_llm_route_base(const char *url, sg_err *err) {
-    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-        sg_errf(err, "LLM URL '%s' must start with http:// or https://", url);
-        return NULL;
-    }
+    if (sg_llm_url_check(url, err) < 0) return NULL;
     sg_buf b = {0};
     sg_buf_append_str(&b, url);
     while (b.len && b.data[b.len - 1] == '/') b.data[--b.len] = '\0';
     size_t n = b.len;
     if (!(n >= 3 && !strcmp(b.data + n - 3, "/v1"))) sg_buf_append_str(&b, "/v1");
     return sg_buf_steal(&b);
+}
+
+char *sg_llm_route_shown(const char *url) {
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    size_t hlen = strcspn(host, "/?#");
+    const char *at = NULL; /* the last '@' of the authority ends the user info */
+    for (size_t i = 0; i < hlen; i++)
+        if (host[i] == '@') at = host + i;
+    sg_buf b = {0};
+    if (at) {
+        sg_buf_append(&b, url, (size_t)(host - url));
+        sg_buf_append_str(&b, at + 1);
+    } else {
+        sg_buf_append_str(&b, url);
+    }
+    return sg_buf_steal(&b);
+}
+
+/* The authority's host and port: "[v6]:port" or "host:port"; port NULL when none. */
+static const char *split_port(const char *host, size_t n, size_t *hlen) {
+    const char *end = host + n, *colon;
+    if (n && host[0] == '[') {
+        const char *close = memchr(host, ']', n);
+        colon = close && close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+        *hlen = close ? (size_t)(close - host + 1) : n;
+    } else {
+        colon = memchr(host, ':', n);
+        *hlen = colon ? (size_t)(colon - host) : n;
+    }
+    return colon ? colon + 1 : NULL;
+}
+
+static const char *url_problem(const char *url) {
+    for (const char *p = url; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == 0x7f) return "holds a space or a control character";
+    const char *auth = !strncmp(url, "http://", 7)    ? url + 7
+                       : !strncmp(url, "https://", 8) ? url + 8
+                                                      : NULL;
+    if (!auth) return "must start with http:// or https://";
+    size_t n = strcspn(auth, "/?#"), hlen;
+    const char *host = auth;
+    for (size_t i = 0; i < n; i++)
+        if (auth[i] == '@') host = auth + i + 1; /* after the user info */
+    n -= (size_t)(host - auth);
+    const char *port = split_port(host, n, &hlen);
+    if (!hlen || (host[0] == '[' && (hlen < 3 || host[hlen - 1] != ']')))
+        return "has no host (http://HOST:PORT)";
+    if (port) {
+        size_t plen = (size_t)(host + n - port);
+        long v = 0;
+        for (size_t i = 0; i < plen && v <= 65535; i++)
+            v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : 70000;
+        if (!plen || v < 1 || v > 65535) return "has a port that is not a number from 1 to 65535";
+    }
+    return NULL;
+}
+
+int sg_llm_url_check(const char *url, sg_err *err) {
+    const char *why = url_problem(url);
+    if (!why) return 0;
+    char *shown = sg_llm_route_shown(url);
+    sg_errf(err, "LLM URL '%s' %s", shown, why);
+    free(shown);
+    return -1;
 }

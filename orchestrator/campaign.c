@@ -278,6 +278,7 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
     c->res->fork_cached_tokens += t->final.fork_cached_tokens;
     c->res->forks_cache_reported += t->final.forks_cache_reported;
     c->res->forks_done += t->final.forks_done;
+    c->res->first_token_timeouts += t->final.first_token_timeouts;
     sg_run_exec_free(t->exec);
     t->exec = NULL;
     sg_port_dev_free(t->pd);

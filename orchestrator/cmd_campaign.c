@@ -60,16 +60,19 @@ int sg_cmd_campaign(int argc, char **argv) {
         {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
          "the embedded replay", NULL, 0},
         {"model", SG_OPT_STR, &ro.model, "NAME", "model name the server knows", "replay", NULL, 0},
-        {"max-streams", SG_OPT_INT, &max_streams, "N", "running streams per endpoint", "no cap",
-         NULL, 0},
+        {"first-token-timeout", SG_OPT_DURATION, &rc.first_token_timeout_ns, "T",
+         "a stream with no token after T fails (a stalled server; warned at 10s, then every 30s)",
+         "300s", NULL, 0},
+        {"max-streams", SG_OPT_INT, &max_streams, "N", "running streams per endpoint (0: no cap)",
+         "no cap", NULL, 0},
         {"template", SG_OPT_STR, &rc.template_name, "NAME",
          "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL, 0},
         {"iterations", SG_OPT_INT, &ro.iterations, "N", "most iterations per task", "5", NULL, 0},
-        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N", "cap on each reasoning stream's tokens",
-         "the server's", NULL, 0},
+        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N",
+         "cap on each reasoning stream's tokens (0: the server's)", "the server's", NULL, 0},
         {"device", SG_OPT_STR, &ro.device, "cuda|opencl", "device backend (one for all tasks)",
          "cuda with a GPU, else opencl", NULL, 0},
-        {"devices", SG_OPT_INT, &ro.devices, "N", "devices to use", "all", NULL, 0},
+        {"devices", SG_OPT_INT, &ro.devices, "N", "devices to use (0: all)", "all", NULL, 0},
         {"slots-per-device", SG_OPT_INT, &ro.slots, "N", "worker slots on each device", "1", NULL,
          0},
         {"pool", SG_OPT_STR, &rc.pool_urls, "URL[,URL]|@FILE",
@@ -134,6 +137,12 @@ int sg_cmd_campaign(int argc, char **argv) {
 
     sg_campaign_result res;
     int ran = sg_campaign_run(&cc, &rc, &res, &err);
+    if (res.first_token_timeouts)
+        fprintf(stderr,
+                "llm stalls: %d generation%s got no token within the first-token timeout of %g s "
+                "(--first-token-timeout)\n",
+                res.first_token_timeouts, res.first_token_timeouts == 1 ? "" : "s",
+                (double)rc.first_token_timeout_ns / 1e9);
     fprintf(stderr, "\n== specgen campaign %lld: %d task%s: %d done, %d failed, %d skipped%s%s\n",
             (long long)res.id, res.tasks, res.tasks == 1 ? "" : "s", res.done, res.failed,
             res.skipped, res.stopped ? "; stopped" : "", res.budget ? "; budget spent" : "");

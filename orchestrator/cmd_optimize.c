@@ -67,8 +67,11 @@ int sg_cmd_optimize(int argc, char **argv) {
         {"budget-tokens", SG_OPT_COUNT, &rc.budget_tokens, "N", "token budget (reasoning + forks)",
          "500k", NULL, 0},
         {"iterations", SG_OPT_INT, &ro.iterations, "N", "most iterations", "5", NULL, 0},
-        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N", "cap on each reasoning stream's tokens",
-         "the server's", NULL, 0},
+        {"first-token-timeout", SG_OPT_DURATION, &rc.first_token_timeout_ns, "T",
+         "a stream with no token after T fails (a stalled server; warned at 10s, then every 30s)",
+         "300s", NULL, 0},
+        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N",
+         "cap on each reasoning stream's tokens (0: the server's)", "the server's", NULL, 0},
         {"device", SG_OPT_STR, &ro.device, "cuda|opencl", "device backend",
          "cuda with a GPU, else opencl", NULL, 0},
         {"slots-per-device", SG_OPT_INT, &ro.slots, "N",
@@ -76,7 +79,7 @@ int sg_cmd_optimize(int argc, char **argv) {
         {"slots", SG_OPT_INT, &ro.slots, "N", "the same as --slots-per-device (older name)", NULL,
          NULL, 0},
         {"devices", SG_OPT_INT, &ro.devices, "N",
-         "devices to use (CUDA GPUs / OpenCL devices 0..N-1)", "all", NULL, 0},
+         "devices to use (CUDA GPUs / OpenCL devices 0..N-1; 0: all)", "all", NULL, 0},
         {"pool", SG_OPT_STR, &rc.pool_urls, "URL[,URL]|@FILE",
          "pool agents (`specgen pool`) whose slots join the local ones", NULL, NULL, 0},
         {"pool-token-file", SG_OPT_STR, &rc.pool_token_file, "F", "the agents' bearer token", NULL,
@@ -134,7 +137,7 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (rcode) return 2;
     sg_err err;
     if (sg_run_opts_apply(&ro, &rc, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (rc.target < 0 || rc.target != rc.target) /* 0 stands for the task's target */
+    if (rc.target < 0 || rc.target != rc.target) /* 0 (the task's) is refused by the parser */
         return sg_cli_fail(&spec, 2, "--target: '%g' must be a speedup above 0 (2 = twice as fast)",
                            rc.target);
     rc.task = pos[0];

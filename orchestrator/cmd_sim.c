@@ -69,12 +69,20 @@ static int parse_seeds(const char *s, uint64_t *from, uint64_t *to) {
 static int apply_policy(const char *s, sg_sim_config *c, sg_err *err) {
     unsigned long long k;
     int used = 0;
-    if (sscanf(s, "probe:%llu%n", &k, &used) == 1 && !s[used] && k > 0) {
+    if (!strncmp(s, "probe:", 6)) {
+        if (s[6] < '1' || s[6] > '9' || sscanf(s, "probe:%llu%n", &k, &used) != 1 || s[used] ||
+            k > 1000000)
+            return sg_errf(err,
+                           "'%s': probe:K needs K, the reasoning tokens between forks, from 1 "
+                           "to 1000000",
+                           s);
         c->policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1};
         c->probe_tokens = k;
         return 0;
     }
-    return sg_policy_parse(s, &c->policy, err);
+    if (sg_policy_parse(s, &c->policy, err) == 0) return 0;
+    if (!strncmp(s, "parallel:", 9)) return -1; /* its own message: parallel:N's range */
+    return sg_errf(err, "'%s' is not a policy (specgen, sequential, parallel:N, probe:K)", s);
 }
 
 #define BIN_S 2.0 /* the utilisation trace's bins, virtual seconds */
@@ -306,7 +314,7 @@ int sg_cmd_sim(int argc, char **argv) {
          NULL, 0},
         {"tasks", SG_OPT_INT, &tasks, "N", "tasks to run", "50", NULL, 0},
         {"concurrency", SG_OPT_INT, &concurrency, "N",
-         "tasks at once (the next starts when one ends)", "all", NULL, 0},
+         "tasks at once (the next starts when one ends; 0: all)", "all", NULL, 0},
         {"target", SG_OPT_DOUBLE, &c.target, "X", "target speedup", "the workload's", NULL, 0},
         {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL, 0},
         {"budget-time", SG_OPT_DURATION, &c.budget_ns, "T", "each task's time (virtual)", "2h",
@@ -379,7 +387,7 @@ int sg_cmd_sim(int argc, char **argv) {
                            (long long)instances);
     if (in_flight < 0 || in_flight > 1024)
         return sg_cli_fail(&spec, 2, "--in-flight: '%lld' must be 1..1024", (long long)in_flight);
-    if (c.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be 0 or more");
+    if (c.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be above 0");
     c.in_flight = (int)in_flight;
     if (sweep && (plots || md))
         return sg_cli_fail(&spec, 2, "--sweep prints its ranking only (no --plots, no --markdown)");

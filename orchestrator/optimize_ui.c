@@ -148,6 +148,10 @@ void sg_ui_summary(sg_ui *ui, const sg_task_stats *s, const char *best_path, con
     if (s->forks_failed)
         fprintf(o, "fork error:   %.600s%s\n", s->fork_error,
                 s->forks_refused ? " (the endpoint refuses forks: no more were started)" : "");
+    if (s->first_token_timeouts)
+        fprintf(o, "llm stalls:   %d generation%s got no first token in time: %.600s\n",
+                s->first_token_timeouts, s->first_token_timeouts == 1 ? "" : "s",
+                s->first_token_error);
     fprintf(o, "tokens:       %llu reasoning, %llu in forks, %llu in all\n",
             (unsigned long long)s->reasoning_tokens, (unsigned long long)s->fork_tokens,
             (unsigned long long)s->tokens_total);

@@ -22,6 +22,7 @@ static void summarize(const sg_llm_result *r, sg_gen_summary *s) {
     s->cached_tokens = (uint64_t)r->usage.cached_tokens;
     s->cached_reported = r->usage.cached_reported;
     s->http_status = r->http_status;
+    s->first_token_timeout = r->first_token_timeout;
     snprintf(s->finish, sizeof s->finish, "%s", r->finish_reason[0] ? r->finish_reason : "stop");
 }
 

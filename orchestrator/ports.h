@@ -31,12 +31,13 @@ typedef struct sg_gen sg_gen; /* a running generation, owned by the port */
 
 typedef struct sg_gen_summary {
     uint64_t prompt_tokens, reasoning_tokens, content_tokens;
-    int estimated;          /* token counts estimated, not reported by the server */
-    uint64_t cached_tokens; /* of prompt_tokens, served from the server's prefix cache */
-    int cached_reported;    /* the server reported cached_tokens for this generation */
-    char finish[32];        /* "stop", "length", "abort", "client-abort", "error" */
-    char error[512];        /* non-empty when the generation failed */
-    int http_status;        /* the server's answer when it refused the request, else 0 or 200 */
+    int estimated;           /* token counts estimated, not reported by the server */
+    uint64_t cached_tokens;  /* of prompt_tokens, served from the server's prefix cache */
+    int cached_reported;     /* the server reported cached_tokens for this generation */
+    char finish[32];         /* "stop", "length", "abort", "client-abort", "error" */
+    char error[512];         /* non-empty when the generation failed */
+    int http_status;         /* the server's answer when it refused the request, else 0 or 200 */
+    int first_token_timeout; /* failed: no token came within the first-token timeout */
 } sg_gen_summary;
 
 typedef struct sg_gen_events {

@@ -26,6 +26,7 @@ void sg_run_config_default(sg_run_config *c) {
     c->policy = (sg_policy){.kind = SG_POLICY_SPECGEN, .streams = 1, .fork = 1};
     c->budget_ns = 30LL * 60 * SG_SEC;
     c->budget_tokens = 500000;
+    c->first_token_timeout_ns = SG_RUN_FIRST_TOKEN_TIMEOUT_S * SG_SEC;
     c->iterations = 5;
     c->early_stop = 0; /* no cut on a gain: measured (docs/eval.md); --early-stop turns it on */
     c->log_name = "specgen optimize";

@@ -31,6 +31,7 @@
 #include "profiler/feedback.h"
 #include "validator/validator.h"
 
+#define SG_RUN_FIRST_TOKEN_TIMEOUT_S 300 /* --first-token-timeout: a long prompt's prefill */
 #define SG_RUN_DEVICE_AUTO (-1) /* cuda when a driver and a cuda baseline exist, else opencl */
 
 typedef struct sg_run_config {
@@ -57,10 +58,11 @@ typedef struct sg_run_config {
     int iterations;               /* 5 */
     int early_stop;               /* 0: an iteration ends early only at the target */
     const char *log_name;         /* "specgen optimize" */
-    const char *db;        /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
-    int max_per_endpoint;  /* running streams per LLM endpoint; 0: no cap */
-    int quiet;             /* no progress lines or summary on stderr (a campaign's tasks) */
-    const char *pool_urls; /* agents whose slots join the pool (pool.h); NULL: none */
+    const char *db;       /* the results database: SG_RESULTS_DEFAULT_DB; "" or "none": off */
+    int max_per_endpoint; /* running streams per LLM endpoint; 0: no cap */
+    int64_t first_token_timeout_ns; /* a stream with no token after this fails: 300 s */
+    int quiet;                   /* no progress lines or summary on stderr (a campaign's tasks) */
+    const char *pool_urls;       /* agents whose slots join the pool (pool.h); NULL: none */
     const char *pool_token_file; /* their bearer token; NULL: none */
     const char *pool_cacert;     /* CA for https agents; NULL: the system's */
     int64_t pool_timeout_ns;     /* an agent silent this long is lost: 5 s */

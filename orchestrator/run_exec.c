@@ -271,6 +271,9 @@ static void write_summary(sg_run_exec *e, const char *best_path) {
         "tokens_total", (json_int_t)f->tokens_total, "elapsed_s", f->ended_ns / 1e9,
         "first_candidate_s", f->first_candidate_ns / 1e9, "best_kernel", best_path);
     json_object_set_new(sum, "forks_failed", json_integer(f->forks_failed));
+    json_object_set_new(sum, "first_token_timeouts", json_integer(f->first_token_timeouts));
+    json_object_set_new(sum, "first_token_timeout_s",
+                        json_real((double)e->c->first_token_timeout_ns / SG_SEC));
     if (f->forks_refused) json_object_set_new(sum, "forks_stopped", json_string(f->fork_error));
     double reuse = sg_task_prefix_reuse(f); /* null: the server did not say */
     json_object_set_new(sum, "prefix_reuse",

@@ -57,7 +57,11 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
         goto fail;
     l->cl = sg_curl_loop_new(loop, err);
     if (!l->cl) goto fail;
-    sg_llm_config lc = {.urls = l->urls, .n_urls = nurls, .max_per_endpoint = c->max_per_endpoint};
+    sg_llm_config lc = {.urls = l->urls,
+                        .n_urls = nurls,
+                        .max_per_endpoint = c->max_per_endpoint,
+                        .first_token_timeout_ns = c->first_token_timeout_ns,
+                        .first_token_option = "--first-token-timeout"};
     l->llm = sg_llm_new(l->cl, &lc, err);
     if (!l->llm) goto fail;
     l->pl = (sg_port_llm){.llm = l->llm,

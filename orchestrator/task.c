@@ -474,6 +474,10 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
     }
     if (g->kind == GEN_REASONING)
         t->reasoning_failures = s->error[0] ? t->reasoning_failures + 1 : 0;
+    if (s->error[0] && s->first_token_timeout) {
+        t->st.first_token_timeouts++;
+        snprintf(t->st.first_token_error, sizeof t->st.first_token_error, "%s", s->error);
+    }
     if (s->error[0]) {
         if (g->kind == GEN_FORK)
             fork_failed(t, g, s);

@@ -57,6 +57,10 @@ typedef struct sg_task_stats {
     int forks_started, forks_done;
     int forks_failed;  /* of forks_done: ended with an error (fork_error: the last one) */
     int forks_refused; /* the endpoint refuses forks (404, 405, 501): no more were started */
+    /* Generations (reasoning or fork) that failed with no token within the first-token
+     * timeout: a stalled server (first_token_error: the last one's message). */
+    int first_token_timeouts;
+    char first_token_error[512];
     /* Prefix reuse of the forks whose usage the server reported: their prompt tokens, those
      * the server served from its prefix cache, and how many forks said so (a fork without
      * prompt_tokens_details counts as 0 cached: vLLM and SGLang omit it then). */

@@ -2,6 +2,8 @@
  * reference workload (sim/workloads/reference.json gives the source of every value). */
 #include "sim/sim.h"
 
+#include "common/json.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,9 +51,9 @@ typedef struct field {
 } field;
 
 int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    if (!j) return sg_errf(err, "workload %s: line %d: %s", path, je.line, je.text);
+    sg_err je;
+    json_t *j = sg_json_load_file(path, &je); /* names the line only where there is one */
+    if (!j) return sg_errf(err, "workload: %s", je.msg);
     const field fields[] = {
         {"instances", NULL, &w->instances},
         {"prefill_tok_s", &w->prefill_tok_s, NULL},
