@@ -5,6 +5,7 @@
 #include "llm/llm_impl.h"
 
 #include "common/log.h"
+#include "common/redact.h"
 #include "llm/llm_chunk.h"
 
 #include <stdlib.h>
@@ -131,7 +132,8 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
          * retry goes to another one when there is one. */
         if (rc != CURLE_OK && s->ep)
             s->ep->down_until = sg_loop_now(llm->loop) + delay + (delay > SG_SEC ? delay : SG_SEC);
-        sg_warn("llm", "%s%s: %s; retry %d of %d in %lld ms", s->ep ? s->ep->base : "", s->url_path,
+        sg_warn("llm", "%s%s: %s; retry %d of %d in %lld ms", s->ep ? s->ep->shown : "",
+                s->url_path,
                 rc != CURLE_OK     ? curl_easy_strerror(rc)
                 : s->status == 429 ? "HTTP 429 (busy)"
                                    : "HTTP 5xx",
@@ -142,7 +144,7 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
         return;
     }
     char msg[1400];
-    const char *where = s->ep ? s->ep->base : "";
+    const char *where = s->ep ? s->ep->shown : "";
     if (s->fail_msg[0])
         snprintf(msg, sizeof msg, "%s%s: %s", where, s->url_path, s->fail_msg);
     else if (rc != CURLE_OK)
@@ -174,7 +176,7 @@ static void on_watchdog(sg_loop *loop, void *arg) {
         return;
     }
     char msg[512];
-    snprintf(msg, sizeof msg, "%s%s: %s after %lld tokens", s->ep ? s->ep->base : "", s->url_path,
+    snprintf(msg, sizeof msg, "%s%s: %s after %lld tokens", s->ep ? s->ep->shown : "", s->url_path,
              what, (long long)(s->res.reasoning_chunks + s->res.content_chunks));
     end_stream(s, msg);
 }
@@ -199,7 +201,7 @@ static void attempt(sg_llm_stream *s) {
     s->ep = ep;
     ep->running++;
     s->res.attempts++;
-    s->res.endpoint = ep->base;
+    s->res.endpoint = ep->shown;
     s->status = 0;
     s->fail_msg[0] = '\0';
     sg_buf_clear(&s->errbody);
@@ -300,6 +302,7 @@ sg_llm *sg_llm_new(sg_curl_loop *cl, const sg_llm_config *cfg, sg_err *err) {
             sg_llm_free(llm);
             return NULL;
         }
+        llm->eps[i].shown = sg_redact_url(llm->eps[i].base);
     }
     const char *key = cfg->api_key;
     if (!key || !*key) key = getenv("SPECGEN_API_KEY");
@@ -319,7 +322,10 @@ void sg_llm_free(sg_llm *llm) {
         detach(llm->head);
         stream_free(llm->head);
     }
-    for (size_t i = 0; i < llm->n_eps; i++) free(llm->eps[i].base);
+    for (size_t i = 0; i < llm->n_eps; i++) {
+        free(llm->eps[i].base);
+        free(llm->eps[i].shown);
+    }
     free(llm->eps);
     if (llm->auth_header) explicit_bzero(llm->auth_header, strlen(llm->auth_header));
     free(llm->auth_header);

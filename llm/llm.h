@@ -105,7 +105,7 @@ typedef struct sg_llm_result {
                           for requests with trigger_ns > 0 (it costs a debug callback) */
     int attempts;
     int http_status;      /* the last attempt's HTTP status (0: none came) */
-    const char *endpoint; /* borrowed from the client */
+    const char *endpoint; /* borrowed from the client; without credentials */
     const char *dialect;  /* detected from the stream (static string) */
 } sg_llm_result;
 

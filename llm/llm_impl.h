@@ -11,6 +11,7 @@
 
 typedef struct sg_llm_endpoint {
     char *base;         /* ".../v1", no trailing slash */
+    char *shown;        /* base without credentials: for messages, events, results */
     int running;        /* streams sent here and not ended */
     int64_t down_until; /* loop time before which a connect failure sidelines it */
 } sg_llm_endpoint;

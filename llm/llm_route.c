@@ -2,6 +2,8 @@
  * connection) and retry delays (exponential, full jitter in the upper half). */
 #include "llm/llm_impl.h"
 
+#include "common/redact.h"
+
 #include <string.h>
 
 sg_llm_endpoint *sg_llm_route_pick(sg_llm *llm) {
@@ -37,7 +39,9 @@ int64_t sg_llm_route_backoff(sg_llm *llm, int attempt) {
 
 char *sg_llm_route_base(const char *url, sg_err *err) {
     if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
-        sg_errf(err, "LLM URL '%s' must start with http:// or https://", url);
+        char shown[512];
+        sg_errf(err, "LLM URL '%s' must start with http:// or https://",
+                sg_redact_url_fit(shown, sizeof shown, url));
         return NULL;
     }
     sg_buf b = {0};
