@@ -14,8 +14,8 @@ static int url_char(char c) {
 }
 
 static int secret_name(const char *p, size_t n) {
-    static const char *const words[] = {"key",  "token",      "secret",   "pass",
-                                        "pwd",  "credential", "signature", "auth"};
+    static const char *const words[] = {"key", "token",      "secret",    "pass",
+                                        "pwd", "credential", "signature", "auth"};
     for (size_t i = 0; i < n; i++)
         for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
             size_t len = strlen(words[w]);

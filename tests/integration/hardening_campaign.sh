@@ -86,10 +86,13 @@ ln -s "$demo/relu_bias" "$out/mix/relu_bias"
 ln -s "$demo/row_sum" "$out/mix/row_sum"
 echo '{' >"$out/mix/$evil/task.json"
 # the lock of a run that uses the folder (the sleep holds it: killing it frees the folder)
-bash -c 'exec 9<"$1" && flock -n 9 && exec sleep 60' _ "$out/mix-out/row_sum" &
+bash -c 'exec 9<"$1" && flock 9 && exec sleep 60' _ "$out/mix-out/row_sum" &
 lockpid=$!
 on_exit "kill $lockpid"
-for _ in $(seq 100); do flock -n "$out/mix-out/row_sum" true || break; sleep 0.05; done
+held=0
+for _ in $(seq 100); do flock -n "$out/mix-out/row_sum" true || { held=1; break; }; sleep 0.05; done
+if [ $held = 1 ]; then ok "(setup) another run holds row_sum's output folder"; else
+    not_ok "(setup) another run holds row_sum's output folder"; fi
 "$SPECGEN" campaign "$out/mix" --speed 20 --db "$out/mix.db" --out "$out/mix-out" >"$out/mix.log" 2>&1
 rc=$?
 sed 's/^/# /' "$out/mix.log"

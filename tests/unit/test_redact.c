@@ -21,7 +21,8 @@ static void test_url_userinfo(void **state) {
     (void)state;
     url_is("http://user:s3cretpw@127.0.0.1:8000", "http://***@127.0.0.1:8000");
     url_is("https://tok@gpu:8000/v1/chat", "https://***@gpu:8000/v1/chat");
-    url_is("http://u:p@a:1,http://b:2,https://x:y@c/v1", "http://***@a:1,http://b:2,https://***@c/v1");
+    url_is("http://u:p@a:1,http://b:2,https://x:y@c/v1",
+           "http://***@a:1,http://b:2,https://***@c/v1");
     url_is("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1");
     url_is("no url here: a@b", "no url here: a@b");
     /* inside a message: the quote ends the URL; the @ of a path is not userinfo */
@@ -87,10 +88,8 @@ static void test_shell_word(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_userinfo),
-        cmocka_unit_test(test_url_query),
-        cmocka_unit_test(test_url_fit),
-        cmocka_unit_test(test_ctrl),
+        cmocka_unit_test(test_url_userinfo), cmocka_unit_test(test_url_query),
+        cmocka_unit_test(test_url_fit),      cmocka_unit_test(test_ctrl),
         cmocka_unit_test(test_shell_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
