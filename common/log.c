@@ -3,6 +3,7 @@
 #include "common/err.h"
 
 #include "common/buf.h"
+#include "common/redact.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,7 +61,10 @@ void sg_log(sg_log_level level, const char *module, const char *fmt, ...) {
         sg_buf_append_json_string(&line, msg);
         sg_buf_append_str(&line, "}\n");
     } else {
-        sg_buf_printf(&line, "%s %-5s %s: %s\n", stamp, level_names[level], module, msg);
+        /* one line per message: a name with a newline in it cannot fake a line */
+        sg_buf_printf(&line, "%s %-5s %s: ", stamp, level_names[level], module);
+        sg_redact_append_ctrl(&line, msg);
+        sg_buf_append_str(&line, "\n");
     }
     if (line.data) {
         ssize_t n = write(g_log.fd, line.data, line.len);

@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "common/cli.h"
+#include "common/redact.h"
 #include "llm/llm.h"
 #include "llm/llm_metrics.h"
 
@@ -92,12 +93,14 @@ static char *first_model(const char *url, sg_err *err) {
     json_t *root =
         rc == CURLE_OK ? json_loadb(body.data ? body.data : "", body.len, 0, NULL) : NULL;
     json_t *id = json_object_get(json_array_get(json_object_get(root, "data"), 0), "id");
+    char shown[512];
+    sg_redact_url_fit(shown, sizeof shown, u.data);
     if (json_is_string(id))
         model = sg_xstrdup(json_string_value(id));
     else if (rc != CURLE_OK)
-        sg_errf(err, "%s: %s", u.data, curl_easy_strerror(rc));
+        sg_errf(err, "%s: %s", shown, curl_easy_strerror(rc));
     else
-        sg_errf(err, "%s lists no model; name one with --model", u.data);
+        sg_errf(err, "%s lists no model; name one with --model", shown);
     json_decref(root);
     sg_buf_free(&u);
     sg_buf_free(&body);
@@ -226,7 +229,10 @@ int sg_cmd_llm_check(int argc, char **argv) {
     run_stream(llm, loop, &req, 0, &full);
     const sg_llm_result *r = &full.res;
     json_t *j = json_object();
-    json_object_set_new(j, "endpoint", json_string(r->endpoint ? r->endpoint : url));
+    char shown[512];
+    json_object_set_new(
+        j, "endpoint",
+        json_string(r->endpoint ? r->endpoint : sg_redact_url_fit(shown, sizeof shown, url)));
     json_object_set_new(j, "api", json_string(completions ? "completions" : "chat"));
     json_object_set_new(j, "model", json_string(model));
     json_object_set_new(j, "ok", json_boolean(!full.failed));

@@ -5,6 +5,7 @@
 #include "llm/llm_impl.h"
 
 #include "common/log.h"
+#include "common/redact.h"
 #include "llm/llm_chunk.h"
 
 #include <stdlib.h>
@@ -344,7 +345,7 @@ sg_llm *sg_llm_new(sg_curl_loop *cl, const sg_llm_config *cfg, sg_err *err) {
             sg_llm_free(llm);
             return NULL;
         }
-        llm->eps[i].shown = sg_llm_route_shown(llm->eps[i].base);
+        llm->eps[i].shown = sg_redact_url(llm->eps[i].base);
     }
     const char *key = cfg->api_key;
     if (!key || !*key) key = getenv("SPECGEN_API_KEY");

@@ -72,9 +72,6 @@ struct sg_llm {
 sg_llm_endpoint *sg_llm_route_pick(sg_llm *llm);
 int64_t sg_llm_route_backoff(sg_llm *llm, int attempt);
 char *sg_llm_route_base(const char *url, sg_err *err);
-/* url without its user:password@ (scheme://user:pw@host/... -> scheme://host/...): a new
- * string. The lead may replace it with a shared redaction function in common/. */
-char *sg_llm_route_shown(const char *url);
 
 /* llm_delta.c: the curl callbacks and what they feed */
 void sg_llm_fail_later(sg_llm_stream *s, const char *fmt, const char *detail);

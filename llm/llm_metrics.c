@@ -1,6 +1,7 @@
 #include "llm/llm_metrics.h"
 
 #include "common/buf.h"
+#include "common/redact.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -64,8 +65,10 @@ int sg_llm_metrics_fetch(const char *base_url, long timeout_ms, sg_llm_metrics *
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(e);
     int out;
+    char shown[512];
     if (rc != CURLE_OK)
-        out = sg_errf(err, "%s: %s", url.data, curl_easy_strerror(rc));
+        out = sg_errf(err, "%s: %s", sg_redact_url_fit(shown, sizeof shown, url.data),
+                      curl_easy_strerror(rc));
     else if (status != 200)
         out = 1;
     else

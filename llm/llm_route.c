@@ -2,6 +2,8 @@
  * connection) and retry delays (exponential, full jitter in the upper half). */
 #include "llm/llm_impl.h"
 
+#include "common/redact.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,23 +45,6 @@ char *sg_llm_route_base(const char *url, sg_err *err) {
     while (b.len && b.data[b.len - 1] == '/') b.data[--b.len] = '\0';
     size_t n = b.len;
     if (!(n >= 3 && !strcmp(b.data + n - 3, "/v1"))) sg_buf_append_str(&b, "/v1");
-    return sg_buf_steal(&b);
-}
-
-char *sg_llm_route_shown(const char *url) {
-    const char *host = strstr(url, "://");
-    host = host ? host + 3 : url;
-    size_t hlen = strcspn(host, "/?#");
-    const char *at = NULL; /* the last '@' of the authority ends the user info */
-    for (size_t i = 0; i < hlen; i++)
-        if (host[i] == '@') at = host + i;
-    sg_buf b = {0};
-    if (at) {
-        sg_buf_append(&b, url, (size_t)(host - url));
-        sg_buf_append_str(&b, at + 1);
-    } else {
-        sg_buf_append_str(&b, url);
-    }
     return sg_buf_steal(&b);
 }
 
@@ -105,7 +90,7 @@ static const char *url_problem(const char *url) {
 int sg_llm_url_check(const char *url, sg_err *err) {
     const char *why = url_problem(url);
     if (!why) return 0;
-    char *shown = sg_llm_route_shown(url);
+    char *shown = sg_redact_url(url);
     sg_errf(err, "LLM URL '%s' %s", shown, why);
     free(shown);
     return -1;

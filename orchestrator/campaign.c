@@ -5,6 +5,7 @@
 #include "common/buf.h"
 #include "common/paths.h"
 #include "common/proc.h"
+#include "common/redact.h"
 #include "common/units.h"
 
 #include <dirent.h>
@@ -21,6 +22,7 @@
 
 typedef struct ctask {
     char name[256], dir[4096], out[4096];
+    int entry; /* its place in suite.json's tasks (-1 in a suite folder) */
     int index; /* in the suite: the pool's task index */
     int state; /* 0 queued, 1 running, 2 ended, 3 skipped */
     int64_t db_task;
@@ -71,7 +73,7 @@ static int is_task(const char *dir) {
     return stat(p, &st) == 0;
 }
 
-static void add_task(campaign *c, const char *dir, int *cap) {
+static void add_task(campaign *c, const char *dir, int entry, int *cap) {
     if (c->n == *cap) {
         *cap = *cap ? 2 * *cap : 16;
         c->t = sg_xrealloc(c->t, (size_t)*cap * sizeof *c->t);
@@ -79,6 +81,7 @@ static void add_task(campaign *c, const char *dir, int *cap) {
     ctask *t = &c->t[c->n++];
     memset(t, 0, sizeof *t);
     snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->entry = entry;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", dir);
     size_t len = strlen(tmp);
@@ -100,7 +103,7 @@ static int list_suite(campaign *c, sg_err *err) {
             if (e->d_name[0] == '.') continue;
             char dir[4200];
             snprintf(dir, sizeof dir, "%s/%s", suite, e->d_name);
-            if (is_task(dir)) add_task(c, dir, &cap);
+            if (is_task(dir)) add_task(c, dir, -1, &cap);
         }
         closedir(d);
     } else {
@@ -126,15 +129,25 @@ static int list_suite(campaign *c, sg_err *err) {
             }
             snprintf(dir, sizeof dir, "%s%s%s", rel[0] == '/' ? "" : bdir, rel[0] == '/' ? "" : "/",
                      rel);
-            if (!is_task(dir)) {
+            if (!is_task(dir)) { /* the message first: rel belongs to j */
+                sg_errf(err, "suite %s: tasks[%zu] '%s' has no task.json", suite, i, rel);
                 json_decref(j);
-                return sg_errf(err, "suite %s: tasks[%zu] '%s' has no task.json", suite, i, rel);
+                return -1;
             }
-            add_task(c, dir, &cap);
+            add_task(c, dir, (int)i, &cap);
         }
         json_decref(j);
     }
     qsort(c->t, (size_t)c->n, sizeof *c->t, by_name);
+    for (int i = 1; i < c->n; i++) /* one output folder and one results row per name */
+        if (!strcmp(c->t[i - 1].name, c->t[i].name)) {
+            const ctask *a = c->t[i - 1].entry < c->t[i].entry ? &c->t[i - 1] : &c->t[i];
+            const ctask *b = a == &c->t[i] ? &c->t[i - 1] : &c->t[i];
+            return sg_errf(err,
+                           "suite %s lists the task %s twice: tasks[%d] (%s) and tasks[%d] (%s); a "
+                           "campaign runs each task once, in OUT/%s: remove one of them",
+                           suite, a->name, a->entry, a->dir, b->entry, b->dir, a->name);
+        }
     int kept = 0;
     for (int i = 0; i < c->n; i++)
         if (!c->cc->glob || fnmatch(c->cc->glob, c->t[i].name, 0) == 0) c->t[kept++] = c->t[i];
@@ -168,14 +181,17 @@ static void status_line(campaign *c) {
 }
 
 static void say(campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line: a task's name (a folder's) or a message that quotes a path cannot start a line
+ * of its own (control characters are escaped). */
 static void say(campaign *c, const char *fmt, ...) {
-    if (c->tty) fprintf(stderr, "\r\033[K");
-    fprintf(stderr, "[%7.1fs] ", (double)(sg_loop_now(c->loop) - c->t0) / SG_SEC);
+    char line[2048], shown[4096];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    sg_vfmt_fit(line, sizeof line, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    if (c->tty) fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "[%7.1fs] %s\n", (double)(sg_loop_now(c->loop) - c->t0) / SG_SEC,
+            sg_redact_ctrl(shown, sizeof shown, line));
     status_line(c);
 }
 
@@ -202,6 +218,35 @@ static void stop_all(campaign *c, const char *why) {
         if (c->t[i].state == 1) sg_run_exec_cancel(c->t[i].exec);
 }
 
+/* The task's row: found (a killed run left it unfinished, or it could not run before:
+ * it starts again, cleanly) or new. */
+static int task_row(campaign *c, ctask *t, sg_err *err) {
+    if (!c->db || t->db_task) return 0;
+    char status[32] = "";
+    int64_t found = sg_results_task_find(c->db, c->id, t->name, status, sizeof status, err);
+    if (found < 0) return -1;
+    if (found > 0) {
+        if (sg_results_task_reset(c->db, found, err) < 0) return -1;
+        t->db_task = found;
+    } else if ((t->db_task = sg_results_task_begin(c->db, c->id, t->name, t->dir, err)) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* This task cannot run (it does not load; its output folder cannot be written or is in use):
+ * say why, record it as skipped with the reason, go on with the others. */
+static int cannot_run(campaign *c, ctask *t, const char *why, sg_err *err) {
+    say(c, "%s: could not run: %s", t->name, why);
+    t->state = 3;
+    c->res->not_run++;
+    sg_port_dev_free(t->pd);
+    t->pd = NULL;
+    sg_run_task_free(&t->t);
+    if (!c->db) return 0;
+    return task_row(c, t, err) < 0 ? -1 : sg_results_task_skip(c->db, t->db_task, why, err);
+}
+
 static int start_task(campaign *c, ctask *t, sg_err *err) {
     t->cfg = *c->base;
     t->cfg.task = t->dir;
@@ -209,30 +254,14 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     t->cfg.out_dir = t->out;
     t->cfg.quiet = 1;
     sg_err e;
-    if (sg_run_task_load(&t->cfg, &t->t, &e) < 0) { /* this task cannot run: say, go on */
-        say(c, "%s: skipped: %s", t->name, e.msg);
-        t->state = 3;
-        c->res->skipped++;
-        sg_run_task_free(&t->t);
-        return 0;
-    }
-    if (c->db) {
-        char status[32] = "";
-        int64_t found = sg_results_task_find(c->db, c->id, t->name, status, sizeof status, err);
-        if (found < 0) return -1;
-        if (found > 0) { /* a killed run left it unfinished: start it again, cleanly */
-            if (sg_results_task_reset(c->db, found, err) < 0) return -1;
-            t->db_task = found;
-        } else if ((t->db_task = sg_results_task_begin(c->db, c->id, t->name, t->dir, err)) < 0) {
-            return -1;
-        }
-    }
+    if (sg_run_task_load(&t->cfg, &t->t, &e) < 0) return cannot_run(c, t, e.msg, err);
+    if (task_row(c, t, err) < 0) return -1;
     t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, &t->port, err);
     if (!t->pd) return -1;
     t->exec =
         sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
-                          &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd}, err);
-    if (!t->exec) return sg_err_prefix(err, "task %s", t->name);
+                          &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd}, &e);
+    if (!t->exec) return cannot_run(c, t, e.msg, err);
     t->state = 1;
     c->running++;
     say(c, "%s: started (%s)", t->name, sg_dev_lang_name(t->t.lang));
@@ -326,6 +355,11 @@ static int open_db(campaign *c, sg_err *err) {
         if (c->cc->resume) return sg_errf(err, "--resume needs the results database (--db)");
         return 0;
     }
+    struct stat st;
+    if (c->cc->resume && stat(path, &st) < 0) /* opening it would create an empty one */
+        return sg_errf(
+            err, "--resume %lld: the results database %s: %s (give the --db of that campaign)",
+            (long long)c->cc->resume, path, strerror(errno));
     if (sg_results_open(path, 0, &c->db, err) < 0) return -1;
     if (c->cc->resume) {
         char suite[4096];
@@ -357,7 +391,8 @@ static int skip_finished(campaign *c, sg_err *err) {
         char status[32] = "";
         int64_t id = sg_results_task_find(c->db, c->id, c->t[i].name, status, sizeof status, err);
         if (id < 0) return -1;
-        if (id > 0 && strcmp(status, "running") && strcmp(status, "cancelled")) {
+        if (id > 0 && strcmp(status, "running") && strcmp(status, "cancelled") &&
+            strcmp(status, "skipped")) {
             c->t[i].state = 3;
             c->res->skipped++;
         }
@@ -394,12 +429,13 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
         goto done;
     sg_pool_on_event(c.pool.sched, on_pool_event, &c);
     c.t0 = sg_loop_now(c.loop);
+    char suite[4096], db[4096];
     fprintf(
         stderr,
         "specgen campaign %lld: %d task%s of %s, %d at a time, %s on %d slot%s, results in %s\n",
-        (long long)c.id, c.n, c.n == 1 ? "" : "s", cc->suite, cc->concurrency,
-        sg_dev_lang_name(lang), c.pool.slots, c.pool.slots == 1 ? "" : "s",
-        c.db ? sg_results_path(c.db) : "(no database)");
+        (long long)c.id, c.n, c.n == 1 ? "" : "s", sg_redact_ctrl(suite, sizeof suite, cc->suite),
+        cc->concurrency, sg_dev_lang_name(lang), c.pool.slots, c.pool.slots == 1 ? "" : "s",
+        sg_redact_ctrl(db, sizeof db, c.db ? sg_results_path(c.db) : "(no database)"));
     if (skip_finished(&c, err) < 0) goto done;
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(c.loop, sfd, SG_EV_READ, on_signal, &c, NULL);
@@ -440,10 +476,11 @@ done:
     if (c.tty) fprintf(stderr, "\r\033[K");
     if (c.pool.sched) sg_pool_on_event(c.pool.sched, NULL, NULL); /* the db closes first */
     if (c.db) {
-        const char *status = rc < 0         ? "error"
-                             : res->stopped ? "stopped"
-                             : res->budget  ? "budget"
-                                            : "done";
+        int none_ran = res->not_run && res->not_run == res->tasks - res->skipped;
+        const char *status = rc < 0 || none_ran ? "error"
+                             : res->stopped     ? "stopped"
+                             : res->budget      ? "budget"
+                                                : "done";
         sg_err e2;
         if (sg_results_campaign_end(c.db, c.id, status, rc < 0 ? &e2 : err) < 0 && rc == 0) rc = -1;
         if (sg_results_close(c.db, rc < 0 ? &e2 : err) < 0 && rc == 0) rc = -1;

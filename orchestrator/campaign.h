@@ -10,9 +10,12 @@
  * ones. Every event goes to the task's events.jsonl and to the database (required for
  * --resume): a resumed campaign skips the tasks that ended and runs again the ones a killed
  * run left unfinished (their partial rows are removed first), so nothing finished is lost
- * or repeated. SIGINT/SIGTERM (watched on the loop) cancel the running tasks, which are
- * recorded as cancelled; the resume command is printed. Progress: a status line on a
- * terminal, one line per task start and end on stderr. */
+ * or repeated. A task that cannot run (it does not load; its output folder cannot be
+ * written or is in use) is said, recorded as skipped with the reason, counted in not_run,
+ * and run again by a resume; a suite.json that lists a task name twice is refused. SIGINT/SIGTERM
+ * (watched on the loop) cancel the running tasks, which are recorded as cancelled; the resume
+ * command is printed. Progress: a status line on a terminal, one line per task start and end on
+ * stderr. */
 #ifndef SG_CAMPAIGN_H
 #define SG_CAMPAIGN_H
 
@@ -31,7 +34,8 @@ void sg_campaign_config_default(sg_campaign_config *c);
 
 typedef struct sg_campaign_result {
     int64_t id;                       /* the campaign's id in the database (0 without one) */
-    int tasks, done, failed, skipped; /* skipped: finished before a resume, or not loadable */
+    int tasks, done, failed, skipped; /* skipped: finished before a resume */
+    int not_run;                      /* could not run (not loadable, output folder): skipped */
     int stopped;                      /* Ctrl-C / SIGTERM */
     int budget;                       /* a campaign budget ended it */
     double best_sum;                  /* sum of the best speedups of the tasks that ran */

@@ -5,8 +5,38 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/optimize_ui.h"
 
+#include "common/redact.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The command that continues campaign id: its suite, --resume ID, then the options it was
+ * given (every one that the run needs: --out, --db, --llm, ...; not an earlier --resume).
+ * URLs lose their credentials (the line is shown); control characters are escaped. */
+static void print_resume(int argc, char **argv, const char *suite, int64_t id) {
+    sg_buf b = {0};
+    int hidden = 0;
+    sg_buf_append_str(&b, "resume:    specgen campaign ");
+    sg_redact_append_shell_word(&b, suite);
+    sg_buf_printf(&b, " --resume %lld", (long long)id);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
+            i++;
+            continue;
+        }
+        if (argv[i] == suite || !strncmp(argv[i], "--resume=", 9)) continue;
+        char *shown = sg_redact_url(argv[i]);
+        hidden |= strcmp(shown, argv[i]) != 0;
+        sg_buf_append_str(&b, " ");
+        sg_redact_append_shell_word(&b, shown);
+        free(shown);
+    }
+    sg_buf_append_str(&b, "\n");
+    if (hidden) sg_buf_append_str(&b, "           (give the credentials hidden as *** again)\n");
+    fputs(b.data, stderr);
+    sg_buf_free(&b);
+}
 
 static const char details[] =
     "SUITE_DIR holds one folder per task (each with task.json: suites/builtin, suites/demo);\n"
@@ -24,14 +54,80 @@ static const char details[] =
     "summary.json}. Ctrl-C (or SIGTERM) cancels the running tasks, records them, and prints\n"
     "the command that resumes; after a crash or SIGKILL, --resume ID continues the campaign\n"
     "without redoing the tasks that ended (an unfinished one runs again from its start).\n"
-    "Exit status: 0 when the campaign ran to its end or its budget, 1 on an error, 2 on bad\n"
-    "usage, 130 when it was stopped.\n"
+    "A task that cannot run (its task.json does not load, its output folder cannot be\n"
+    "written or is in use) is skipped with its reason, recorded as skipped, and run again by\n"
+    "--resume. A task listed twice in a suite.json is refused (each runs once, in OUT/TASK).\n"
+    "Exit status: 0 when the campaign ran to its end or its budget, every task having run;\n"
+    "1 on an error, or when no task could run; 2 on bad usage; 3 when some tasks could not\n"
+    "run (the last line says how many); 130 when it was stopped.\n"
     "\n"
     "Examples:\n"
     "  specgen campaign suites/demo\n"
     "  specgen campaign suites/builtin --tasks 'soft*' --llm http://127.0.0.1:8000 --model "
     "Qwen/Qwen3-8B\n"
     "  specgen campaign suites/builtin --resume 3\n";
+
+/* What the parse cannot check alone: 0, or the exit status of a usage error. */
+static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc, int64_t concurrency,
+                 int64_t max_streams, int64_t resume) {
+    sg_err err;
+    if (sg_run_opts_apply(ro, rc, &err) < 0) return sg_cli_fail(spec, 2, "%s", err.msg);
+    if (concurrency < 1 || concurrency > 256)
+        return sg_cli_fail(spec, 2, "--concurrency: '%lld' must be 1..256", (long long)concurrency);
+    if (max_streams < 0 || max_streams > 4096)
+        return sg_cli_fail(spec, 2, "--max-streams: '%lld' must be 0..4096",
+                           (long long)max_streams);
+    if (resume < 0)
+        return sg_cli_fail(spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
+    return 0;
+}
+
+/* Runs the campaign, prints its end, and returns the exit status (see details). */
+static int run(const sg_cmd_spec *spec, const sg_campaign_config *cc, const sg_run_config *rc,
+               int argc, char **args) {
+    sg_err err;
+    sg_campaign_result res;
+    int ran = sg_campaign_run(cc, rc, &res, &err);
+    if (res.first_token_timeouts)
+        fprintf(stderr,
+                "llm stalls: %d generation%s got no token within the first-token timeout of %g s "
+                "(--first-token-timeout)\n",
+                res.first_token_timeouts, res.first_token_timeouts == 1 ? "" : "s",
+                (double)rc->first_token_timeout_ns / 1e9);
+    char not_run[48] = "";
+    if (res.not_run) snprintf(not_run, sizeof not_run, ", %d could not run", res.not_run);
+    fprintf(stderr, "\n== specgen campaign %lld: %d task%s: %d done, %d failed, %d skipped%s%s%s\n",
+            (long long)res.id, res.tasks, res.tasks == 1 ? "" : "s", res.done, res.failed,
+            res.skipped, not_run, res.stopped ? "; stopped" : "",
+            res.budget ? "; budget spent" : "");
+    if (res.forks_done) { /* the forks' prefix reuse over every task that ran */
+        sg_task_stats ps = {.fork_prompt_tokens = res.fork_prompt_tokens,
+                            .fork_cached_tokens = res.fork_cached_tokens,
+                            .forks_cache_reported = res.forks_cache_reported,
+                            .forks_done = res.forks_done};
+        sg_ui_prefix_reuse(stderr, &ps);
+    }
+    if (res.id > 0) {
+        sg_buf db = {0};
+        if (rc->db) sg_redact_append_shell_word(&db, rc->db);
+        fprintf(stderr, "results:   specgen results tasks --campaign %lld%s%s\n", (long long)res.id,
+                rc->db ? " --db " : "", rc->db ? db.data : "");
+        sg_buf_free(&db);
+    }
+    if (res.id > 0 && (res.stopped || ran < 0 || res.not_run))
+        print_resume(argc, args, cc->suite, res.id);
+    char shown[1200];
+    if (ran < 0) return sg_cli_fail(spec, 1, "%s", sg_redact_ctrl(shown, sizeof shown, err.msg));
+    if (res.stopped) return 130;
+    if (!res.not_run) return 0;
+    if (res.not_run == res.tasks - res.skipped)
+        return sg_cli_fail(spec, 1, "no task could run (%d of %d: the reasons are above)",
+                           res.not_run, res.tasks);
+    fprintf(stderr,
+            "specgen campaign: %d of %d tasks could not run (the reasons are above): exit 3\n",
+            res.not_run, res.tasks);
+    return 3;
+}
 
 int sg_cmd_campaign(int argc, char **argv) {
     sg_run_config rc;
@@ -117,48 +213,19 @@ int sg_cmd_campaign(int argc, char **argv) {
                               1};
     char **pos;
     int npos;
+    char **args = sg_xcalloc((size_t)argc + 1, sizeof *args); /* the parse reorders argv */
+    memcpy(args, argv, (size_t)argc * sizeof *args);
     int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
-    if (rcode == SG_CLI_HELP) return 0;
-    if (rcode) return 2;
-    sg_err err;
-    if (sg_run_opts_apply(&ro, &rc, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (concurrency < 1 || concurrency > 256)
-        return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..256",
-                           (long long)concurrency);
-    if (max_streams < 0 || max_streams > 4096)
-        return sg_cli_fail(&spec, 2, "--max-streams: '%lld' must be 0..4096",
-                           (long long)max_streams);
-    if (resume < 0)
-        return sg_cli_fail(&spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
-    cc.suite = pos[0];
-    cc.concurrency = (int)concurrency;
-    cc.resume = resume;
-    rc.max_per_endpoint = (int)max_streams;
-
-    sg_campaign_result res;
-    int ran = sg_campaign_run(&cc, &rc, &res, &err);
-    if (res.first_token_timeouts)
-        fprintf(stderr,
-                "llm stalls: %d generation%s got no token within the first-token timeout of %g s "
-                "(--first-token-timeout)\n",
-                res.first_token_timeouts, res.first_token_timeouts == 1 ? "" : "s",
-                (double)rc.first_token_timeout_ns / 1e9);
-    fprintf(stderr, "\n== specgen campaign %lld: %d task%s: %d done, %d failed, %d skipped%s%s\n",
-            (long long)res.id, res.tasks, res.tasks == 1 ? "" : "s", res.done, res.failed,
-            res.skipped, res.stopped ? "; stopped" : "", res.budget ? "; budget spent" : "");
-    if (res.forks_done) { /* the forks' prefix reuse over every task that ran */
-        sg_task_stats ps = {.fork_prompt_tokens = res.fork_prompt_tokens,
-                            .fork_cached_tokens = res.fork_cached_tokens,
-                            .forks_cache_reported = res.forks_cache_reported,
-                            .forks_done = res.forks_done};
-        sg_ui_prefix_reuse(stderr, &ps);
+    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc, concurrency, max_streams, resume);
+    if (rcode == SG_CLI_OK) {
+        cc.suite = pos[0];
+        cc.concurrency = (int)concurrency;
+        cc.resume = resume;
+        rc.max_per_endpoint = (int)max_streams;
+        rcode = run(&spec, &cc, &rc, argc, args);
+    } else if (rcode == SG_CLI_HELP) {
+        rcode = 0;
     }
-    if (res.id > 0)
-        fprintf(stderr, "results:   specgen results tasks --campaign %lld%s%s\n", (long long)res.id,
-                rc.db ? " --db " : "", rc.db ? rc.db : "");
-    if (res.id > 0 && (res.stopped || ran < 0))
-        fprintf(stderr, "resume:    specgen campaign %s --resume %lld%s%s\n", cc.suite,
-                (long long)res.id, rc.db ? " --db " : "", rc.db ? rc.db : "");
-    if (ran < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    return res.stopped ? 130 : 0;
+    free(args);
+    return rcode;
 }

@@ -4,10 +4,12 @@
 #include "common/paths.h"
 #include "common/json.h"
 #include "common/proc.h"
+#include "common/redact.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -213,13 +215,16 @@ json_t *sg_run_config_json(const sg_run_config *c) {
                  c->pools.static_profile);
     else
         snprintf(pools, sizeof pools, "elastic");
-    return json_pack("{s:s?,s:s?,s:s,s:s?,s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:I,s:i,s:b}", "task",
-                     c->task, "llm", c->llm_urls, "model", c->model, "template", c->template_name,
-                     "fork_mode", c->fork_mode == SG_FORK_CONTINUE ? "continue" : "completions",
-                     "policy", policy, "pools", pools, "slots_per_device", c->slots_per_device,
-                     "devices", c->devices, "target", c->target, "budget_s",
-                     (double)c->budget_ns / 1e9, "budget_tokens", (json_int_t)c->budget_tokens,
-                     "iterations", c->iterations, "early_stop", c->early_stop);
+    char *llm = sg_redact_url(c->llm_urls); /* stored and shown: no credentials */
+    json_t *j = json_pack(
+        "{s:s?,s:s?,s:s,s:s?,s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:I,s:i,s:b}", "task", c->task, "llm", llm,
+        "model", c->model, "template", c->template_name, "fork_mode",
+        c->fork_mode == SG_FORK_CONTINUE ? "continue" : "completions", "policy", policy, "pools",
+        pools, "slots_per_device", c->slots_per_device, "devices", c->devices, "target", c->target,
+        "budget_s", (double)c->budget_ns / 1e9, "budget_tokens", (json_int_t)c->budget_tokens,
+        "iterations", c->iterations, "early_stop", c->early_stop);
+    free(llm);
+    return j;
 }
 
 /* The results database of one optimize run: a campaign of one task. */

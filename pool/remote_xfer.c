@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/curl_loop.h"
 #include "common/log.h"
+#include "common/redact.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -149,8 +150,13 @@ static int add_url(char *u, char ***urls, int *n, const char *where, sg_err *err
     while (len && strchr(" \t\r/", u[len - 1])) u[--len] = 0;
     if (!len || u[0] == '#') return 0;
     if ((strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) || strchr(u, ' ') || len > 400 ||
-        !strchr(u, ':') || strlen(strchr(u, ':') + 3) == 0)
-        return sg_errf(err, "--pool %s: '%s' is not an http:// or https:// URL", where, u);
+        !strchr(u, ':') || strlen(strchr(u, ':') + 3) == 0) {
+        char *w = sg_redact_url(where), *shown = sg_redact_url(u);
+        sg_errf(err, "--pool %s: '%s' is not an http:// or https:// URL", w, shown);
+        free(w);
+        free(shown);
+        return -1;
+    }
     if (*n == 256) return sg_errf(err, "--pool %s: at most 256 agents", where);
     *urls = sg_xrealloc(*urls, (size_t)(*n + 1) * sizeof **urls);
     (*urls)[(*n)++] = sg_xstrdup(u);

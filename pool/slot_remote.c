@@ -8,6 +8,7 @@
 #include "common/buf.h"
 #include "common/curl_loop.h"
 #include "common/json.h"
+#include "common/redact.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ typedef struct bundle {
 struct agent {
     sg_pool_remote *owner;
     char url[420], label[300];
+    char shown[420]; /* url without credentials: for messages */
     int n;
     rslot *s;
     int up;
@@ -130,12 +132,12 @@ static bundle *bundle_for(sg_pool_remote *r, const char *dir, sg_err *err) {
 /* ---- the start: ask every agent for its slots ---- */
 static int parse_status(agent *ag, const char *body, int *nslots, json_t **slots, sg_err *err) {
     sg_err e;
-    json_t *j = sg_json_parse(body, strlen(body), ag->url, &e);
+    json_t *j = sg_json_parse(body, strlen(body), ag->shown, &e);
     json_t *list = j ? json_object_get(j, "slots") : NULL;
     const char *inst = j ? json_string_value(json_object_get(j, "instance")) : NULL;
     if (!j || !json_is_array(list) || !inst) {
         json_decref(j);
-        return sg_errf(err, "%s/v1/status: not a specgen pool agent's status (%s)", ag->url,
+        return sg_errf(err, "%s/v1/status: not a specgen pool agent's status (%s)", ag->shown,
                        j ? "no slots or instance" : e.msg);
     }
     snprintf(ag->instance, sizeof ag->instance, "%s", inst);
@@ -158,14 +160,14 @@ static int connect_agent(sg_pool_remote *r, agent *ag, sg_err *err) {
         if (body && status == 200) break;
         if (body && status == 401) {
             free(body);
-            return sg_errf(err, "--pool %s: the agent wants a token%s (--pool-token-file)", ag->url,
-                           r->token ? ", and not the one given" : "");
+            return sg_errf(err, "--pool %s: the agent wants a token%s (--pool-token-file)",
+                           ag->shown, r->token ? ", and not the one given" : "");
         }
         if (body) snprintf(e.msg, sizeof e.msg, "HTTP %ld: %.200s", status, body);
         free(body);
         body = NULL;
         if (sg_loop_now(r->loop) >= until)
-            return sg_errf(err, "--pool %s: no answer within %.0f s: %s", ag->url, wait, e.msg);
+            return sg_errf(err, "--pool %s: no answer within %.0f s: %s", ag->shown, wait, e.msg);
         struct timespec ts = {0, 200 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -177,13 +179,13 @@ static int connect_agent(sg_pool_remote *r, agent *ag, sg_err *err) {
     sg_dev_lang want = (sg_dev_lang)r->cfg.lang, got;
     if (!lang || sg_dev_lang_parse(lang, &got, err) < 0 || got != want) {
         sg_errf(err, "--pool %s: the agent runs %s devices, but this run validates %s kernels",
-                ag->url, lang ? lang : "unknown", sg_dev_lang_name(want));
+                ag->shown, lang ? lang : "unknown", sg_dev_lang_name(want));
         json_decref(st);
         return -1;
     }
     if (ag->n < 1) {
         json_decref(st);
-        return sg_errf(err, "--pool %s: the agent has no slots", ag->url);
+        return sg_errf(err, "--pool %s: the agent has no slots", ag->shown);
     }
     ag->s = sg_xcalloc((size_t)ag->n, sizeof *ag->s);
     json_t *list = json_object_get(st, "slots");
@@ -230,8 +232,12 @@ int sg_pool_remote_new(sg_loop *loop, const sg_pool_remote_config *cfg, sg_pool_
         agent *ag = &r->ag[i];
         ag->owner = r;
         snprintf(ag->url, sizeof ag->url, "%s", urls[i]);
+        sg_redact_url_fit(ag->shown, sizeof ag->shown, urls[i]);
         const char *h = strstr(urls[i], "://") + 3;
-        snprintf(ag->label, sizeof ag->label, "%.*s", (int)strcspn(h, "/"), h);
+        size_t hl = strcspn(h, "/?#");
+        const char *at = memrchr(h, '@', hl); /* the label is host:port, never user:password */
+        if (at) hl -= (size_t)(at + 1 - h), h = at + 1;
+        snprintf(ag->label, sizeof ag->label, "%.*s", (int)hl, h);
         ag->backoff_s = 0.25;
         rc = connect_agent(r, ag, err);
     }

@@ -288,9 +288,27 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err) {
     char sql[160];
     snprintf(sql, sizeof sql,
              "UPDATE task SET status = 'running', ended = NULL, best_speedup = NULL, "
-             "best_candidate = NULL WHERE id = %lld",
+             "best_candidate = NULL, error = NULL WHERE id = %lld",
              (long long)task);
     return sg_results_exec(r, sql, err);
+}
+
+int sg_results_task_skip(sg_results *r, int64_t task, const char *why, sg_err *err) {
+    if (sg_results_begin_write(r, err) < 0) return -1;
+    char now[32];
+    sg_results_now(now);
+    sqlite3_stmt *st;
+    int ok = 0;
+    if (sqlite3_prepare_v2(r->db,
+                           "UPDATE task SET status = 'skipped', ended = ?, error = ? WHERE id = ?",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, now, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, why, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, task);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+    }
+    return ok ? 0 : sg_results_fail(r, "cannot record the task", err);
 }
 
 int sg_results_task_prefix(sg_results *r, int64_t task, int64_t fork_prompt_tokens,

@@ -72,6 +72,9 @@ int64_t sg_results_task_find(sg_results *r, int64_t campaign, const char *name, 
                              size_t n, sg_err *err);
 /* A task that did not end (a killed run) starts again: its rows are removed. */
 int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
+/* A task that could not run (it does not load, its output folder cannot be written or is
+ * in use): status skipped, the reason in its error. A resumed campaign runs it again. */
+int sg_results_task_skip(sg_results *r, int64_t task, const char *why, sg_err *err);
 
 /* The task's token totals (the summary's), at its end. */
 int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens, int64_t tokens,

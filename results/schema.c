@@ -24,7 +24,7 @@ static const char *const migrations[] = {
     "  target REAL,"
     "  started TEXT NOT NULL,"
     "  ended TEXT,"
-    "  status TEXT NOT NULL," /* running | target | budget_* | error | cancelled */
+    "  status TEXT NOT NULL," /* running | target | budget_* | error | cancelled | skipped */
     "  best_speedup REAL,"
     "  best_candidate INTEGER," /* candidate.n; 0: the baseline */
     "  baseline_ns REAL,"

@@ -46,7 +46,7 @@ for u in htp://x http://:8000 http://h:0 http://h:99999 'http://h:80x' 'http://a
         ok "optimize --llm '$u': a usage error at option parsing (exit 2, before any device is probed)"
     else not_ok "optimize --llm '$u': a usage error at option parsing"; printf '#   exit %s: %s\n' "$rc" "${out//$'\n'/ | }"; fi
 done
-check_output "a malformed --llm URL is shown without its password" "LLM URL 'http://h:70000' has a port" \
+check_output "a malformed --llm URL is shown without its password" "LLM URL 'http://\*\*\*@h:70000' has a port" \
     "$SPECGEN" campaign suites/demo --llm http://u:s3cret@h:70000 --model m --db none --out "$t/z"
 check_fails "llm-check --llm htp://x: exit 2" 2 "$SPECGEN" llm-check --llm htp://x
 
@@ -74,7 +74,7 @@ t0=$(date +%s%N)
 rc=$?
 secs=$((($(date +%s%N) - t0) / 1000000000))
 check_output "optimize: a late first token is warned about, naming the URL and the timeout" \
-    "warn +llm: http://127\.0\.0\.1:$SPORT/v1/chat/completions: no token yet after 1 s .*first-token timeout of 2 s \(--first-token-timeout\)" \
+    "warn +llm: http://\*\*\*@127\.0\.0\.1:$SPORT/v1/chat/completions: no token yet after 1 s .*first-token timeout of 2 s \(--first-token-timeout\)" \
     cat "$t/opt.log"
 check_output "optimize: the error names the first-token timeout's value and option" \
     'error: .*no token within the first-token timeout of 2 s \(--first-token-timeout\)' cat "$t/opt.log"
