@@ -547,9 +547,13 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     if (sg_dev_lang_of_path(path, &lang) < 0)
         return sg_errf(err, "%s: expected a .cu or .cl file", path);
     sg_buf src = {0}, clean = {0}, body = {0}, lines = {0}, kept = {0};
-    if (sg_buf_read_file_max(&src, path, SG_SOURCE_MAX) < 0) {
-        char why[sizeof err->msg];
-        return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
+    if (sg_val_read_source(path, &src, err) < 0) {
+        sg_buf_free(&src);
+        return -1;
+    }
+    if (sg_val_check_text(src.data ? src.data : "", src.len, err) < 0) { /* before any write */
+        sg_buf_free(&src);
+        return sg_err_prefix(err, "%s", path);
     }
     sg_buf_append(&src, "", 0);
     sg_val_strip_comments(src.data, src.len, &clean);

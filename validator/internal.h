@@ -36,6 +36,7 @@ typedef struct sg_val_source {
     char *src;
     sg_val_plan plan;
     sg_be_prog *prog;
+    int baseline_plan; /* a candidate without //@launch lines: it runs the baseline's plan */
 } sg_val_source;
 
 /* Reference then candidate at shape s with inputs drawn from seed and each input

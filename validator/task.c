@@ -343,6 +343,11 @@ int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err) {
     return rc;
 }
 
+int sg_val_task_load_cli(const char *dir, sg_val_task *t, sg_err *err) {
+    if (sg_val_task_load(dir, t, err) < 0) return sg_err_prefix(err, "invalid task");
+    return 0;
+}
+
 void sg_val_task_free(sg_val_task *t) {
     free(t->dir);
     free(t->name);

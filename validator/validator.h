@@ -146,6 +146,10 @@ int sg_val_task_ndist(const sg_val_task *t);
 int sg_val_task_roofline(const sg_val_task *t, const sg_val_sizes *s, double *bytes, double *flops,
                          sg_err *err);
 void sg_val_task_free(sg_val_task *t);
+/* Loads the task of a command line (validate, profile) before any candidate is judged:
+ * a task's own fault is "invalid task: ...", the caller's bad input (exit 2), never a
+ * candidate's verdict. */
+int sg_val_task_load_cli(const char *dir, sg_val_task *t, sg_err *err);
 
 /* ---- launch plans ---- */
 typedef struct sg_val_launch {
@@ -181,6 +185,13 @@ void sg_val_plan_free(sg_val_plan *p);
  * toolkit's own headers for CUDA); the message names the offending line. */
 int sg_val_check_source(const char *src, size_t len, sg_dev_lang lang, const char *task_dir,
                         sg_err *err);
+/* A kernel source is text: no NUL byte, valid UTF-8 (it goes into prompts and JSON); the
+ * message names the line and the offset of the first bad byte. */
+int sg_val_check_text(const char *src, size_t len, sg_err *err);
+/* Read a kernel file named on a command line (task init, validate, profile): a FIFO, a
+ * socket or a folder is refused before it is opened (a FIFO without a writer would
+ * block); a device is read up to the limit. The message names the path. */
+int sg_val_read_source(const char *path, sg_buf *out, sg_err *err);
 /* The hash of a source: common/srcnorm.h's sg_srcnorm_key. */
 
 /* ---- results ---- */
