@@ -98,9 +98,11 @@ int sg_cmd_validate(int argc, char **argv) {
     o.compile_timeout_ms = ctimeout / 1000000;
     sg_val_task task; /* a task's own fault is no candidate's verdict */
     if (sg_val_task_load_cli(pos[0], &task, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
-    sg_val_task_free(&task);
     sg_val_pool *pool;
-    if (sg_val_pool_new(&o, &pool, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (sg_val_pool_new(&o, &pool, &err) < 0) {
+        sg_val_task_free(&task);
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    }
     int failed = 0, n = npos > 1 ? npos - 1 : 1;
     for (int i = 0; i < n; i++) {
         const char *path = npos > 1 ? pos[1 + i] : NULL;
@@ -108,6 +110,7 @@ int sg_cmd_validate(int argc, char **argv) {
         if (path && read_candidate(path, &cand, &err) < 0) {
             sg_buf_free(&cand);
             sg_val_pool_free(pool);
+            sg_val_task_free(&task);
             return sg_cli_fail(&spec, 1, "candidate %s", err.msg);
         }
         sg_val_job job = {.task_dir = pos[0],
@@ -120,6 +123,7 @@ int sg_cmd_validate(int argc, char **argv) {
         sg_buf_free(&cand);
         if (rc < 0) {
             sg_val_pool_free(pool);
+            sg_val_task_free(&task);
             return sg_cli_fail(&spec, 1, "%s", err.msg);
         }
         if (json) {
@@ -140,6 +144,13 @@ int sg_cmd_validate(int argc, char **argv) {
             sg_val_result_print(&r, stdout);
             if (r.verdict == SG_VAL_NO_DEVICE && o.device == SG_DEV_CUDA)
                 sg_val_say_alternatives(pos[0], 1);
+            if (!path && task.nguess && r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED &&
+                r.verdict != SG_VAL_NO_DEVICE) {
+                printf("the baseline failed its own reference; task init guessed these, and any "
+                       "of them can cause it (check them in %s/task.json):\n",
+                       pos[0]);
+                for (int g = 0; g < task.nguess; g++) printf("  - %s\n", task.guesses[g]);
+            }
         }
         fflush(stdout);
         failed += r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED;
@@ -148,5 +159,6 @@ int sg_cmd_validate(int argc, char **argv) {
         printf("%d of %d candidates passed (or compiled); worker started %d time(s)\n", n - failed,
                n, sg_val_pool_spawns(pool, 0));
     sg_val_pool_free(pool);
+    sg_val_task_free(&task);
     return failed ? 1 : 0;
 }

@@ -80,6 +80,9 @@ typedef struct sg_val_dist {
     double a, b;        /* uniform(a,b), normal(a,b), randint(a,b), const(a), outliers(a,b,..) */
     double frac, scale; /* outliers */
     char text[64];      /* as written (or the default's text), for messages */
+    /* randint(lo,hi) with size expressions (randint(0,V-1): an index buffer's values follow
+     * the size they index): evaluated at each shape; "" when lo and hi are numbers */
+    char lo[64], hi[64];
 } sg_val_dist;
 
 #define SG_VAL_MAX_DISTS 8 /* input distributions of one buffer */
@@ -135,6 +138,10 @@ typedef struct sg_val_task {
     double bytes_value, flops_value;
     int bytes_auto;
     sg_val_compute compute; /* "compute"; AUTO when absent */
+    /* "guesses": what `task init` guessed and the kernel's body does not prove (shown when
+     * the baseline fails its own reference) */
+    int nguess;
+    char **guesses;
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);

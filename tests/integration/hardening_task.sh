@@ -59,6 +59,55 @@ check_output "task init: a non-UTF-8 kernel is refused, naming the byte" \
     "$SPECGEN" task init "$t/latin1.cl" --out "$t/latin1"
 check_output "  ... before anything is written: no folder" '^absent$' bash -c "test -e $t/latin1 && echo present || echo absent"
 
+# ---- 24.7: task init's counts, 2-D launches, index ranges and guesses ----
+init() { "$SPECGEN" task init "$@" 2>&1; }
+check_output "a row pointer offset by idx*T (idx < n*T, row[t], t < T) counts n*T*T" \
+    'count of out: n\*T\*T elements.*count of scores: n\*T\*T elements' \
+    bash -c "$(declare -f init); init $fx/row_offset.cu --out $t/rows | tr '\n' ' '"
+check_output "a 2-D tiled matmul (CUDA): counts M*K, N*K, M*N, C out, a 2-D grid from both guards and the tile" \
+    'count of A: M\*K .*count of B: N\*K .*count of C: M\*N .*grid=ceil_div\(N,16\),ceil_div\(M,16\) block=16,16.*buffer C: out f32' \
+    bash -c "$(declare -f init); init $fx/tiled_matmul.cu --out $t/mmcu | tr '\n' ' '"
+check_output "  ... which proves it: no guess listed" '^none$' \
+    bash -c "grep -q '\"guesses\"' $t/mmcu/task.json && echo some || echo none"
+if [ $have_nvrtc = 1 ]; then
+    check_output "  ... and both compile with NVRTC" '^compiled.*compiled' bash -c \
+        "$SPECGEN validate $t/mmcu --device cuda --compile-only --arch sm_90a | head -1; $SPECGEN validate $t/rows --device cuda --compile-only --arch sm_90a | head -1"
+fi
+check_output "a 2-D tiled matmul (OpenCL, get_group_id * TILE): grid=ceil_div(N,8),ceil_div(M,8) block=8,8" \
+    'launch: mm_tiles grid=ceil_div\(N,8\),ceil_div\(M,8\) block=8,8' init $fx/tiled_matmul.cl --out $t/mmcl
+check_output "an embedding table indexed by ids: its rows are the unused integer, shown as a guess" \
+    'count of table: vocab\*width elements \(its rows: .*a guess\).*guesses the body does not prove .*  - count of table: vocab\*width' \
+    bash -c "$(declare -f init); init $fx/token_embed.cl --out $t/emb | tr '\n' ' '"
+check_output "  ... task.json keeps the guesses" '"guesses": \[ +"count of table: vocab\*width' bash -c "tr -d '\n' <$t/emb/task.json"
+check_output "  ... the index buffer's values follow the size they index at every shape" \
+    '"init": "randint\(0,vocab-1\)"' cat $t/emb/task.json
+sed 's/int rows, int vocab, int width/int rows, int width/' $fx/token_embed.cl >"$t/emb_v.cl"
+check_output "with --count table=V*width: ids get randint(0,V-1), not randint(0,100)" \
+    'init of ids: randint\(0,V-1\): its values index table, whose rows are V at every shape' \
+    init "$t/emb_v.cl" --count table=V*width --size V=50257 --out $t/embv
+check_output "  ... the check shapes shrink V (to 1 and 9)" '"V": 1 *\}.*"V": 9' bash -c "tr -d '\n' <$t/embv/task.json"
+check_output "the unguarded kernel's guesses: launch, counts, scalar" \
+    '  - launch: grid=1 block=256.*  - count of x: 1 \(no index seen.*  - scalar len = 1' \
+    bash -c "$(declare -f init); init $fx/unguarded.cl --out $t/ung | tr '\n' ' '"
+# randint with size expressions: checked at load at every shape
+cp -r $t/embv $t/embv0 && sed -i 's/"randint(0,V-1)"/"randint(0,V-2)"/' $t/embv0/task.json
+check_output "randint(0,V-2) at a check shape with V=1 is refused at load, naming the shape" \
+    'invalid task: .*buffers\[1\]": at shape "check_sizes\[0\]": init "randint\(0,V-2\)": lo 0 is above hi -1' \
+    "$SPECGEN" validate $t/embv0 --device opencl
+sed -i 's/"randint(0,V-2)"/"randint(0,Q-1)"/' $t/embv0/task.json
+check_output "  ... and an unknown size in it is named" "invalid task: .*init \"randint\(0,Q-1\)\".*unknown size name 'Q'" \
+    "$SPECGEN" validate $t/embv0 --device opencl
+if [ $have_cl = 1 ]; then
+    check_output "the OpenCL tiled matmul validates on PoCL with the inferred 2-D launch" '^pass' "$SPECGEN" validate $t/mmcl
+    check_output "the embedding task validates on PoCL (ids stay inside the table at vocab=1, 9, 256)" '^pass' "$SPECGEN" validate $t/emb
+    check_output "the V-hinted task validates on PoCL (ids inside V at V=1 and 9)" '^pass' "$SPECGEN" validate $t/embv
+    check_output "a baseline that fails its own reference lists task init's guesses" \
+        '^out_of_bounds: .*the baseline failed its own reference; task init guessed these.*  - launch: grid=1 block=256.*  - count of y: 1' \
+        bash -c "$SPECGEN validate $t/ung | tr '\n' ' '"
+else
+    skip "the inferred tasks on PoCL" "no OpenCL platform"
+fi
+
 # ---- 24.9: __has_include probes follow the #include rules ----
 probe() { # NAME LANG: a candidate of the task (vector_scale) that probes NAME
     { printf '#if __has_include(%s)\n#error found\n#endif\n' "$1"; grep -v '^//@' $task/baseline.$2; } >"$t/probe.$2"
