@@ -29,7 +29,8 @@ static const char details[] =
     "every\n"
     "input set are checked again, so a kernel that remembers results is caught.\n"
     "\n"
-    "Exit status: 0 timed, 1 the candidate is wrong or could not be timed, 2 usage error.\n"
+    "Exit status: 0 timed, 1 the candidate is wrong or could not be timed, 2 usage error or\n"
+    "an invalid task (task.json or its files are wrong).\n"
     "\n"
     "Examples:\n"
     "  specgen profile suites/builtin/softmax my_softmax.cl\n"
@@ -191,13 +192,17 @@ int sg_cmd_profile(int argc, char **argv) {
         return sg_cli_fail(&spec, 1, "%s", err.msg);
     sg_feedback_templates fb;
     if (sg_feedback_load(prompts, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    sg_val_task task; /* a task's own fault is no candidate's verdict */
+    if (sg_val_task_load_cli(pos[0], &task, &err) < 0) {
+        sg_feedback_free(&fb);
+        return sg_cli_fail(&spec, 2, "%s", err.msg);
+    }
+    sg_val_task_free(&task);
     sg_buf cand = {0};
-    if (sg_buf_read_file_max(&cand, pos[1], SG_SOURCE_MAX) < 0) {
-        char why[1024];
-        sg_read_error(why, sizeof why, pos[1], SG_SOURCE_MAX);
+    if (sg_val_read_source(pos[1], &cand, &err) < 0) {
         sg_feedback_free(&fb);
         sg_buf_free(&cand);
-        return sg_cli_fail(&spec, 1, "candidate %s", why);
+        return sg_cli_fail(&spec, 1, "candidate %s", err.msg);
     }
     po.run_timeout_ms = timeout / 1000000;
     po.compile_timeout_ms = ctimeout / 1000000;

@@ -87,7 +87,7 @@ static int make_sets(prof *p, sg_err *err) {
                 return -1;
             p->in_bytes[i] = bytes;
             unsigned char *img = sg_xmalloc(GUARD + bytes + GUARD);
-            sg_val_fill(&rng, &t->buf[i], k, img + GUARD, n); /* set k: distribution k */
+            sg_val_fill(&rng, &t->buf[i], k, p->s, img + GUARD, n); /* set k: distribution k */
             memcpy(img, p->guard, GUARD);
             memcpy(img + GUARD + bytes, p->guard, GUARD);
             p->in_host[k][i] = sg_xmalloc(bytes + 1);

@@ -163,6 +163,7 @@ int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, s
             sg_buf_append_str(&b, cand->src);
             if (cand->src[job->candidate_len - 1] != '\n') sg_buf_append(&b, "\n", 1);
             if (bsrc) plan_lines(bsrc, &b);
+            cand->baseline_plan = bsrc != NULL;
             free(bsrc);
             free(cand->src);
             cand->src = sg_buf_steal(&b);
@@ -197,10 +198,17 @@ static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_v
                     sg_val_source *ref, sg_val_result *r) {
     int rc = sg_val_prepare_job(d, t, job, cand, ref, r);
     if (rc < 0) return rc;
+    /* documented (docs/validator.md), and said: the plan that ran is not the candidate's */
+    const char *plan = cand->baseline_plan ? " (no //@launch lines: ran with the baseline's "
+                                             "launch plan)"
+                                           : "";
     if (d->opts.compile_only) {
         sg_val_result_set(r, SG_VAL_COMPILED,
-                          "compiled for %s%s%s; nothing was run (--compile-only)",
-                          sg_dev_lang_name(d->lang), d->arch[0] ? " " : "", d->arch);
+                          "compiled for %s%s%s; nothing was run (--compile-only)%s",
+                          sg_dev_lang_name(d->lang), d->arch[0] ? " " : "", d->arch,
+                          cand->baseline_plan ? " (no //@launch lines: compiled with the "
+                                                "baseline's launch plan)"
+                                              : "");
         return 0;
     }
     if (d->phase) d->phase(d->phase_arg, "run");
@@ -225,12 +233,12 @@ static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_v
     if (ndist > 1)
         sg_val_result_set(r, SG_VAL_PASS,
                           "all %d checks passed (shapes: %d, input distributions: %d); max abs "
-                          "error %g, max rel error %g",
-                          r->checks_run, t->ncheck + 1, ndist, r->max_abs, r->max_rel);
+                          "error %g, max rel error %g%s",
+                          r->checks_run, t->ncheck + 1, ndist, r->max_abs, r->max_rel, plan);
     else
         sg_val_result_set(r, SG_VAL_PASS,
-                          "all %d checks passed (shapes: %d); max abs error %g, max rel error %g",
-                          r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel);
+                          "all %d checks passed (shapes: %d); max abs error %g, max rel error %g%s",
+                          r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel, plan);
     return 0;
 }
 
@@ -240,7 +248,7 @@ int sg_val_check(sg_dev *d, const sg_val_job *job, sg_val_result *r) {
     r->seed = job->seed;
     sg_val_task t;
     sg_err e;
-    if (sg_val_task_load(job->task_dir, &t, &e) < 0) {
+    if (sg_val_task_load_cli(job->task_dir, &t, &e) < 0) {
         sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
         return 0;
     }

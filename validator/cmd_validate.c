@@ -22,31 +22,31 @@ static const char details[] =
     "\n"
     "Every check uses fresh random inputs (reproducible with --seed), poisoned outputs and\n"
     "guard bytes; see docs/validator.md. Exit status: 0 pass (or compiled), 1 any other\n"
-    "verdict, 2 usage error.\n"
+    "verdict, 2 usage error or an invalid task (task.json or its files are wrong).\n"
     "\n"
     "Examples:\n"
     "  specgen validate suites/builtin/softmax --device opencl\n"
     "  specgen validate suites/demo/vector_scale my_kernel.cl --json\n"
     "  specgen validate suites/builtin/matmul --device cuda --compile-only --arch sm_80\n";
 
-static int read_candidate(const char *path, sg_buf *b) {
-    if (!strcmp(path, "-")) {
-        char chunk[65536];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
-            sg_buf_append(b, chunk, n);
-            if (b->len > SG_SOURCE_MAX) {
-                errno = EFBIG;
-                return -1;
-            }
-        }
+static int read_candidate(const char *path, sg_buf *b, sg_err *err) {
+    if (strcmp(path, "-")) {
+        int rc = sg_val_read_source(path, b, err); /* a FIFO is refused, not waited on */
         sg_buf_append(b, "", 0);
-        if (ferror(stdin)) errno = EIO;
-        return ferror(stdin) ? -1 : 0;
+        return rc;
     }
-    int rc = sg_buf_read_file_max(b, path, SG_SOURCE_MAX);
+    char chunk[65536];
+    size_t n;
+    int big = 0;
+    while (!big && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+        sg_buf_append(b, chunk, n);
+        big = b->len > SG_SOURCE_MAX;
+    }
     sg_buf_append(b, "", 0);
-    return rc;
+    if (!big && !ferror(stdin)) return 0;
+    errno = big ? EFBIG : EIO;
+    char why[sizeof err->msg];
+    return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
 }
 
 int sg_cmd_validate(int argc, char **argv) {
@@ -96,18 +96,22 @@ int sg_cmd_validate(int argc, char **argv) {
     o.compile_only = compile_only;
     o.run_timeout_ms = timeout / 1000000;
     o.compile_timeout_ms = ctimeout / 1000000;
+    sg_val_task task; /* a task's own fault is no candidate's verdict */
+    if (sg_val_task_load_cli(pos[0], &task, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
     sg_val_pool *pool;
-    if (sg_val_pool_new(&o, &pool, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (sg_val_pool_new(&o, &pool, &err) < 0) {
+        sg_val_task_free(&task);
+        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    }
     int failed = 0, n = npos > 1 ? npos - 1 : 1;
     for (int i = 0; i < n; i++) {
         const char *path = npos > 1 ? pos[1 + i] : NULL;
         sg_buf cand = {0};
-        if (path && read_candidate(path, &cand) < 0) {
-            char why[1024];
-            sg_read_error(why, sizeof why, path, SG_SOURCE_MAX);
+        if (path && read_candidate(path, &cand, &err) < 0) {
             sg_buf_free(&cand);
             sg_val_pool_free(pool);
-            return sg_cli_fail(&spec, 1, "candidate %s", why);
+            sg_val_task_free(&task);
+            return sg_cli_fail(&spec, 1, "candidate %s", err.msg);
         }
         sg_val_job job = {.task_dir = pos[0],
                           .candidate = path ? cand.data : NULL,
@@ -119,6 +123,7 @@ int sg_cmd_validate(int argc, char **argv) {
         sg_buf_free(&cand);
         if (rc < 0) {
             sg_val_pool_free(pool);
+            sg_val_task_free(&task);
             return sg_cli_fail(&spec, 1, "%s", err.msg);
         }
         if (json) {
@@ -139,6 +144,13 @@ int sg_cmd_validate(int argc, char **argv) {
             sg_val_result_print(&r, stdout);
             if (r.verdict == SG_VAL_NO_DEVICE && o.device == SG_DEV_CUDA)
                 sg_val_say_alternatives(pos[0], 1);
+            if (!path && task.nguess && r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED &&
+                r.verdict != SG_VAL_NO_DEVICE) {
+                printf("the baseline failed its own reference; task init guessed these, and any "
+                       "of them can cause it (check them in %s/task.json):\n",
+                       pos[0]);
+                for (int g = 0; g < task.nguess; g++) printf("  - %s\n", task.guesses[g]);
+            }
         }
         fflush(stdout);
         failed += r.verdict != SG_VAL_PASS && r.verdict != SG_VAL_COMPILED;
@@ -147,5 +159,6 @@ int sg_cmd_validate(int argc, char **argv) {
         printf("%d of %d candidates passed (or compiled); worker started %d time(s)\n", n - failed,
                n, sg_val_pool_spawns(pool, 0));
     sg_val_pool_free(pool);
+    sg_val_task_free(&task);
     return failed ? 1 : 0;
 }

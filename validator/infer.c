@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,18 @@ int sg_val_init_add_count(sg_val_init_opts *o, const char *value, sg_err *err) {
     return 0;
 }
 
+/* A guess the body does not prove: listed at the end of the report and in task.json's
+ * "guesses" (validate shows them when the baseline fails its own reference). */
+static void guess(json_t *list, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void guess(json_t *list, const char *fmt, ...) {
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    json_array_append_new(list, json_string(b));
+}
+
 /* ---- sizes: the kernel's indexing integers, plus names the hints bring ---- */
 typedef struct names {
     int n;
@@ -110,9 +123,16 @@ static int usable(const char *e, const names *sizes) {
     return e[0] && sg_val_expr_eval(e, &s, &v, &e2) == 0;
 }
 
-static void product(const sg_infer_kernel *k, unsigned long bits, sg_buf *out) {
+/* The product of the sizes in bits, each to its power (NULL: once). */
+static void product_pow(const sg_infer_kernel *k, unsigned long bits, const unsigned char *pw,
+                        sg_buf *out) {
     for (int i = 0; i < k->np; i++)
-        if (bits & (1UL << i)) sg_buf_printf(out, "%s%s", out->len ? "*" : "", k->p[i].name);
+        for (int n = 0; (bits & (1UL << i)) && n < (pw && pw[i] > 1 ? pw[i] : 1); n++)
+            sg_buf_printf(out, "%s%s", out->len ? "*" : "", k->p[i].name);
+}
+
+static void product(const sg_infer_kernel *k, unsigned long bits, sg_buf *out) {
+    product_pow(k, bits, NULL, out);
 }
 
 static int64_t default_size(int nsizes) { return nsizes == 1 ? 1 << 20 : nsizes == 2 ? 1024 : 256; }
@@ -240,6 +260,7 @@ typedef struct plan {
     char launch[400];
     char grid[200]; /* the launch's grid expression (for buffers indexed by blockIdx.x) */
     int unknown[SG_INFER_MAX_PARAMS]; /* the count is a fallback, not read from an index */
+    int two_d;                        /* the launch is a 2-D grid read from both guards */
 } plan;
 
 /* body has NAME[INDEX] */
@@ -250,7 +271,8 @@ static int indexed_by(const sg_infer_kernel *k, const char *name, const char *in
 }
 
 static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
-                         const sg_val_init_opts *o, plan *pl, sg_buf *report) {
+                         const sg_val_init_opts *o, plan *pl, int free_rows, json_t *g,
+                         sg_buf *report) {
     unsigned long all = 0, reached = 0, rows = 0;
     for (int i = 0; i < k->np; i++)
         if (!k->p[i].pointer && !k->p[i].is_float && (b->in_index & (1UL << i))) all |= 1UL << i;
@@ -272,8 +294,15 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
             }
         if (!hinted) {
             unsigned long bits = b->reach[i] & all;
-            if (b->rows_unbounded[i] && b->shape == SG_SHAPE_UNKNOWN)
+            int rows_guess = 0, free_guess = 0;
+            if (b->rows_unbounded[i] && b->shape == SG_SHAPE_UNKNOWN) {
                 bits |= b->rows ? b->rows : all & ~b->reach[i]; /* blockIdx.x picks a row */
+                rows_guess = 1;
+            }
+            if (free_rows >= 0 && b->data_indexed[i] && b->data_src[i]) {
+                bits |= 1UL << free_rows; /* table[tok*C + c]: tok < vocab, unused otherwise */
+                free_guess = 1;
+            }
             if (!bits && !b->data_indexed[i] && pl->grid[0] &&
                 (indexed_by(k, p->name, "blockIdx.x") ||
                  indexed_by(k, p->name, "get_group_id(0)"))) {
@@ -286,10 +315,14 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
                 why = b->data_indexed[i] ? " (indexed by values read from memory: unknown)"
                                          : " (no index seen: unknown)";
                 pl->unknown[i] = 1;
+            } else if (free_guess) {
+                why = " (its rows: the integer the body does not otherwise use, as the range of "
+                      "the values read from memory that index it: a guess)";
             } else if (b->data_indexed[i]) {
                 why = " (part of its index is a value read from memory: check it)";
             }
-            if (!c.len) product(k, bits, &c);
+            if (rows_guess && !why[0]) why = " (blockIdx.x picks a row, with no bound: a guess)";
+            if (!c.len) product_pow(k, bits, pl->unknown[i] ? NULL : b->power[i], &c);
             if (!c.len) sg_buf_append_str(&c, "1");
             int lanes = p->vec * (b->lanes[i] > 1 ? b->lanes[i] : 1);
             if (b->lanes[i] > 1 && !why[0]) why = " (vloadN / vstoreN: N elements per offset)";
@@ -302,6 +335,9 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
         }
         snprintf(pl->count[i], sizeof pl->count[i], "%s", c.data);
         sg_buf_free(&c);
+        if (!hinted && why[0] && strcmp(why, " (only element 0 is indexed)") &&
+            strcmp(why, " (one element per block: the grid)") && !strstr(why, "vloadN"))
+            guess(g, "count of %s: %s%s", p->name, pl->count[i], why);
         if (hinted)
             sg_buf_printf(report, "count of %s: %s elements (given)\n", p->name, pl->count[i]);
         else
@@ -313,8 +349,33 @@ static void infer_counts(const sg_infer_kernel *k, const sg_infer_body *b,
     (void)reached;
 }
 
+/* The value of a constant the file defines: `#define TILE 16`, `const int TILE = 16;`
+ * (constexpr, static too). 0 when there is none. */
+static long const_value(const char *src, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = strstr(src, name); p && n; p = strstr(p + 1, name)) {
+        if ((p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+            isalnum((unsigned char)p[n]) || p[n] == '_')
+            continue;
+        const char *l = p; /* the line's start */
+        while (l > src && l[-1] != '\n') l--;
+        while (*l == ' ' || *l == '\t') l++;
+        const char *q = p + n;
+        while (*q == ' ' || *q == '\t') q++;
+        int define = !strncmp(l, "#define", 7) || !strncmp(l, "# define", 8);
+        if (!define && (*q != '=' || !strstr(l, "int") || !strstr(l, "const"))) continue;
+        if (*q == '=') q++;
+        while (*q == ' ' || *q == '(') q++;
+        char *end;
+        long v = strtol(q, &end, 10);
+        if (end > q && v > 0 && v <= 1024) return v;
+    }
+    return 0;
+}
+
 static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const char *kname,
-                         const sg_val_init_opts *o, plan *pl, sg_buf *report) {
+                         const char *src, const sg_val_init_opts *o, plan *pl, json_t *gl,
+                         sg_buf *report) {
     char block[64] = "256";
     const char *from = "";
     if (k->launch_bounds > 0) {
@@ -338,7 +399,23 @@ static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const
     unsigned long all = 0;
     for (int i = 0; i < k->np; i++)
         if (!k->p[i].pointer && !k->p[i].is_float && (b->in_index & (1UL << i))) all |= 1UL << i;
-    if (b->shape == SG_SHAPE_THREAD && bound[0]) {
+    char by[200], bx[16], byv[16];
+    snprintf(by, sizeof by, "%s", b->bound_y);
+    if (by[0] && !usable(by, &pl->sizes)) by[0] = 0;
+    long tx = b->tile_x[0] ? const_value(src, b->tile_x) : 0;
+    long ty = b->tile_y[0] ? const_value(src, b->tile_y) : 0;
+    if (b->shape == SG_SHAPE_THREAD && bound[0] && by[0] && !k->launch_bounds &&
+        (!b->tile_x[0] || tx) && (!b->tile_y[0] || ty)) { /* x and y guarded: a 2-D grid */
+        snprintf(bx, sizeof bx, "%ld", tx ? tx : 16);
+        snprintf(byv, sizeof byv, "%ld", ty ? ty : 16);
+        sg_buf_printf(&g, "ceil_div(%s,%s),ceil_div(%s,%s)", bound, bx, by, byv);
+        snprintf(block, sizeof block, "%s,%s", bx, byv);
+        shape = tx && ty ? "one thread per element of a 2-D grid (x and y guarded; the block "
+                           "from the tile the indices use)"
+                         : "one thread per element of a 2-D grid (x and y guarded; the block "
+                           "16x16 is a choice)";
+        pl->two_d = 1;
+    } else if (b->shape == SG_SHAPE_THREAD && bound[0]) {
         sg_buf_printf(&g, "ceil_div(%s,%s)", bound, block);
         shape = "one thread per element";
     } else if (b->shape == SG_SHAPE_WARP && bound[0]) {
@@ -373,15 +450,98 @@ static void infer_launch(const sg_infer_kernel *k, const sg_infer_body *b, const
     snprintf(pl->launch, sizeof pl->launch, "//@launch %s grid=%s block=%s%s\n", kname, g.data,
              block, smem.len ? smem.data : "");
     snprintf(pl->grid, sizeof pl->grid, "%s", g.data);
+    int proved = (b->shape != SG_SHAPE_UNKNOWN && bound[0] && (!b->uses_y || pl->two_d)) ||
+                 (!strcmp(shape, "a single block (no blockIdx)") &&
+                  !sg_infer_body_has(k, "get_global_id") && !sg_infer_body_has(k, "get_group_id"));
+    if (!proved || (pl->two_d && strstr(shape, "a choice")))
+        guess(gl, "launch: grid=%s block=%s%s: %s%s", g.data, block, smem.len ? smem.data : "",
+              shape,
+              b->uses_y && !pl->two_d ? "; the kernel uses blockIdx.y / threadIdx.y: a 2-D launch"
+                                      : "");
     sg_buf_printf(report,
                   "launch: %s grid=%s block=%s%s: %s%s%s%s; if wrong: --launch \"grid=... "
                   "block=... smem=...\"\n",
                   kname, g.data, block, smem.len ? smem.data : "", shape, from,
                   smem.len ? ", extern __shared__ of one element per thread" : "",
-                  b->uses_y ? ", and the kernel uses blockIdx.y / threadIdx.y: give the 2-D launch"
-                            : "");
+                  b->uses_y && !pl->two_d
+                      ? ", and the kernel uses blockIdx.y / threadIdx.y: give the 2-D launch"
+                      : "");
     sg_buf_free(&g);
     sg_buf_free(&smem);
+}
+
+/* The integer a table's rows are counted by when its index holds values read from an
+ * integer buffer (table[ids[i]*C + c]) and the body uses that integer nowhere else
+ * (vocab): its position, or -1 when there is not exactly one. */
+static int free_row_param(const sg_infer_kernel *k, const sg_infer_body *b) {
+    int want = 0;
+    for (int i = 0; i < k->np; i++)
+        for (int x = 0; x < k->np; x++)
+            want |= b->data_indexed[i] && (b->data_src[i] & (1UL << x)) && k->p[x].type &&
+                    (!strcmp(k->p[x].type, "i32") || !strcmp(k->p[x].type, "u32") ||
+                     !strcmp(k->p[x].type, "i64"));
+    int found = -1, n = 0;
+    for (int i = 0; want && i < k->np; i++) {
+        const sg_infer_param *p = &k->p[i];
+        if (p->pointer || p->is_float || (b->in_index & (1UL << i)) || blockish(p->name)) continue;
+        size_t l = strlen(p->name);
+        int used = 0;
+        for (size_t j = 0; j + l <= k->body_len && !used; j++)
+            used = !memcmp(k->body + j, p->name, l) && !isalnum((unsigned char)k->body[j + l]) &&
+                   k->body[j + l] != '_' &&
+                   (j == 0 || !(isalnum((unsigned char)k->body[j - 1]) || k->body[j - 1] == '_'));
+        if (!used) found = i, n++;
+    }
+    return n == 1 ? found : -1;
+}
+
+/* The range of the values integer buffer x holds, when they index buffer y: y's count
+ * over the other sizes y's index reaches (vocab*width over width: vocab), "(COUNT)/(REST)"
+ * when the count is no plain product; "" when there is no such y or its count is unknown. */
+static void index_range(const sg_infer_kernel *k, const sg_infer_body *b, const plan *pl, int x,
+                        char *out, size_t n, int *y_out) {
+    out[0] = 0;
+    for (int y = 0; y < k->np; y++) {
+        if (!(b->data_src[y] & (1UL << x)) || pl->unknown[y] || !k->p[y].pointer) continue;
+        char f[SG_INFER_MAX_PARAMS * 2][64]; /* the count's factors */
+        int nf = 0, plain = 1;
+        char cnt[200];
+        snprintf(cnt, sizeof cnt, "%s", pl->count[y]);
+        for (char *sv = NULL, *w = strtok_r(cnt, "*", &sv); w; w = strtok_r(NULL, "*", &sv)) {
+            while (*w == ' ') w++;
+            size_t l = strcspn(w, " ");
+            for (size_t j = 0; j < l; j++) plain &= isalnum((unsigned char)w[j]) || w[j] == '_';
+            if (nf < (int)(sizeof f / sizeof f[0]) && l < sizeof f[0])
+                snprintf(f[nf++], sizeof f[0], "%.*s", (int)l, w);
+            else
+                plain = 0;
+        }
+        unsigned long rest = b->reach[y];
+        sg_buf r = {0}, q = {0};
+        product_pow(k, rest, b->power[y], &r);
+        for (int i = 0; plain && i < k->np; i++) /* take each rest factor out, to its power */
+            for (int m = 0; (rest & (1UL << i)) && m < (b->power[y][i] > 1 ? b->power[y][i] : 1);
+                 m++) {
+                int j = 0;
+                while (j < nf && strcmp(f[j], k->p[i].name)) j++;
+                if (j == nf)
+                    plain = 0;
+                else
+                    f[j][0] = 0;
+            }
+        for (int j = 0; plain && j < nf; j++)
+            if (f[j][0]) sg_buf_printf(&q, "%s%s", q.len ? "*" : "", f[j]);
+        if (plain)
+            snprintf(out, n, "%s", q.len ? q.data : "1"); /* y's count is the rest alone */
+        else if (!r.len)
+            snprintf(out, n, "%s", pl->count[y]);
+        else
+            snprintf(out, n, "(%s)/(%s)", pl->count[y], r.data);
+        sg_buf_free(&r);
+        sg_buf_free(&q);
+        *y_out = y;
+        return;
+    }
 }
 
 /* ---- the task: one kernel, or the kernels of a chain (infer_chain.c) ---- */
@@ -547,9 +707,13 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     if (sg_dev_lang_of_path(path, &lang) < 0)
         return sg_errf(err, "%s: expected a .cu or .cl file", path);
     sg_buf src = {0}, clean = {0}, body = {0}, lines = {0}, kept = {0};
-    if (sg_buf_read_file_max(&src, path, SG_SOURCE_MAX) < 0) {
-        char why[sizeof err->msg];
-        return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
+    if (sg_val_read_source(path, &src, err) < 0) {
+        sg_buf_free(&src);
+        return -1;
+    }
+    if (sg_val_check_text(src.data ? src.data : "", src.len, err) < 0) { /* before any write */
+        sg_buf_free(&src);
+        return sg_err_prefix(err, "%s", path);
     }
     sg_buf_append(&src, "", 0);
     sg_val_strip_comments(src.data, src.len, &clean);
@@ -560,7 +724,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     task_kernels t = {.ks = ks, .bs = bs, .n = 1};
     int nk = 0, pick = 0, rc;
     char targs[160], kname[240];
-    json_t *root = NULL;
+    json_t *root = NULL, *guesses = json_array();
     int plan_given = o->launch && strstr(o->launch, "//@") != NULL;
     if ((rc = sg_infer_kernels(clean.data, lang == SG_DEV_CUDA, ks, &nk, path, err)) < 0) goto out;
     if (!o->kernel && nk > 1) find_chain(clean.data, ks, nk, bs, path, &t.ch);
@@ -585,9 +749,13 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
         rc = sg_errf(err, "%s (write the task.json for it by hand: docs/task-format.md)", k->bad);
         goto out;
     }
+    size_t before = report->len;
     if (!t.ch.n && !targs[0] &&
         (rc = template_args(k, NULL, src.data, targs, sizeof targs, report, path, err)) < 0)
         goto out;
+    if (report->len > before && strstr(report->data + before, "are a guess"))
+        guess(guesses, "template arguments %s<%s> (give --kernel '%s<...>')", k->name, targs,
+              k->name);
     if (targs[0] && !k->tparams[0]) {
         rc = sg_errf(err, "--kernel %s<%s>: %s is not a template", k->name, targs, k->name);
         goto out;
@@ -606,6 +774,8 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                 (bs[t.first + j].in_index & (1UL << i)) && derived_from_scratch(&t, j, i) < 0)
                 add_name(&sizes, kj->p[i].name, strlen(kj->p[i].name));
     }
+    int free_rows = t.n == 1 ? free_row_param(k, &bs[t.first]) : -1;
+    if (free_rows >= 0) add_name(&sizes, k->p[free_rows].name, strlen(k->p[free_rows].name));
     for (int h = 0; h < o->ncount; h++) expr_names(o->count_expr[h], &sizes);
     if (o->launch && !plan_given) expr_names(o->launch, &sizes);
     for (int g = 0; g < o->sizes.n; g++)
@@ -664,8 +834,8 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
         snprintf(kn, sizeof kn, "%s", t.ch.n ? kj->name : kname);
         if (!t.ch.n) snprintf(kn, sizeof kn, targs[0] ? "%s<%s>" : "%s", k->name, targs);
         sg_buf lr = {0}; /* the launch is read first (counts use its grid), said after */
-        infer_launch(kj, &bs[t.first + j], kn, &oj, &t.pl[j], &lr);
-        infer_counts(kj, &bs[t.first + j], o, &t.pl[j], report);
+        infer_launch(kj, &bs[t.first + j], kn, clean.data, &oj, &t.pl[j], guesses, &lr);
+        infer_counts(kj, &bs[t.first + j], o, &t.pl[j], t.n == 1 ? free_rows : -1, guesses, report);
         if (lr.len) sg_buf_append(report, lr.data, lr.len);
         sg_buf_free(&lr);
     }
@@ -706,8 +876,23 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                 nout += strcmp(role, "in") != 0;
                 json_t *bj = json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type", p->type,
                                        "count", t.pl[j].count[i], "role", role);
-                if (p->boolean && strcmp(role, "out")) /* a bool holds 0 or 1 */
+                char range[220];
+                int y = -1;
+                index_range(kj, &bs[t.first + j], &t.pl[j], i, range, sizeof range, &y);
+                if (p->boolean && strcmp(role, "out")) { /* a bool holds 0 or 1 */
                     json_object_set_new(bj, "init", json_string("randint(0,1)"));
+                } else if (range[0] && !strcmp(role, "in") &&
+                           (!strcmp(p->type, "i32") || !strcmp(p->type, "u32") ||
+                            !strcmp(p->type, "i64"))) {
+                    sg_buf in = {0}; /* its values index y: in range at every shape */
+                    sg_buf_printf(&in, "randint(0,%s-1)", range);
+                    json_object_set_new(bj, "init", json_string(in.data));
+                    sg_buf_printf(report,
+                                  "init of %s: %s: its values index %s, whose rows are %s at "
+                                  "every shape\n",
+                                  p->name, in.data, kj->p[y].name, range);
+                    sg_buf_free(&in);
+                }
                 json_array_append_new(bufs, bj);
                 sg_buf_printf(report, "buffer %s: %s %s%s\n", p->name, role, p->type,
                               !p->is_const && never_written
@@ -720,6 +905,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                                                          p->type, "value", v));
                 sg_buf_printf(report, "scalar %s: %s, value %g (a guess: edit task.json)\n",
                               p->name, p->type, v);
+                guess(guesses, "scalar %s = %g", p->name, v);
             } else if (d >= 0) {
                 int w = t.ch.writer[d] - t.first;
                 char given_count[200];
@@ -743,6 +929,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                 sg_buf_printf(report,
                               "scalar %s: %s, value %d (indexes nothing, so not a size; a guess)\n",
                               p->name, p->type, v);
+                guess(guesses, "scalar %s = %d (indexes nothing, so not a size)", p->name, v);
             }
         }
     }
@@ -757,6 +944,15 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
                   "description", "Made by specgen task init from a kernel file; check the guesses.",
                   "baseline", basef, "reference", reff, "sizes", sj, "check_sizes", checks,
                   "buffers", bufs, "scalars", scalars, "args", args, "target_speedup", 2.0);
+    if (json_array_size(guesses)) {
+        json_object_set(root, "guesses", guesses);
+        sg_buf_printf(report, "guesses the body does not prove (kept in task.json \"guesses\"; "
+                              "check each):\n");
+        size_t gi;
+        json_t *gv;
+        json_array_foreach(guesses, gi, gv)
+            sg_buf_printf(report, "  - %s\n", json_string_value(gv));
+    }
     if (!nout) {
         rc = sg_errf(err,
                      "%s: kernel %s writes none of its pointer parameters as far as task init can "
@@ -784,6 +980,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     if (rc == 0) rc = write_file(out_dir, reff, body.data, o->force, err);
 out:
     json_decref(root);
+    json_decref(guesses);
     free(t.pl);
     sg_buf_free(&src);
     sg_buf_free(&clean);

@@ -51,21 +51,26 @@ typedef struct sg_infer_body {
     /* written: some statement stores to it; read: the first statement that touches it
      * reads it (x[i] += v, or a load before any store): in place */
     int written[SG_INFER_MAX_PARAMS], read[SG_INFER_MAX_PARAMS];
-    int data_indexed[SG_INFER_MAX_PARAMS]; /* an index holds a value loaded from memory */
+    int data_indexed[SG_INFER_MAX_PARAMS];       /* an index holds a value loaded from memory */
+    unsigned long data_src[SG_INFER_MAX_PARAMS]; /* ... from these buffers (bits) */
     /* per parameter: the size parameters the buffer's indices reach, as a bit set over
      * parameter positions */
     unsigned long reach[SG_INFER_MAX_PARAMS];
+    /* per parameter: the power of each size in its count (idx*T + t, idx < n*T: T twice) */
+    unsigned char power[SG_INFER_MAX_PARAMS][SG_INFER_MAX_PARAMS];
     int rows_unbounded[SG_INFER_MAX_PARAMS]; /* indexed by blockIdx with no bound */
     int lanes[SG_INFER_MAX_PARAMS]; /* OpenCL vloadN / vstoreN(.., offset, p): elements of p
                                        per offset (0: none seen) */
     /* the launch: */
     enum { SG_SHAPE_UNKNOWN, SG_SHAPE_THREAD, SG_SHAPE_WARP, SG_SHAPE_BLOCK } shape;
-    char bound[160];        /* THREAD / WARP: the guard's bound expression */
-    int uses_y;             /* blockIdx.y / threadIdx.y: a 2-D launch */
-    char smem_type[32];     /* extern __shared__ element type ("" without) */
-    unsigned long in_index; /* int parameters seen in any index or guard */
-    unsigned long rows;     /* int parameters the body never uses, taken as the row count of
-                               a blockIdx.x-per-row kernel */
+    char bound[160];             /* THREAD / WARP: the guard's bound expression */
+    int uses_y;                  /* blockIdx.y / threadIdx.y: a 2-D launch */
+    char bound_y[160];           /* the y index's bound (a 2-D grid), "" when none is seen */
+    char tile_x[32], tile_y[32]; /* blockIdx.x * TILE: the block size named ("" none) */
+    char smem_type[32];          /* extern __shared__ element type ("" without) */
+    unsigned long in_index;      /* int parameters seen in any index or guard */
+    unsigned long rows;          /* int parameters the body never uses, taken as the row count of
+                                    a blockIdx.x-per-row kernel */
 } sg_infer_body;
 
 void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b);

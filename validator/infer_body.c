@@ -55,43 +55,189 @@ static void trim_copy(char *dst, size_t n, const char *s, size_t len) {
     dst[len] = 0;
 }
 
-/* The size parameters (bits over parameter positions) an expression reaches. */
-static unsigned long reach(ctx *c, const char *e, int depth, int *data, int *rows) {
-    unsigned long r = 0;
-    for (const char *p = e; *p;) {
-        if (*p == '[') { /* a value loaded from memory: its index is not this range */
-            *data = 1;
+/* An index expression's extent as powers of the size parameters: x[idx*T + t] with
+ * idx < n*T and t < T reaches n*T*T. Sums and other operators take the larger power of
+ * each size (row*C + col: N*C), products add them, a / b keeps a, a % b is below b. */
+typedef struct ext {
+    ctx *c;
+    const char *p;
+    int depth, *data, *rows;
+    unsigned long *src; /* the buffers whose loaded values an index holds */
+    int last_buf;       /* the buffer the last name stood for (-1: none) */
+} ext;
+
+static void pw_max(unsigned char *a, const unsigned char *b) {
+    for (int i = 0; i < SG_INFER_MAX_PARAMS; i++)
+        if (b[i] > a[i]) a[i] = b[i];
+}
+
+static void skip_ws(ext *x) {
+    while (isspace((unsigned char)*x->p)) x->p++;
+}
+
+static void ext_expr(ext *x, unsigned char *out, int stop_comma);
+static void extent(ctx *c, const char *e, int depth, int *data, int *rows, unsigned long *src,
+                   unsigned char *out);
+
+static int type_word(const char *w, size_t n);
+
+/* A name: a size parameter, a local (its bound, else its definition), a call. */
+static void ext_name(ext *x, unsigned char *out) {
+    const char *w = x->p;
+    while (idch(*x->p)) x->p++;
+    size_t n = (size_t)(x->p - w);
+    x->last_buf = buffer_of(x->c, w, n);
+    skip_ws(x);
+    if (*x->p == '(') { /* a call: the largest of its arguments */
+        x->p++;
+        for (;;) {
+            unsigned char a[SG_INFER_MAX_PARAMS] = {0};
+            ext_expr(x, a, 1);
+            pw_max(out, a);
+            if (*x->p == ',') {
+                x->p++;
+                continue;
+            }
+            if (*x->p == ')') x->p++;
+            break;
+        }
+        return;
+    }
+    if (n == 8 && !strncmp(w, "blockIdx", 8) && !strncmp(x->p, ".x", 2)) *x->rows = 1;
+    int pi = param_of(x->c, w, n);
+    if (pi >= 0) {
+        if (!x->c->k->p[pi].pointer && !x->c->k->p[pi].is_float) out[pi] = 1;
+        return;
+    }
+    var *v = x->depth < 12 ? var_of(x->c, w, n) : NULL;
+    if (!v || v->alias >= 0) return;
+    if (v->bound[0]) {
+        int d2 = 0, r2 = 0;
+        unsigned long s2 = 0;
+        extent(x->c, v->bound, x->depth + 1, &d2, &r2, &s2, out);
+    } else {
+        extent(x->c, v->def, x->depth + 1, x->data, x->rows, x->src, out);
+    }
+}
+
+/* A cast's parentheses: "(int)", "(size_t)", "(const float*)". */
+static int is_cast(const char *p) {
+    const char *q = p + 1;
+    int words = 0;
+    for (;;) {
+        while (isspace((unsigned char)*q) || *q == '*') q++;
+        if (*q == ')') return words > 0;
+        const char *w = q;
+        while (idch(*q)) q++;
+        if (q == w || !type_word(w, (size_t)(q - w))) return 0;
+        words++;
+    }
+}
+
+static void ext_unary(ext *x, unsigned char *out) {
+    x->last_buf = -1;
+    skip_ws(x);
+    while (*x->p && strchr("-+!~&*", *x->p)) {
+        x->p++;
+        skip_ws(x);
+    }
+    if (*x->p == '(' && is_cast(x->p)) {
+        x->p = strchr(x->p, ')') + 1;
+        ext_unary(x, out);
+        return;
+    }
+    if (*x->p == '(') {
+        x->p++;
+        ext_expr(x, out, 0);
+        if (*x->p == ')') x->p++;
+    } else if (isalpha((unsigned char)*x->p) || *x->p == '_') {
+        ext_name(x, out);
+    } else if (isdigit((unsigned char)*x->p) || *x->p == '.') {
+        while (idch(*x->p) || *x->p == '.') x->p++;
+    } else if (*x->p && !strchr("),]:;?", *x->p)) {
+        x->p++; /* something else: no extent */
+    }
+    for (;;) { /* .x, ->y, [i] (a value loaded from memory: its index is not this range) */
+        skip_ws(x);
+        if (*x->p == '.' || (*x->p == '-' && x->p[1] == '>')) {
+            x->p += *x->p == '.' ? 1 : 2;
+            while (idch(*x->p)) x->p++;
+        } else if (*x->p == '[') {
+            *x->data = 1;
+            if (x->last_buf >= 0) *x->src |= 1UL << x->last_buf;
             int d = 0;
-            for (; *p; p++) {
-                d += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+            for (; *x->p; x->p++) {
+                d += *x->p == '[' ? 1 : *x->p == ']' ? -1 : 0;
                 if (d == 0) break;
             }
-            if (*p) p++;
-            continue;
-        }
-        if (!idch(*p) || (p > e && (idch(p[-1]) || p[-1] == '.'))) {
-            p++;
-            continue;
-        }
-        const char *w = p;
-        while (idch(*p)) p++;
-        size_t n = (size_t)(p - w);
-        int pi = param_of(c, w, n);
-        if (pi >= 0 && !c->k->p[pi].pointer && !c->k->p[pi].is_float) {
-            r |= 1UL << pi;
-            continue;
-        }
-        if (n == 8 && !strncmp(w, "blockIdx", 8) && !strncmp(p, ".x", 2)) *rows = 1;
-        var *v = depth < 12 ? var_of(c, w, n) : NULL;
-        if (!v || v->alias >= 0) continue;
-        if (v->bound[0]) {
-            int d2 = 0, r2 = 0;
-            r |= reach(c, v->bound, depth + 1, &d2, &r2);
+            if (*x->p) x->p++;
         } else {
-            r |= reach(c, v->def, depth + 1, data, rows);
+            return;
         }
     }
+}
+
+static void ext_term(ext *x, unsigned char *out) {
+    ext_unary(x, out);
+    for (;;) {
+        skip_ws(x);
+        char op = *x->p;
+        if ((op != '*' && op != '/' && op != '%') || x->p[1] == '=') return;
+        x->p++;
+        unsigned char r[SG_INFER_MAX_PARAMS] = {0};
+        ext_unary(x, r);
+        if (op == '%') memcpy(out, r, sizeof r);
+        int divides = op == '/'; /* (i*C + c) / C: i's range, when C is a factor of it */
+        for (int i = 0; i < SG_INFER_MAX_PARAMS; i++) divides &= r[i] <= out[i];
+        for (int i = 0; divides && i < SG_INFER_MAX_PARAMS; i++)
+            out[i] = (unsigned char)(out[i] - r[i]);
+        if (op == '*')
+            for (int i = 0; i < SG_INFER_MAX_PARAMS; i++) out[i] = (unsigned char)(out[i] + r[i]);
+    }
+}
+
+/* Terms joined by + - and every other operator: the larger power of each size. */
+static void ext_expr(ext *x, unsigned char *out, int stop_comma) {
+    for (;;) {
+        unsigned char t[SG_INFER_MAX_PARAMS] = {0};
+        const char *at = x->p;
+        ext_term(x, t);
+        pw_max(out, t);
+        skip_ws(x);
+        if (!*x->p || *x->p == ')' || *x->p == ']' || *x->p == ';' || (stop_comma && *x->p == ','))
+            return;
+        while (*x->p && strchr("+-<>=!&|^?:,", *x->p)) x->p++; /* the operator */
+        if (x->p == at) x->p++;                                /* no progress: skip */
+    }
+}
+
+static void extent(ctx *c, const char *e, int depth, int *data, int *rows, unsigned long *src,
+                   unsigned char *out) {
+    ext x = {c, e, depth, data, rows, src, -1};
+    while (*x.p) {
+        ext_expr(&x, out, 0);
+        if (*x.p) x.p++; /* an unmatched ) or ]: go on after it */
+    }
+}
+
+/* The size parameters (bits over parameter positions) an expression reaches. */
+static unsigned long reach(ctx *c, const char *e, int depth, int *data, int *rows) {
+    unsigned char pw[SG_INFER_MAX_PARAMS] = {0};
+    unsigned long src = 0;
+    extent(c, e, depth, data, rows, &src, pw);
+    unsigned long r = 0;
+    for (int i = 0; i < SG_INFER_MAX_PARAMS; i++)
+        if (pw[i]) r |= 1UL << i;
     return r;
+}
+
+static int int_type_word(const char *w, size_t n);
+
+static int type_word(const char *w, size_t n) {
+    static const char *const t[] = {"float", "double", "char", "signed", "half", NULL};
+    for (int i = 0; t[i]; i++)
+        if (strlen(t[i]) == n && !strncmp(t[i], w, n)) return 1;
+    return int_type_word(w, n);
 }
 
 static int int_type_word(const char *w, size_t n) {
@@ -136,8 +282,18 @@ static int definition(ctx *c, const char *s) {
     var *v = &c->v[c->nv];
     memset(v, 0, sizeof *v);
     memcpy(v->name, b, (size_t)(e - b));
-    trim_copy(v->def, sizeof v->def, eq + 1, strlen(eq + 1));
+    const char *next = eq + 1; /* `int i = g / w, c = g % w`: i's definition ends at the comma */
+    for (int d = 0; *next && !(d == 0 && *next == ','); next++)
+        d += *next == '(' || *next == '[' ? 1 : *next == ')' || *next == ']' ? -1 : 0;
+    trim_copy(v->def, sizeof v->def, eq + 1, (size_t)(next - eq - 1));
     v->alias = -1;
+    if (*next == ',' && !pointer) { /* the next declarator, with the same type */
+        char more[2048];
+        snprintf(more, sizeof more, "%.*s %s", (int)(b - t), t, next + 1);
+        c->nv++;
+        definition(c, more);
+        return 0;
+    }
     if (pointer) {
         for (const char *p = v->def; *p;) {
             if (!idch(*p) || (p > v->def && idch(p[-1]))) {
@@ -327,8 +483,15 @@ static void accesses(ctx *c, const char *s, int alias_def) {
 /* Buffer bi (through alias v, if any) is indexed by idx: the sizes it reaches. */
 static void note_index(ctx *c, int bi, const var *v, const char *idx) {
     int data = 0, rows = 0;
-    unsigned long r = reach(c, idx, 0, &data, &rows);
-    if (v) r |= reach(c, v->def, 0, &data, &rows);
+    unsigned char pw[SG_INFER_MAX_PARAMS] = {0};
+    unsigned long src = 0;
+    extent(c, idx, 0, &data, &rows, &src, pw);
+    if (v) extent(c, v->def, 0, &data, &rows, &src, pw); /* base + offset: the larger powers */
+    c->b->data_src[bi] |= src;
+    unsigned long r = 0;
+    for (int i = 0; i < SG_INFER_MAX_PARAMS; i++)
+        if (pw[i]) r |= 1UL << i;
+    pw_max(c->b->power[bi], pw);
     c->b->reach[bi] |= r;
     c->b->in_index |= r;
     c->b->data_indexed[bi] |= data;
@@ -405,17 +568,79 @@ static void vector_indices(ctx *c, const char *s) {
     }
 }
 
+/* Whether expression e mentions `what`, directly or through the locals it names. */
+static int mentions(ctx *c, const char *e, const char *what, int depth) {
+    if (strstr(e, what)) return 1;
+    for (const char *p = e; *p && depth < 8;) {
+        if (!idch(*p) || (p > e && (idch(p[-1]) || p[-1] == '.'))) {
+            p++;
+            continue;
+        }
+        const char *w = p;
+        while (idch(*p)) p++;
+        var *v = var_of(c, w, (size_t)(p - w));
+        if (v && v->alias < 0 && mentions(c, v->def, what, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+/* The block size a definition names: `blockIdx.x * TILE + tx` gives "TILE" ("": blockDim,
+ * or none). */
+static void tile_of(const char *def, const char *axis, char *out, size_t n) {
+    out[0] = 0;
+    char pat[32];
+    snprintf(pat, sizeof pat, "blockIdx.%s", axis);
+    const char *b = strstr(def, pat);
+    if (!b) { /* OpenCL */
+        snprintf(pat, sizeof pat, "get_group_id(%d)", axis[0] == 'x' ? 0 : 1);
+        b = strstr(def, pat);
+    }
+    if (!b) return;
+    const char *q = b + strlen(pat);
+    while (*q == ' ') q++;
+    if (*q == '*') { /* blockIdx.x * T */
+        q++;
+        while (*q == ' ') q++;
+        const char *w = q;
+        while (idch(*q)) q++;
+        if (q > w && strncmp(w, "blockDim", 8)) trim_copy(out, n, w, (size_t)(q - w));
+        return;
+    }
+    const char *e = b; /* T * blockIdx.x */
+    while (e > def && e[-1] == ' ') e--;
+    if (e == def || e[-1] != '*') return;
+    e--;
+    while (e > def && e[-1] == ' ') e--;
+    const char *w = e;
+    while (w > def && idch(w[-1])) w--;
+    if (e > w && strncmp(w, "blockDim", 8)) trim_copy(out, n, w, (size_t)(e - w));
+}
+
 static void launch_shape(ctx *c) {
     sg_infer_body *b = c->b;
+    for (int i = 0; i < c->nv && !b->bound_y[0]; i++) { /* a 2-D grid: the y index's bound */
+        var *v = &c->v[i];
+        if (v->bound[0] && v->alias < 0 &&
+            (strstr(v->def, "blockIdx.y") || strstr(v->def, "get_global_id(1)") ||
+             strstr(v->def, "get_group_id(1)"))) {
+            snprintf(b->bound_y, sizeof b->bound_y, "%s", v->bound);
+            tile_of(v->def, "y", b->tile_y, sizeof b->tile_y);
+            int data = 0, rows = 0;
+            b->in_index |= reach(c, v->bound, 0, &data, &rows);
+        }
+    }
     for (int i = 0; i < c->nv; i++) {
         var *v = &c->v[i];
         int cl = strstr(v->def, "get_global_id(0)") != NULL; /* OpenCL */
-        if (!v->bound[0] || v->alias >= 0 || (!strstr(v->def, "blockIdx.x") && !cl)) continue;
-        int thread = strstr(v->def, "threadIdx.x") != NULL || cl;
+        int group = strstr(v->def, "blockIdx.x") || strstr(v->def, "get_group_id(0)");
+        if (!v->bound[0] || v->alias >= 0 || (!group && !cl)) continue;
+        int thread = mentions(c, v->def, "threadIdx.x", 0) ||
+                     mentions(c, v->def, "get_local_id(0)", 0) || cl;
         int warp = strstr(v->def, "/ 32") || strstr(v->def, "/32") || strstr(v->def, ">> 5") ||
                    strstr(v->def, "warp") || strstr(v->def, "meta_group");
         b->shape = warp ? SG_SHAPE_WARP : thread ? SG_SHAPE_THREAD : SG_SHAPE_BLOCK;
         snprintf(b->bound, sizeof b->bound, "%s", v->bound);
+        tile_of(v->def, "x", b->tile_x, sizeof b->tile_x);
         int data = 0, rows = 0;
         b->in_index |= reach(c, v->bound, 0, &data, &rows);
         return;
@@ -475,7 +700,9 @@ void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b) {
                    (j == 0 || !idch(k->body[j - 1]));
         if (!used) b->rows |= 1UL << i, b->in_index |= 1UL << i;
     }
-    b->uses_y = sg_infer_body_has(k, "blockIdx.y") || sg_infer_body_has(k, "threadIdx.y");
+    b->uses_y = sg_infer_body_has(k, "blockIdx.y") || sg_infer_body_has(k, "threadIdx.y") ||
+                sg_infer_body_has(k, "get_group_id(1)") ||
+                sg_infer_body_has(k, "get_local_id(1)") || sg_infer_body_has(k, "get_global_id(1)");
     const char *x = strstr(k->body, "extern");
     if (x && x < end && sg_infer_body_has(k, "extern")) {
         const char *sh = strstr(x, "__shared__");

@@ -23,7 +23,12 @@ typedef struct sg_val_rng {
 uint64_t sg_val_rng_next(sg_val_rng *r);
 /* Fill count elements of b's type from its input distribution number `dist` (taken
  * modulo the buffer's count of them). */
-void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, void *dst, size_t count);
+/* Fill count elements with distribution `dist` of b at shape s (randint's size
+ * expressions are evaluated there; the task loader checked that they evaluate). */
+void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, const sg_val_sizes *s, void *dst,
+                 size_t count);
+/* d at shape s: randint's size expressions evaluated (lo <= hi); errors name the init. */
+int sg_val_dist_at(const sg_val_dist *d, const sg_val_sizes *s, sg_val_dist *out, sg_err *err);
 
 /* ---- the validation job, run inside a worker ---- */
 /* Run one validation job in this process. Returns 0 with r filled, or SG_BE_STICKY
@@ -36,6 +41,7 @@ typedef struct sg_val_source {
     char *src;
     sg_val_plan plan;
     sg_be_prog *prog;
+    int baseline_plan; /* a candidate without //@launch lines: it runs the baseline's plan */
 } sg_val_source;
 
 /* Reference then candidate at shape s with inputs drawn from seed and each input

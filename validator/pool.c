@@ -136,22 +136,12 @@ static json_t *job_request(sg_val_pool *p, const sg_val_job *job, sg_val_result 
         return NULL;
     }
     /* jansson would send a NUL as \u0000, which the worker cannot read back: a verdict here */
-    const char *nul = job->candidate ? memchr(job->candidate, 0, job->candidate_len) : NULL;
-    if (nul) {
-        int line = 1;
-        for (const char *c = job->candidate; c < nul; c++) line += *c == '\n';
-        sg_val_result_set(
-            r, SG_VAL_REJECTED,
-            "the source holds a NUL byte (line %d, offset %zu): a kernel source is text", line,
-            (size_t)(nul - job->candidate));
+    sg_err te;
+    if (job->candidate && sg_val_check_text(job->candidate, job->candidate_len, &te) < 0) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s", te.msg);
         return NULL;
     }
     json_t *cand = job->candidate ? json_stringn(job->candidate, job->candidate_len) : json_null();
-    if (!cand) {
-        sg_val_result_set(r, SG_VAL_REJECTED,
-                          "the source is not valid UTF-8 text (or holds a NUL byte)");
-        return NULL;
-    }
     char seeds[24];
     snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)r->seed);
     json_t *req = json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", "validate", "task_dir",

@@ -62,8 +62,12 @@ static double draw(sg_val_rng *r, const sg_val_dist *d, const double *sp, int ns
     return 0;
 }
 
-void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, void *dst, size_t count) {
+void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, const sg_val_sizes *s, void *dst,
+                 size_t count) {
+    sg_val_dist at;
+    sg_err e;
     const sg_val_dist *d = &b->dist[dist % (b->ndist > 0 ? b->ndist : 1)];
+    if (sg_val_dist_at(d, s, &at, &e) == 0) d = &at; /* the loader checked every shape */
     double sp[16];
     int nsp = specials(b->type, sp);
     for (size_t i = 0; i < count; i++) sg_val_elem_set(b->type, dst, i, draw(r, d, sp, nsp));

@@ -301,7 +301,7 @@ int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, i
         if ((rc = count_of(t->buf[i].count, s, t->buf[i].type, t->buf[i].name, &n, &bytes, &e)) < 0)
             break;
         c.inputs[i] = sg_xmalloc(bytes + 1);
-        sg_val_fill(&rng, &t->buf[i], dist, c.inputs[i], n);
+        sg_val_fill(&rng, &t->buf[i], dist, s, c.inputs[i], n);
     }
     if (rc == 0) rc = dset_make(&c, &ref->plan, &rs, &e);
     if (rc == 0) rc = run_plan(&c, &ref->plan, ref->prog, &rs, ref->where, &e);

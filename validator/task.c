@@ -167,10 +167,10 @@ static int load_compute(sg_val_task *t, json_t *root, const char *path, sg_err *
 }
 
 static int known_field(json_t *root, const char *path, sg_err *err) {
-    static const char *const keys[] = {
-        "name",           "description", "baseline", "reference", "sizes",
-        "check_sizes",    "cpu_sizes",   "buffers",  "scalars",   "args",
-        "target_speedup", "bytes",       "flops",    "compute",   NULL};
+    static const char *const keys[] = {"name",    "description", "baseline",       "reference",
+                                       "sizes",   "check_sizes", "cpu_sizes",      "buffers",
+                                       "scalars", "args",        "target_speedup", "bytes",
+                                       "flops",   "compute",     "guesses",        NULL};
     return sg_json_check_keys(root, keys, path, err);
 }
 
@@ -184,6 +184,30 @@ static int check_counts(sg_val_task *t, const char *path, sg_err *err) {
             if (sg_val_expr_eval(t->buf[i].count, shapes[k], &n, &e) < 0)
                 return sg_errf(err, "%s: field \"buffers[%d]\".count: %s", path, i, e.msg);
         }
+    return 0;
+}
+
+/* randint's size expressions at every shape (main, cpu, each check), where the buffer has
+ * elements: they evaluate and lo <= hi, so a bad one fails at load, not in a worker. */
+static int check_inits(sg_val_task *t, const char *path, sg_err *err) {
+    for (int k = -2; k < t->ncheck; k++) {
+        const sg_val_sizes *s = k == -2 ? &t->sizes : k == -1 ? &t->cpu_sizes : &t->check[k];
+        char shape[40] = "\"sizes\"";
+        if (k == -1) snprintf(shape, sizeof shape, "\"cpu_sizes\"");
+        if (k >= 0) snprintf(shape, sizeof shape, "\"check_sizes[%d]\"", k);
+        for (int i = 0; i < t->nbuf; i++)
+            for (int d = 0; d < t->buf[i].ndist; d++) {
+                int64_t n;
+                sg_val_dist at;
+                sg_err e;
+                if (!t->buf[i].dist[d].lo[0] || t->buf[i].role == SG_VAL_OUT ||
+                    sg_val_expr_eval(t->buf[i].count, s, &n, &e) < 0 || n == 0)
+                    continue;
+                if (sg_val_dist_at(&t->buf[i].dist[d], s, &at, &e) < 0)
+                    return sg_errf(err, "%s: field \"buffers[%d]\": at shape %s: %s", path, i,
+                                   shape, e.msg);
+            }
+    }
     return 0;
 }
 
@@ -231,7 +255,7 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
                 return sg_errf(err, "%s: name \"%s\" is already buffers[%d]", where, t->buf[i].name,
                                j);
     }
-    if (check_counts(t, path, err) < 0) return -1;
+    if (check_counts(t, path, err) < 0 || check_inits(t, path, err) < 0) return -1;
     t->nscalar = scalars ? (int)json_array_size(scalars) : 0;
     t->scalar = sg_xcalloc((size_t)t->nscalar + 1, sizeof *t->scalar);
     for (int i = 0; i < t->nscalar; i++) {
@@ -254,6 +278,17 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
         if (!known_name(t, t->args[i]))
             return sg_errf(err, "%s: field \"args[%d]\": \"%s\" is not a buffer or scalar", path, i,
                            t->args[i]);
+    }
+    json_t *gs = NULL;
+    if (sg_json_get_arr(root, "guesses", 0, &gs, path, err) < 0) return -1;
+    t->nguess = gs ? (int)json_array_size(gs) : 0;
+    t->guesses = sg_xcalloc((size_t)t->nguess + 1, sizeof *t->guesses);
+    for (int i = 0; i < t->nguess; i++) {
+        json_t *g = json_array_get(gs, (size_t)i);
+        if (!json_is_string(g))
+            return sg_errf(err, "%s: field \"guesses[%d]\": expected a string, got %s", path, i,
+                           sg_json_type_name(g));
+        t->guesses[i] = sg_xstrdup(json_string_value(g));
     }
     int nout = 0;
     for (int i = 0; i < t->nbuf; i++) nout += t->buf[i].role != SG_VAL_IN;
@@ -343,6 +378,11 @@ int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err) {
     return rc;
 }
 
+int sg_val_task_load_cli(const char *dir, sg_val_task *t, sg_err *err) {
+    if (sg_val_task_load(dir, t, err) < 0) return sg_err_prefix(err, "invalid task");
+    return 0;
+}
+
 void sg_val_task_free(sg_val_task *t) {
     free(t->dir);
     free(t->name);
@@ -366,5 +406,7 @@ void sg_val_task_free(sg_val_task *t) {
     free(t->scalar);
     for (int i = 0; t->args && i < t->narg; i++) free(t->args[i]);
     free(t->args);
+    for (int i = 0; t->guesses && i < t->nguess; i++) free(t->guesses[i]);
+    free(t->guesses);
     memset(t, 0, sizeof *t);
 }

@@ -31,8 +31,40 @@ static void default_tol(sg_val_type t, double *atol, double *rtol) {
     }
 }
 
+/* randint(lo,hi) with size expressions: "randint(0,V-1)". 1 when it is one. */
+static int randint_exprs(const char *s, sg_val_dist *d) {
+    if (strncmp(s, "randint(", 8)) return 0;
+    const char *a = s + 8, *comma = NULL, *end = NULL;
+    int depth = 0;
+    for (const char *p = a; *p && !end; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')' && depth-- == 0) end = p;
+        if (*p == ',' && depth == 0 && !comma) comma = p;
+    }
+    if (!comma || !end || end[1] || comma == a || end == comma + 1 ||
+        (size_t)(comma - a) >= sizeof d->lo || (size_t)(end - comma - 1) >= sizeof d->hi)
+        return 0;
+    snprintf(d->lo, sizeof d->lo, "%.*s", (int)(comma - a), a);
+    snprintf(d->hi, sizeof d->hi, "%.*s", (int)(end - comma - 1), comma + 1);
+    d->kind = SG_VAL_INIT_RANDINT;
+    return 1;
+}
+
+int sg_val_dist_at(const sg_val_dist *d, const sg_val_sizes *s, sg_val_dist *out, sg_err *err) {
+    *out = *d;
+    if (!d->lo[0]) return 0;
+    int64_t lo, hi;
+    if (sg_val_expr_eval(d->lo, s, &lo, err) < 0 || sg_val_expr_eval(d->hi, s, &hi, err) < 0)
+        return sg_err_prefix(err, "init \"%s\"", d->text);
+    if (lo > hi)
+        return sg_errf(err, "init \"%s\": lo %lld is above hi %lld", d->text, (long long)lo,
+                       (long long)hi);
+    out->a = (double)lo, out->b = (double)hi;
+    return 0;
+}
+
 /* "uniform(-4,4)", "normal(0,1)", "randint(0,255)", "const(1)", "outliers(-1,1,0.01,100)",
- * "special" */
+ * "special"; randint's bounds may be size expressions (randint_exprs) */
 static int parse_dist(const char *s, sg_val_dist *d, const char *where, sg_err *err) {
     static const struct {
         const char *name;
@@ -58,7 +90,10 @@ static int parse_dist(const char *s, sg_val_dist *d, const char *where, sg_err *
         if (kinds[i].nargs == 2) got = sscanf(s + n, "(%lf ,%lf )%n", v[0], v[1], &end);
         if (kinds[i].nargs == 4)
             got = sscanf(s + n, "(%lf ,%lf ,%lf ,%lf )%n", v[0], v[1], v[2], v[3], &end);
-        if (got != kinds[i].nargs || end < 0 || s[n + (size_t)end]) break;
+        if (got != kinds[i].nargs || end < 0 || s[n + (size_t)end]) {
+            if (randint_exprs(s, d)) return 0;
+            break;
+        }
         int ok = isfinite(d->a) && isfinite(d->b) && isfinite(d->frac) && isfinite(d->scale);
         if (d->kind != SG_VAL_INIT_CONST && d->kind != SG_VAL_INIT_NORMAL && d->a > d->b) ok = 0;
         if (d->kind == SG_VAL_INIT_NORMAL && d->b < 0) ok = 0;
@@ -69,7 +104,8 @@ static int parse_dist(const char *s, sg_val_dist *d, const char *where, sg_err *
     return sg_errf(
         err,
         "%s: field \"init\": bad value \"%s\" (expected uniform(lo,hi), normal(mean,sd), "
-        "randint(lo,hi), const(v), outliers(lo,hi,frac,scale) or special)",
+        "randint(lo,hi) (numbers or size expressions), const(v), outliers(lo,hi,frac,scale) or "
+        "special)",
         where, s);
 }
 

@@ -80,6 +80,9 @@ typedef struct sg_val_dist {
     double a, b;        /* uniform(a,b), normal(a,b), randint(a,b), const(a), outliers(a,b,..) */
     double frac, scale; /* outliers */
     char text[64];      /* as written (or the default's text), for messages */
+    /* randint(lo,hi) with size expressions (randint(0,V-1): an index buffer's values follow
+     * the size they index): evaluated at each shape; "" when lo and hi are numbers */
+    char lo[64], hi[64];
 } sg_val_dist;
 
 #define SG_VAL_MAX_DISTS 8 /* input distributions of one buffer */
@@ -135,6 +138,10 @@ typedef struct sg_val_task {
     double bytes_value, flops_value;
     int bytes_auto;
     sg_val_compute compute; /* "compute"; AUTO when absent */
+    /* "guesses": what `task init` guessed and the kernel's body does not prove (shown when
+     * the baseline fails its own reference) */
+    int nguess;
+    char **guesses;
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);
@@ -146,6 +153,10 @@ int sg_val_task_ndist(const sg_val_task *t);
 int sg_val_task_roofline(const sg_val_task *t, const sg_val_sizes *s, double *bytes, double *flops,
                          sg_err *err);
 void sg_val_task_free(sg_val_task *t);
+/* Loads the task of a command line (validate, profile) before any candidate is judged:
+ * a task's own fault is "invalid task: ...", the caller's bad input (exit 2), never a
+ * candidate's verdict. */
+int sg_val_task_load_cli(const char *dir, sg_val_task *t, sg_err *err);
 
 /* ---- launch plans ---- */
 typedef struct sg_val_launch {
@@ -181,6 +192,13 @@ void sg_val_plan_free(sg_val_plan *p);
  * toolkit's own headers for CUDA); the message names the offending line. */
 int sg_val_check_source(const char *src, size_t len, sg_dev_lang lang, const char *task_dir,
                         sg_err *err);
+/* A kernel source is text: no NUL byte, valid UTF-8 (it goes into prompts and JSON); the
+ * message names the line and the offset of the first bad byte. */
+int sg_val_check_text(const char *src, size_t len, sg_err *err);
+/* Read a kernel file named on a command line (task init, validate, profile): a FIFO, a
+ * socket or a folder is refused before it is opened (a FIFO without a writer would
+ * block); a device is read up to the limit. The message names the path. */
+int sg_val_read_source(const char *path, sg_buf *out, sg_err *err);
 /* The hash of a source: common/srcnorm.h's sg_srcnorm_key. */
 
 /* ---- results ---- */

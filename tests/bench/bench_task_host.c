@@ -43,7 +43,7 @@ static double bench(const char *dir) {
             size_t bytes = (size_t)n * sg_val_type_size(t.buf[i].type);
             unsigned char *a = sg_xmalloc(bytes + 1), *b = sg_xmalloc(bytes + 1);
             double t0 = now();
-            sg_val_fill(&rng, &t.buf[i], d, a, (size_t)n); /* outputs: stand-in values */
+            sg_val_fill(&rng, &t.buf[i], d, &t.sizes, a, (size_t)n); /* outputs: stand-in values */
             double t1 = now();
             if (t.buf[i].role != SG_VAL_OUT) fill_s += t1 - t0;
             if (t.buf[i].role != SG_VAL_IN) {

@@ -68,7 +68,7 @@ check_output "a bad task.json names file, field and value" 'bad/task.json: field
 deep=$TMPDIR_TEST/$(printf 'a-rather-long-folder-name-%02d/' $(seq 26))bad
 mkdir -p "$deep" && cp "$TMPDIR_TEST"/bad/* "$deep/"
 check_output "  ... a long path keeps its tail, the field and the reason" \
-    '^rejected: …[^ ]*-26/bad/task.json: field "buffers\[0\]": field "type": unknown type "float"' \
+    '^specgen validate: invalid task: …[^ ]*-26/bad/task.json: field "buffers\[0\]": field "type": unknown type "float"' \
     "$SPECGEN" validate "$deep"
 printf '//@launch vector_scale grid=ceil_div(M,256) block=256\n__kernel void vector_scale() {}\n' >"$TMPDIR_TEST/plan.cl"
 check_output "a bad launch line names file, line and the problem" "plan.cl:1: grid=: size expression \"ceil_div\(M,256\)\": unknown size name 'M'" \
