@@ -10,7 +10,7 @@ quick=(--max-runs 12 --warmup 1)
 
 check_output "--help teaches the method" 'interleaved' "$SPECGEN" profile --help
 check_fails "a missing CANDIDATE is a usage error" 2 "$SPECGEN" profile $task
-check_output "a bad --input-sets value is named" 'input-sets: 0 is not 1..64' \
+check_output "a bad --input-sets value is named" '--input-sets 0: 0 is not accepted here' \
     "$SPECGEN" profile $task $c/slow4x.cl --input-sets 0
 check_output "a bad --tol value is named" 'tol: 2 is not between 0 and 1' \
     "$SPECGEN" profile $task $c/slow4x.cl --tol 2
