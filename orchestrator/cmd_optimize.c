@@ -3,6 +3,7 @@
  * embedded replay of the demo trace; the validator's workers with the profiler), runs one
  * task on the real loop, shows progress and writes the results. */
 #include "common/cli.h"
+#include "common/wfile.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/run.h"
 
@@ -151,6 +152,7 @@ int sg_cmd_optimize(int argc, char **argv) {
                            rc.task);
 
     sg_task_stats final;
-    if (sg_run_one(&rc, &final, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    int orc = sg_run_one(&rc, &final, &err);
+    if (orc < 0) return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     return final.error[0] ? 1 : final.cancelled ? 130 : 0;
 }

@@ -2,6 +2,7 @@
 #include "common/buf.h"
 #include "common/cli.h"
 #include "common/paths.h"
+#include "common/wfile.h"
 #include "orchestrator/commands.h"
 #include "orchestrator/sim_run.h"
 
@@ -413,16 +414,18 @@ int sg_cmd_sim(int argc, char **argv) {
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
     if (sg_run_prompts_load(&rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    if (db && sg_results_open(db, 0, &c.db, &err) < 0) {
+    int orc = 0; /* SG_WFILE_REFUSED: an output names a device, a FIFO, a link: exit 2 */
+    if ((events && (orc = sg_wfile_check(events, "--events", &err)) < 0) ||
+        (plots && (orc = sg_sim_plots_check(plots, &err)) < 0) ||
+        (db && (orc = sg_results_open(db, 0, &c.db, &err)) < 0)) {
         sg_run_prompts_free(&p);
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+        return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     }
     FILE *evf = NULL;
-    if (events && !(evf = fopen(events, "w"))) {
-        sg_errf(&err, "cannot write %s: %s", events, strerror(errno));
+    if (events && (orc = sg_wfile_fopen(events, 0, &evf, &err)) < 0) {
         sg_run_prompts_free(&p);
         if (c.db) sg_results_close(c.db, NULL);
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+        return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     }
     c.events = evf;
     printf("%sworkload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "

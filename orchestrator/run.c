@@ -5,6 +5,7 @@
 #include "common/json.h"
 #include "common/proc.h"
 #include "common/redact.h"
+#include "common/wfile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -99,9 +100,7 @@ static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
                     ? " (the hints given now are not applied to it: pass --force to make it "
                       "again with them)"
                     : "");
-    else if (sg_val_task_init(c->task, t->dir, c->init, &report, err) < 0)
-        rc = -1;
-    else
+    else if ((rc = sg_val_task_init(c->task, t->dir, c->init, &report, err)) == 0)
         fprintf(stderr, "%s: made a task from %s in %s; guessed:\n%s", c->log_name, c->task, t->dir,
                 report.data ? report.data : "");
     sg_buf_free(&report);
@@ -122,6 +121,20 @@ static int cuda_unusable(const sg_run_task *t, sg_err *err) {
             t->spec.source[SG_DEV_OPENCL] ? "; --device opencl runs its OpenCL kernels here" : "",
             t->dir);
     return 1;
+}
+
+/* What the run writes in OUT (run_exec.c), refused before it starts when one is a device, a
+ * FIFO, a link or a folder (SG_WFILE_REFUSED), rather than at its first write. */
+static int out_files_ok(const sg_run_task *t, sg_err *err) {
+    const char *const names[] = {"events.jsonl", "summary.json",
+                                 t->lang == SG_DEV_CUDA ? "best.cu" : "best.cl"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", t->out_dir, names[i]);
+        int rc = sg_wfile_check(path, "--out", err);
+        if (rc < 0) return rc;
+    }
+    return 0;
 }
 
 int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
@@ -146,7 +159,8 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
         snprintf(t->out_dir, sizeof t->out_dir, "specgen-out/%s", t->name);
     if (sg_mkdir_p(t->out_dir, err) < 0) return sg_err_prefix(err, "output folder");
     snprintf(t->dir, sizeof t->dir, "%s", arg);
-    if (!is_dir && make_task_dir(c, t, err) < 0) return -1;
+    int rc = is_dir ? 0 : make_task_dir(c, t, err);
+    if (rc < 0) return rc;
     if (sg_val_task_load(t->dir, &t->spec, err) < 0) return -1;
     if (c->device != SG_RUN_DEVICE_AUTO) {
         t->lang = (sg_dev_lang)c->device;
@@ -172,7 +186,7 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     if (bad >= 0)
         return sg_errf(err, "%s: not valid UTF-8 (byte 0x%02x at offset %ld); save it as UTF-8",
                        t->spec.source[t->lang], (unsigned char)t->baseline.data[bad], bad);
-    return 0;
+    return out_files_ok(t, err);
 }
 
 void sg_run_task_free(sg_run_task *t) {
@@ -232,7 +246,8 @@ static int open_results(const sg_run_config *c, const sg_run_task *t, sg_results
                         int64_t *campaign, int64_t *task, sg_err *err) {
     *db = NULL;
     if (!c->db || !*c->db || !strcmp(c->db, "none")) return 0;
-    if (sg_results_open(c->db, 0, db, err) < 0) return -1;
+    int rc = sg_results_open(c->db, 0, db, err);
+    if (rc < 0) return rc;
     json_t *cfg = sg_run_config_json(c);
     *campaign = sg_results_campaign_begin(*db, "optimize", c->task, cfg, err);
     json_decref(cfg);
@@ -255,9 +270,12 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     memset(&p, 0, sizeof p);
     memset(&t, 0, sizeof t);
     memset(final, 0, sizeof *final);
-    if (sg_run_prompts_load(c, &p, err) < 0 || sg_run_task_load(c, &t, err) < 0 ||
-        open_results(c, &t, &db, &campaign, &db_task, err) < 0)
+    if (sg_run_prompts_load(c, &p, err) < 0 || (rc = sg_run_task_load(c, &t, err)) < 0 ||
+        (rc = open_results(c, &t, &db, &campaign, &db_task, err)) < 0) {
+        rc = rc == SG_WFILE_REFUSED ? rc : -1; /* a refused output path: exit 2 */
         goto done;
+    }
+    rc = -1;
     /* Ctrl-C and SIGTERM become loop events (a graceful stop). They are blocked before any
      * thread starts (the replay server's, the device port's), so that no thread can take
      * them with the default action and kill the process without a summary. */

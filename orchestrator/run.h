@@ -108,6 +108,8 @@ typedef struct sg_run_task {
     sg_buf baseline;
 } sg_run_task;
 
+/* SG_WFILE_REFUSED (common/wfile.h) when a file it would write in OUT is not a regular
+ * file (a device, a FIFO, a link, a folder). */
 int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err);
 void sg_run_task_free(sg_run_task *t);
 
@@ -184,7 +186,8 @@ void sg_run_exec_free(sg_run_exec *e);
 
 /* ---- all of it, once ---- */
 /* Runs c->task to its end on the real loop and writes its outputs. Returns 0 when it ran
- * (*final says how it ended: error[0], cancelled) and -1 when it could not (err). */
+ * (*final says how it ended: error[0], cancelled) and -1 when it could not (err);
+ * SG_WFILE_REFUSED when an output path was refused before it started (bad input). */
 int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err);
 
 #endif

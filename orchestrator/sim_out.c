@@ -5,6 +5,7 @@
 #include "orchestrator/sim_run.h"
 
 #include "common/paths.h"
+#include "common/wfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -145,11 +146,22 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static const char *const plot_names[] = {"time_to_target.svg", "utilisation.svg"};
+
 static FILE *open_plot(const char *dir, const char *name, char *path, size_t n, sg_err *err) {
     snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) sg_errf(err, "cannot write %s: %s", path, strerror(errno));
-    return f;
+    FILE *f;
+    return sg_wfile_fopen(path, 0, &f, err) < 0 ? NULL : f;
+}
+
+int sg_sim_plots_check(const char *dir, sg_err *err) {
+    char path[4200];
+    for (size_t i = 0; i < sizeof plot_names / sizeof *plot_names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, plot_names[i]);
+        int rc = sg_wfile_check(path, "--plots", err);
+        if (rc < 0) return rc;
+    }
+    return 0;
 }
 
 static int close_plot(FILE *f, const char *path, sg_err *err) {
@@ -161,7 +173,7 @@ static int close_plot(FILE *f, const char *path, sg_err *err) {
 /* Share of all tasks (over all seeds) that met the target within t: a step line each. */
 static int plot_cdf(const char *dir, const sg_sim_row *rows, int n, sg_err *err) {
     char path[4200];
-    FILE *f = open_plot(dir, "time_to_target.svg", path, sizeof path, err);
+    FILE *f = open_plot(dir, plot_names[0], path, sizeof path, err);
     if (!f) return -1;
     double tmax = 1;
     for (int i = 0; i < n; i++)
@@ -198,7 +210,7 @@ static int plot_cdf(const char *dir, const sg_sim_row *rows, int n, sg_err *err)
 /* Busy share of the pool's slots over time, first seed, in bins of about 1/80 of the run. */
 static int plot_util(const char *dir, const sg_sim_row *rows, int n, sg_err *err) {
     char path[4200];
-    FILE *f = open_plot(dir, "utilisation.svg", path, sizeof path, err);
+    FILE *f = open_plot(dir, plot_names[1], path, sizeof path, err);
     if (!f) return -1;
     double tmax = 1;
     for (int i = 0; i < n; i++) tmax = fmax(tmax, rows[i].nbins * rows[i].bin_s);

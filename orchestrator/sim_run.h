@@ -97,6 +97,8 @@ void sg_sim_print_row(const sg_sim_row *r, int md);
 void sg_sim_print_compare(const sg_sim_row *rows, int md);
 /* DIR/time_to_target.svg and DIR/utilisation.svg for rows[0..n-1] (the folder is made). */
 int sg_sim_plots(const char *dir, const sg_sim_row *rows, int n, sg_err *err);
+/* Before the run: SG_WFILE_REFUSED when a plot's path names a device, a FIFO, a link... */
+int sg_sim_plots_check(const char *dir, sg_err *err);
 
 /* ---- the LLM port over the model (port_llm_sim.c) ---- */
 typedef struct sg_port_llm_sim {

@@ -1,13 +1,15 @@
 /* `specgen report`: one campaign as a self-contained HTML file. The file is written under a
- * temporary name and renamed, so a failure never leaves half a report. */
+ * temporary name and renamed, so a failure never leaves half a report; -o naming something
+ * other than a regular file (a device, a FIFO, a symbolic link) or the database is refused. */
 #include "common/cli.h"
+#include "common/wfile.h"
 #include "results/internal.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 static const char *const details =
     "Draws, from the results database: the best speedup of each task (bars), the best speedup\n"
@@ -51,22 +53,25 @@ int sg_cmd_report(int argc, char **argv) {
         sg_results_close(r, NULL);
         return sg_cli_fail(&spec, 1, "%s", err.msg);
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
+    /* after the open: -o naming the database itself (its inode) is refused too */
+    if ((rc = sg_wfile_check(out, "-o", &err)) < 0) {
         sg_results_close(r, NULL);
-        return sg_cli_fail(&spec, 1, "cannot write %s: %s", tmp, strerror(errno));
+        return sg_cli_fail(&spec, SG_CLI_USAGE, "%s", err.msg);
+    }
+    char *html = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&html, &len);
+    if (!f) {
+        int e = errno; /* closing the database would change errno */
+        sg_results_close(r, NULL);
+        return sg_cli_fail(&spec, 1, "cannot write %s: %s", out, strerror(e));
     }
     rc = sg_results_report(r, campaign, f, &err);
     sg_results_close(r, NULL);
-    if (fclose(f) != 0 && rc == 0) rc = sg_errf(&err, "cannot write %s: %s", tmp, strerror(errno));
-    if (rc == 0 && rename(tmp, out) < 0)
-        rc = sg_errf(&err, "cannot rename %s to %s: %s", tmp, out, strerror(errno));
-    if (rc < 0) {
-        unlink(tmp);
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
-    }
+    if (fclose(f) != 0 && rc == 0) rc = sg_errf(&err, "cannot write %s: out of memory", out);
+    if (rc == 0) rc = sg_wfile_atomic(out, html, len, &err); /* a temporary, then a rename */
+    free(html);
+    if (rc < 0) return sg_cli_fail(&spec, rc == SG_WFILE_REFUSED ? SG_CLI_USAGE : 1, "%s", err.msg);
     fprintf(stderr, "report of campaign %lld written to %s\n", (long long)campaign, out);
     return 0;
 }

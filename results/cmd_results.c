@@ -1,5 +1,6 @@
 /* `specgen results`: the subcommands over a read-only connection to the database. */
 #include "common/cli.h"
+#include "common/wfile.h"
 #include "results/internal.h"
 
 #include <errno.h>
@@ -142,13 +143,12 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
     if (!strcmp(sub, "export")) {
         if (!a->format) return sg_errf(err, "export needs --format csv|json");
         sg_results_fmt f = !strcmp(a->format, "csv") ? SG_RESULTS_CSV : SG_RESULTS_JSON;
-        struct stat sb;
         int to_dir = a->out && f == SG_RESULTS_CSV && !a->table;
-        if (a->out && !to_dir && stat(a->out, &sb) == 0 && S_ISDIR(sb.st_mode))
-            return sg_errf(err, "-o %s is a folder; give a file name", a->out);
-        FILE *out = a->out && !to_dir ? fopen(a->out, "w") : stdout;
-        if (!out) return sg_errf(err, "cannot write %s: %s", a->out, strerror(errno));
-        int rc = sg_results_export(r, f, a->table, to_dir ? a->out : NULL, out, err);
+        FILE *out = stdout;
+        int rc = a->out && !to_dir ? sg_wfile_check(a->out, "-o", err) : 0;
+        if (rc == 0 && a->out && !to_dir) rc = sg_wfile_fopen(a->out, 0, &out, err);
+        if (rc < 0) return rc;
+        rc = sg_results_export(r, f, a->table, to_dir ? a->out : NULL, out, err);
         if (out != stdout && fclose(out) != 0 && rc == 0)
             return sg_errf(err, "cannot write %s: %s", a->out, strerror(errno));
         return rc;
@@ -248,10 +248,11 @@ int sg_cmd_results(int argc, char **argv) {
     if (arg && !takes) return usage(&a, "unexpected argument '%s'", arg);
     sg_err err = {{0}};
     if (check_usage(&a, sub, arg, &err) < 0) return sg_cli_fail(&spec, SG_CLI_USAGE, "%s", err.msg);
-    if (open_db(&a, &err) < 0 || run_sub(&a, sub, arg, &err) < 0) {
-        sg_cli_fail(&spec, 1, "%s", err.msg);
+    if ((rc = open_db(&a, &err)) < 0 || (rc = run_sub(&a, sub, arg, &err)) < 0) {
+        /* an -o that names a device, a FIFO, a link or the database: bad input */
+        rc = sg_cli_fail(&spec, rc == SG_WFILE_REFUSED ? SG_CLI_USAGE : 1, "%s", err.msg);
         sg_results_close(a.r, NULL);
-        return 1;
+        return rc;
     }
     sg_results_close(a.r, NULL);
     return 0;

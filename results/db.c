@@ -3,6 +3,7 @@
 
 #include "common/buf.h"
 #include "common/paths.h"
+#include "common/wfile.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -29,15 +30,20 @@ void sg_results_now(char out[32]) {
 }
 
 int sg_results_fail(sg_results *r, const char *what, sg_err *err) {
-    int code = sqlite3_extended_errcode(r->db);
+    int code = sqlite3_extended_errcode(r->db), sys = sqlite3_system_errno(r->db);
     const char *hint = "";
     if ((code & 0xff) == SQLITE_FULL) hint = " (the disk is full)";
     if ((code & 0xff) == SQLITE_READONLY) hint = " (the file or its folder is read-only)";
     if ((code & 0xff) == SQLITE_BUSY) hint = " (another process holds it locked)";
     if ((code & 0xff) == SQLITE_IOERR) hint = " (a write failed: the disk may be full)";
+    char why[sizeof r->failed_why];
+    if ((code & 0xff) == SQLITE_IOERR && sys) /* "disk I/O error" alone hides ENOSPC */
+        snprintf(why, sizeof why, "%s: %s: %s", what, sqlite3_errmsg(r->db), strerror(sys));
+    else
+        snprintf(why, sizeof why, "%s: %s%s", what, sqlite3_errmsg(r->db), hint);
+    if (!r->readonly && !r->failed) snprintf(r->failed_why, sizeof r->failed_why, "%s", why);
     if (!r->readonly) r->failed = 1;
-    return sg_errf(err, "results database %s: %s: %s%s", r->path, what, sqlite3_errmsg(r->db),
-                   hint);
+    return sg_errf(err, "results database %s: %s", r->path, why);
 }
 
 int sg_results_exec(sg_results *r, const char *sql, sg_err *err) {
@@ -62,7 +68,9 @@ int sg_results_flush(sg_results *r, sg_err *err) {
 
 int sg_results_begin_write(sg_results *r, sg_err *err) {
     if (r->readonly) return sg_errf(err, "results database %s: opened read-only", r->path);
-    if (r->failed) return sg_errf(err, "results database %s: an earlier write failed", r->path);
+    if (r->failed) /* the first failure's reason: the last message printed may be this one */
+        return sg_errf(err, "results database %s: an earlier write failed: %s", r->path,
+                       r->failed_why[0] ? r->failed_why : "no reason kept");
     if (r->in_tx && mono_ms() - r->tx_started >= BATCH_MS && sg_results_flush(r, err) < 0)
         return -1;
     if (r->in_tx) return 0;
@@ -117,6 +125,14 @@ int sg_results_open(const char *path, int readonly, sg_results **out, sg_err *er
     sg_results *r = sg_xcalloc(1, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
     r->readonly = readonly;
+    struct stat sb;
+    int there = stat(path, &sb) == 0, e = errno;
+    if (there && !S_ISREG(sb.st_mode)) { /* a device or a FIFO: neither read nor written */
+        sg_errf(err, "results database %s: is %s, not a regular file; refusing to open it", path,
+                sg_wfile_kind(sb.st_mode));
+        free(r);
+        return SG_WFILE_REFUSED;
+    }
     if (!readonly) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", path);
@@ -124,13 +140,10 @@ int sg_results_open(const char *path, int readonly, sg_results **out, sg_err *er
             free(r);
             return sg_err_prefix(err, "results database %s", path);
         }
-    } else {
-        struct stat sb;
-        if (stat(path, &sb) < 0) {
-            sg_errf(err, "results database %s: %s", path, strerror(errno));
-            free(r);
-            return -1;
-        }
+    } else if (!there) {
+        sg_errf(err, "results database %s: %s", path, strerror(e));
+        free(r);
+        return -1;
     }
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) {
@@ -156,6 +169,7 @@ int sg_results_open(const char *path, int readonly, sg_results **out, sg_err *er
         return -1;
     }
     r->failed = 0;
+    sg_wfile_protect(r->path); /* no output of this process may replace it */
     *out = r;
     return 0;
 }
@@ -165,6 +179,7 @@ int sg_results_close(sg_results *r, sg_err *err) {
     int rc = sg_results_flush(r, err);
     sg_results_finalize_all(r);
     sqlite3_close(r->db);
+    sg_wfile_unprotect(r->path);
     free(r);
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "results/internal.h"
 
 #include "common/paths.h"
+#include "common/wfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,9 +54,10 @@ int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, cons
     for (size_t i = 0; i < NTABLES; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.csv", dir, tables[i]);
-        FILE *f = fopen(path, "w");
-        if (!f) return sg_errf(err, "cannot write %s: %s", path, strerror(errno));
-        int rc = dump(r, tables[i], fmt, f, err);
+        FILE *f;
+        int rc = sg_wfile_fopen(path, 0, &f, err);
+        if (rc < 0) return rc;
+        rc = dump(r, tables[i], fmt, f, err);
         if (fclose(f) != 0 && rc == 0)
             return sg_errf(err, "cannot write %s: %s", path, strerror(errno));
         if (rc < 0) return -1;

@@ -16,9 +16,10 @@ struct sg_results {
     sqlite3 *db;
     char path[4096];
     int readonly;
-    int failed;         /* a write failed: no more writes */
-    int in_tx;          /* a batch is open */
-    int64_t tx_started; /* monotonic ms */
+    int failed;           /* a write failed: no more writes */
+    char failed_why[512]; /* its reason, repeated by the writes refused after it */
+    int in_tx;            /* a batch is open */
+    int64_t tx_started;   /* monotonic ms */
     sg_results_stmt cached[SG_RESULTS_CACHED];
     int ncached;
 };

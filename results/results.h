@@ -12,7 +12,7 @@
  *    inside the batch, so a crash loses at most the last batch and never leaves half a
  *    candidate. Every failure (disk full, read-only file, locked) is an error whose message
  *    names the file and SQLite's reason; after one, the handle refuses further writes (the
- *    caller stops cleanly).
+ *    caller stops cleanly) with a message that repeats the first one's reason.
  *  - The recorder takes the task loop's events (orchestrator/task.c, the pool's job and
  *    split events) as the JSON objects that go to events.jsonl: every event is kept whole in
  *    the event table, and the ones named in docs/results.md also fill the tables of tasks,
@@ -43,6 +43,9 @@ typedef struct sg_results sg_results;
 /* The default database of every command: specgen-out/results.db. */
 #define SG_RESULTS_DEFAULT_DB "specgen-out/results.db"
 
+/* A path that is not a regular file (a device, a FIFO, a folder: after symbolic links) is
+ * refused (SG_WFILE_REFUSED, common/wfile.h); while open, the database is protected from
+ * every output of this process (sg_wfile_protect): `report -o X.db` cannot replace it. */
 int sg_results_open(const char *path, int readonly, sg_results **out, sg_err *err);
 /* Commits what is pending; a failure to commit is reported through err (may be NULL). */
 int sg_results_close(sg_results *r, sg_err *err);
@@ -120,7 +123,8 @@ int sg_results_show_candidate(sg_results *r, int64_t candidate, sg_results_fmt f
                               sg_err *err);
 
 /* Every table: JSON (one object, a key per table) to out; CSV: one table (`table`) to out,
- * or, when table is NULL, one TABLE.csv per table in the folder dir. */
+ * or, when table is NULL, one TABLE.csv per table in the folder dir (SG_WFILE_REFUSED for
+ * one that is not a regular file, common/wfile.h). */
 int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, const char *dir,
                       FILE *out, sg_err *err);
 

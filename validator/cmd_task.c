@@ -1,6 +1,7 @@
 /* `specgen task init KERNEL.cu|KERNEL.cl`: a task folder from a bare kernel file. */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/wfile.h"
 #include "validator/validator.h"
 
 #include <errno.h>
@@ -66,7 +67,7 @@ int sg_cmd_task(int argc, char **argv) {
     rc = sg_val_task_init(pos[1], out, &io, &report, &err);
     if (rc < 0) {
         sg_buf_free(&report);
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+        return sg_cli_fail(&spec, rc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     }
     printf("wrote %s/task.json from %s; what was guessed:\n%s", out, pos[1],
            report.data ? report.data : "");

@@ -5,6 +5,7 @@
 #include "validator/internal.h"
 
 #include "common/buf.h"
+#include "common/wfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,13 +21,13 @@
 static int write_file(const char *dir, const char *name, const char *text, int force, sg_err *err) {
     sg_buf p = {0};
     sg_buf_printf(&p, "%s/%s", dir, name);
-    FILE *f = fopen(p.data, force ? "w" : "wx");
-    int rc = 0;
-    if (!f && errno == EEXIST)
+    FILE *f; /* --force replaces a regular file only (not a link, a device, a FIFO) */
+    int rc = sg_wfile_fopen(p.data, !force, &f, err);
+    if (rc == -1 && errno == EEXIST)
         rc =
             sg_errf(err, "%s already exists: pass --force to overwrite it, or --out another folder",
                     p.data);
-    else if (!f || fputs(text, f) < 0)
+    else if (rc == 0 && fputs(text, f) < 0)
         rc = sg_errf(err, "cannot write %s: %s", p.data, strerror(errno));
     if (f && fclose(f) != 0 && rc == 0)
         rc = sg_errf(err, "cannot write %s: %s", p.data, strerror(errno));

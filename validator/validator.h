@@ -301,7 +301,8 @@ int sg_val_pool_spawns(const sg_val_pool *p, int slot);
  * from the body's shape (one thread per element, a warp or a block per row,
  * extern __shared__). Writes out_dir/{task.json, baseline.EXT, reference.EXT} (the kernel
  * is both; a //@launch line is added when it has none) and appends to `report` one line
- * per guess. Refuses to overwrite a task unless opts->force. */
+ * per guess. Refuses to overwrite a task unless opts->force; even then a file that is not a
+ * regular one (a link, a device, a FIFO) is refused: SG_WFILE_REFUSED (common/wfile.h). */
 #define SG_VAL_MAX_HINTS 16
 typedef struct sg_val_init_opts {
     sg_val_sizes sizes; /* --size NAME=VALUE */
