@@ -6,6 +6,7 @@
 #include "orchestrator/optimize_ui.h"
 
 #include "common/redact.h"
+#include "common/wfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,9 @@ static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc, in
                            (long long)max_streams);
     if (resume < 0)
         return sg_cli_fail(spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
+    /* A --db that is a FIFO or a device is bad usage, said before any task starts. */
+    if (rc->db && strcmp(rc->db, "none") && sg_wfile_check(rc->db, "--db", &err) < 0)
+        return sg_cli_fail(spec, 2, "%s", err.msg);
     return 0;
 }
 

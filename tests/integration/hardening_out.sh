@@ -172,6 +172,11 @@ if [ $have_cl = 1 ]; then
     fi
 else skip "campaign --out: a FIFO best.cl" "no OpenCL platform"; fi
 
+mkfifo "$t/fifo.db"
+check_fails "campaign --db FIFO: a usage error (exit 2) before any task starts" 2 \
+    timeout 10 "$SPECGEN" campaign suites/demo --db "$t/fifo.db" --out "$t/cfifo"
+[ -p "$t/fifo.db" ] && ok "  ... the FIFO is kept" || not_ok "  ... the FIFO is kept"
+
 # ---- item 9: report -o into a missing or read-only folder says why ----
 check_output "report -o into a missing folder: No such file or directory" \
     "cannot write $t/nope/r.html: No such file or directory" \
