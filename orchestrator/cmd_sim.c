@@ -77,11 +77,11 @@ static int apply_policy(const char *s, sg_sim_config *c, sg_err *err) {
                            "'%s': probe:K needs K, the reasoning tokens between forks, from 1 "
                            "to 1000000",
                            s);
-        c->policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1};
-        c->probe_tokens = k;
+        c->run.policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1};
+        c->run.probe_tokens = k;
         return 0;
     }
-    if (sg_policy_parse(s, &c->policy, err) == 0) return 0;
+    if (sg_policy_parse(s, &c->run.policy, err) == 0) return 0;
     if (!strncmp(s, "parallel:", 9)) return -1; /* its own message: parallel:N's range */
     return sg_errf(err, "'%s' is not a policy (specgen, sequential, parallel:N, probe:K)", s);
 }
@@ -184,11 +184,11 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
                 for (int h = 0; h < 3; h++, k++) {
                     sg_sim_config c = *base;
                     c.events = NULL;
-                    c.spacing_tokens = spacing[a];
-                    c.in_flight = in_flight[b];
-                    c.delta = delta[d];
-                    c.early_stop = delta[d] > 0;
-                    c.pools.hysteresis = hyst[h];
+                    c.run.spacing_tokens = spacing[a];
+                    c.run.in_flight = in_flight[b];
+                    c.run.delta = delta[d];
+                    c.run.early_stop = delta[d] > 0;
+                    c.run.pools.hysteresis = hyst[h];
                     if (delta[d] > 0)
                         snprintf(c.name, sizeof c.name, "s%llu f%d d%.2f h%.1f",
                                  (unsigned long long)spacing[a], in_flight[b], delta[d], hyst[h]);
@@ -246,7 +246,7 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
     sg_pool_config stat;
     sg_pool_config_default(&stat);
     stat.mode = SG_POOL_STATIC;
-    int nslots = c->gpus * c->slots_per_gpu;
+    int nslots = c->run.devices * c->run.slots_per_device;
     stat.static_validate = nslots > 1 ? nslots / 2 : 1;
     stat.static_profile = nslots - stat.static_validate;
     static const struct {
@@ -272,13 +272,13 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
         sg_sim_config x = *c;
         if (i) x.events = NULL; /* the first configuration's only */
         snprintf(x.name, sizeof x.name, "%s", v[i].name);
-        x.policy = (sg_policy){(sg_policy_kind)v[i].policy, v[i].streams, v[i].fork};
-        x.probe_tokens = v[i].probe;
-        if (v[i].static_pools && stat.static_profile > 0) x.pools = stat;
-        x.pools.fifo = v[i].fifo;
+        x.run.policy = (sg_policy){(sg_policy_kind)v[i].policy, v[i].streams, v[i].fork};
+        x.run.probe_tokens = v[i].probe;
+        if (v[i].static_pools && stat.static_profile > 0) x.run.pools = stat;
+        x.run.pools.fifo = v[i].fifo;
         if (v[i].no_kv) x.w.cache_tokens = 0;
         /* every row the same criterion, but the ablation, which flips the cut on a gain */
-        x.early_stop = v[i].flip_early ? !c->early_stop : c->early_stop;
+        x.run.early_stop = v[i].flip_early ? !c->run.early_stop : c->run.early_stop;
         if (run_seeds(&x, p, from, to, plots && i < 4, &rows[i], err) < 0)
             rc = -1;
         else
@@ -293,13 +293,11 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
 int sg_cmd_sim(int argc, char **argv) {
     sg_sim_config c;
     sg_sim_config_default(&c);
-    sg_run_config rc;
-    sg_run_config_default(&rc);
     int64_t in_flight = 0;
     const char *workload = NULL, *policy = "specgen", *seeds = "1-3", *pools = "elastic",
                *events = NULL, *db = NULL, *plots = NULL;
-    int64_t gpus = c.gpus, slots = c.slots_per_gpu, instances = 0, tasks = c.tasks,
-            iterations = c.iterations, concurrency = 0;
+    int64_t gpus = c.run.devices, slots = c.run.slots_per_device, instances = 0, tasks = c.tasks,
+            iterations = c.run.iterations, concurrency = 0;
     int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, early = 0, no_fork = 0,
         md = 0;
     const sg_opt opts[] = {
@@ -316,12 +314,12 @@ int sg_cmd_sim(int argc, char **argv) {
         {"tasks", SG_OPT_INT, &tasks, "N", "tasks to run", "50", NULL, 0},
         {"concurrency", SG_OPT_INT, &concurrency, "N",
          "tasks at once (the next starts when one ends; 0: all)", "all", NULL, 0},
-        {"target", SG_OPT_DOUBLE, &c.target, "X", "target speedup", "the workload's", NULL, 0},
+        {"target", SG_OPT_DOUBLE, &c.run.target, "X", "target speedup", "the workload's", NULL, 0},
         {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL, 0},
-        {"budget-time", SG_OPT_DURATION, &c.budget_ns, "T", "each task's time (virtual)", "2h",
+        {"budget-time", SG_OPT_DURATION, &c.run.budget_ns, "T", "each task's time (virtual)", "2h",
          NULL, 0},
-        {"budget-tokens", SG_OPT_COUNT, &c.budget_tokens, "N", "each task's tokens", "500k", NULL,
-         0},
+        {"budget-tokens", SG_OPT_COUNT, &c.run.budget_tokens, "N", "each task's tokens", "500k",
+         NULL, 0},
         {"pools", SG_OPT_STR, &pools, "MODE", "elastic or static:V/P", "elastic", NULL, 0},
         {"no-priorities", SG_OPT_FLAG, &no_prio, NULL, "jobs in arrival order", NULL, NULL, 0},
         {"no-kvstore", SG_OPT_FLAG, &no_kv, NULL, "no prefix cache for forks", NULL, NULL, 0},
@@ -331,10 +329,10 @@ int sg_cmd_sim(int argc, char **argv) {
         {"no-early-stop", SG_OPT_FLAG, &no_early, NULL,
          "end an iteration early only at the target (the default)", NULL, NULL, 0},
         {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "never fork", NULL, NULL, 0},
-        {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE",
+        {"trigger", SG_OPT_STR, &c.run.trigger_file, "FILE",
          "specgen's trigger rules (JSON, as optimize --trigger; probe:K keeps its own)",
          "prompts/trigger.json", NULL, 0},
-        {"early-stop-margin", SG_OPT_DOUBLE, &c.delta, "X",
+        {"early-stop-margin", SG_OPT_DOUBLE, &c.run.delta, "X",
          "end an iteration on a gain of at least X over its start (every configuration; implies "
          "--early-stop)",
          "0.05 with --early-stop", NULL, 0},
@@ -380,7 +378,7 @@ int sg_cmd_sim(int argc, char **argv) {
     if (concurrency < 0 || concurrency > 100000)
         return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..100000 (0: all)",
                            (long long)concurrency);
-    if (c.target < 0) return sg_cli_fail(&spec, 2, "--target: must be above 0");
+    if (c.run.target < 0) return sg_cli_fail(&spec, 2, "--target: must be above 0");
     if (iterations < 1 || iterations > 1000)
         return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
     if (instances < 0 || instances > 4096)
@@ -388,32 +386,32 @@ int sg_cmd_sim(int argc, char **argv) {
                            (long long)instances);
     if (in_flight < 0 || in_flight > 1024)
         return sg_cli_fail(&spec, 2, "--in-flight: '%lld' must be 1..1024", (long long)in_flight);
-    if (c.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be above 0");
-    c.in_flight = (int)in_flight;
+    if (c.run.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be above 0");
+    c.run.in_flight = (int)in_flight;
     if (sweep && (plots || md))
         return sg_cli_fail(&spec, 2, "--sweep prints its ranking only (no --plots, no --markdown)");
     if (workload && load_workload(workload, &c.w, &err) < 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
     if (apply_policy(policy, &c, &err) < 0) return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
-    if (sg_pool_config_parse(pools, &c.pools, &err) < 0)
+    if (sg_pool_config_parse(pools, &c.run.pools, &err) < 0)
         return sg_cli_fail(&spec, 2, "%s", err.msg);
     if (instances) c.w.instances = (int)instances;
-    c.gpus = (int)gpus;
-    c.slots_per_gpu = (int)slots;
+    c.run.devices = (int)gpus;
+    c.run.slots_per_device = (int)slots;
     c.tasks = (int)tasks;
     c.concurrency = (int)concurrency;
-    c.iterations = (int)iterations;
-    c.pools.fifo = no_prio;
+    c.run.iterations = (int)iterations;
+    c.run.pools.fifo = no_prio;
     if (no_kv) c.w.cache_tokens = 0;
     if (early && no_early)
         return sg_cli_fail(&spec, 2, "--early-stop and --no-early-stop contradict each other");
-    c.early_stop = early || c.delta > 0;
-    if (no_fork) c.policy.fork = 0;
+    c.run.early_stop = early || c.run.delta > 0;
+    if (no_fork) c.run.policy.fork = 0;
     snprintf(c.name, sizeof c.name, "%s", policy);
 
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
-    if (sg_run_prompts_load(&rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (sg_run_prompts_load(&c.run, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     int orc = 0; /* SG_WFILE_REFUSED: an output names a device, a FIFO, a link: exit 2 */
     if ((events && (orc = sg_wfile_check(events, "--events", &err)) < 0) ||
         (plots && (orc = sg_sim_plots_check(plots, &err)) < 0) ||
@@ -430,10 +428,10 @@ int sg_cmd_sim(int argc, char **argv) {
     c.events = evf;
     printf("%sworkload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "
            "%llu-%llu%s\n",
-           md ? "*" : "", c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.gpus,
-           c.gpus == 1 ? "" : "s", c.slots_per_gpu, c.slots_per_gpu == 1 ? "" : "s", c.w.instances,
-           c.w.instances == 1 ? "" : "s", (unsigned long long)from, (unsigned long long)to,
-           md ? "*\n" : "");
+           md ? "*" : "", c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.run.devices,
+           c.run.devices == 1 ? "" : "s", c.run.slots_per_device,
+           c.run.slots_per_device == 1 ? "" : "s", c.w.instances, c.w.instances == 1 ? "" : "s",
+           (unsigned long long)from, (unsigned long long)to, md ? "*\n" : "");
     sg_sim_print_header(md);
     int rcx = 0;
     if (sweep) {

@@ -35,6 +35,35 @@ void sg_run_config_default(sg_run_config *c) {
     c->log_name = "specgen optimize";
 }
 
+void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double task_target,
+                        sg_task_config *cfg) {
+    *cfg = (sg_task_config){.policy = c->policy, .feedback_last = 4};
+    sg_criterion_default(&cfg->crit);
+    if (c->target > 0)
+        cfg->crit.target_speedup = c->target;
+    else if (task_target > 0)
+        cfg->crit.target_speedup = task_target;
+    cfg->crit.budget_ns = c->budget_ns;
+    cfg->crit.budget_tokens = c->budget_tokens;
+    cfg->crit.max_iterations = c->iterations;
+    cfg->crit.early_stop = c->early_stop;
+    if (c->delta > 0) cfg->crit.delta = c->delta;
+    cfg->trigger = p->trigger;
+    if (c->spacing_tokens) cfg->trigger.min_spacing_tokens = c->spacing_tokens;
+    if (c->in_flight) cfg->trigger.max_in_flight = c->in_flight;
+    if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule,
+                            * the built-in cap on forks in flight whatever the rules say */
+        sg_trigger_config_default(&cfg->trigger);
+        cfg->trigger.code_block = 0;
+        cfg->trigger.transition = 0;
+        cfg->trigger.interval_tokens = c->probe_tokens;
+        cfg->trigger.min_spacing_tokens = 0;
+        if (c->in_flight) cfg->trigger.max_in_flight = c->in_flight;
+    }
+    cfg->tmpl = &p->tmpl;
+    cfg->prompts = &p->task;
+}
+
 static const char *template_for(const char *model) {
     if (!model) return "generic";
     char low[256];

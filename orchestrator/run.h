@@ -67,6 +67,12 @@ typedef struct sg_run_config {
     const char *pool_cacert;     /* CA for https agents; NULL: the system's */
     int64_t pool_timeout_ns;     /* an agent silent this long is lost: 5 s */
     int no_local;                /* only the agents' slots */
+    /* overrides of the trigger rules and the criterion, 0: the rules' and the criterion's
+     * own (sim sets them: --sweep's knobs, probe:K; optimize and campaign leave them 0) */
+    uint64_t probe_tokens;   /* > 0: a fork every N reasoning tokens, no cue, no spacing rule */
+    uint64_t spacing_tokens; /* trigger min_spacing_tokens */
+    int in_flight;           /* trigger max_in_flight (probe:K's too) */
+    double delta;            /* the early-stop margin */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
@@ -97,6 +103,13 @@ typedef struct sg_run_prompts {
 /* Tasks of a campaign share one: it depends on the config, not on the task. */
 int sg_run_prompts_load(const sg_run_config *c, sg_run_prompts *p, sg_err *err);
 void sg_run_prompts_free(sg_run_prompts *p);
+
+/* A task's configuration: the one function optimize, campaign (sg_run_exec_start) and sim
+ * build it with. The target is c->target, else task_target (the task's own; 0: none), else
+ * the criterion's default; budgets, iterations, early stop and policy from c; the trigger
+ * rules and templates from p (borrowed: p outlives cfg), with c's overrides on top. */
+void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double task_target,
+                        sg_task_config *cfg);
 
 /* ---- the task ---- */
 typedef struct sg_run_task {

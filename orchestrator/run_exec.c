@@ -151,21 +151,6 @@ static void on_finished(void *arg, const sg_task_stats *s) {
     sg_loop_stop(e->loop);
 }
 
-static void task_config(const sg_run_config *c, const sg_run_prompts *p, const sg_run_task *t,
-                        sg_task_config *cfg) {
-    *cfg = (sg_task_config){.policy = c->policy, .feedback_last = 4};
-    sg_criterion_default(&cfg->crit);
-    double task_target = t->spec.target_speedup > 0 ? t->spec.target_speedup : 2.0;
-    cfg->crit.target_speedup = c->target > 0 ? c->target : task_target;
-    cfg->crit.budget_ns = c->budget_ns;
-    cfg->crit.budget_tokens = c->budget_tokens;
-    cfg->crit.max_iterations = c->iterations;
-    cfg->crit.early_stop = c->early_stop;
-    cfg->trigger = p->trigger;
-    cfg->tmpl = &p->tmpl;
-    cfg->prompts = &p->task;
-}
-
 sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_run_prompts *p,
                                const sg_run_task *t, const sg_llm_port *llm, const sg_dev_port *dev,
                                const sg_run_links *links, sg_err *err) {
@@ -175,7 +160,7 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     e->t0 = sg_loop_now(loop);
     e->c = c;
     e->t = t;
-    task_config(c, p, t, &e->cfg);
+    sg_run_task_config(c, p, t->spec.target_speedup, &e->cfg);
     sg_policy_name(&c->policy, e->policy, sizeof e->policy);
     char path[4200];
     e->lock_fd = open(t->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

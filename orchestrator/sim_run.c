@@ -105,15 +105,12 @@ void sg_sim_config_default(sg_sim_config *c) {
     memset(c, 0, sizeof *c);
     sg_sim_workload_default(&c->w);
     snprintf(c->name, sizeof c->name, "specgen");
-    c->policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1};
-    c->gpus = 8;
-    c->slots_per_gpu = 1;
-    sg_pool_config_default(&c->pools);
+    sg_run_config_default(&c->run); /* optimize's policy, pools, tokens, iterations, stops */
+    c->run.log_name = "specgen sim";
+    c->run.db = NULL; /* sim records into c->db, when given */
+    c->run.devices = 8;
+    c->run.budget_ns = 2 * 3600 * SG_SEC; /* virtual */
     c->tasks = 50;
-    c->budget_ns = 2 * 3600 * SG_SEC;
-    c->budget_tokens = 500000;
-    c->iterations = 5;
-    c->early_stop = 0; /* as optimize: an iteration ends early only at its target */
 }
 
 static void on_record(void *arg, json_t *ev) {
@@ -145,31 +142,6 @@ static void on_finished(void *arg, const sg_task_stats *s) {
         sg_loop_timer(t->run->loop, 0, start_next, t->run);
 }
 
-static void task_config(const sg_sim_config *c, const sg_run_prompts *p, sg_task_config *tc) {
-    *tc = (sg_task_config){.policy = c->policy, .feedback_last = 4};
-    sg_criterion_default(&tc->crit);
-    tc->crit.target_speedup = c->target > 0 ? c->target : c->w.target_speedup;
-    tc->crit.budget_ns = c->budget_ns;
-    tc->crit.budget_tokens = c->budget_tokens;
-    tc->crit.max_iterations = c->iterations;
-    tc->crit.early_stop = c->early_stop;
-    tc->trigger = p->trigger;
-    if (c->spacing_tokens) tc->trigger.min_spacing_tokens = c->spacing_tokens;
-    if (c->in_flight) tc->trigger.max_in_flight = c->in_flight;
-    if (c->delta > 0) tc->crit.delta = c->delta;
-    if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule,
-                            * the built-in cap on forks in flight whatever --trigger says */
-        sg_trigger_config_default(&tc->trigger);
-        tc->trigger.code_block = 0;
-        tc->trigger.transition = 0;
-        tc->trigger.interval_tokens = c->probe_tokens;
-        tc->trigger.min_spacing_tokens = 0;
-        if (c->in_flight) tc->trigger.max_in_flight = c->in_flight;
-    }
-    tc->tmpl = &p->tmpl;
-    tc->prompts = &p->task;
-}
-
 static int start_task(simrun *run, simtask *t, sg_err *err) {
     int i = (int)(t - run->t);
     run->started++;
@@ -196,30 +168,31 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
 }
 
 /* The campaign row's config: what the run was, so that its rows can be told apart. */
-static json_t *campaign_config(const sg_sim_config *c, const sg_task_config *tc, uint64_t seed) {
+static json_t *campaign_config(const sg_sim_config *sc, const sg_task_config *tc, uint64_t seed) {
+    const sg_run_config *c = &sc->run;
     char pol[64];
     sg_policy_name(&c->policy, pol, sizeof pol);
-    return json_pack("{s:s,s:b,s:I,s:s,s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:I,s:i,s:b,s:b,s:s,s:b,"
-                     "s:f,s:f,s:I,s:I,s:i,s:f}",
-                     "configuration", c->name, "simulated", 1, "seed", (json_int_t)seed, "workload",
-                     c->w.name, "policy", pol, "probe_tokens", (json_int_t)c->probe_tokens, "gpus",
-                     c->gpus, "slots_per_gpu", c->slots_per_gpu, "llm_instances", c->w.instances,
-                     "tasks", c->tasks, "concurrency", c->concurrency, "target",
-                     tc->crit.target_speedup, "budget_s", (double)c->budget_ns / SG_SEC,
-                     "budget_tokens", (json_int_t)c->budget_tokens, "iterations", c->iterations,
-                     "early_stop", c->early_stop, "priorities", !c->pools.fifo, "pools",
-                     c->pools.mode == SG_POOL_STATIC ? "static" : "elastic", "kvstore",
-                     c->w.cache_tokens > 0, "cache_tokens", c->w.cache_tokens, "delta",
-                     tc->crit.delta, "spacing_tokens", (json_int_t)tc->trigger.min_spacing_tokens,
-                     "interval_tokens", (json_int_t)tc->trigger.interval_tokens, "in_flight",
-                     tc->trigger.max_in_flight, "hysteresis", c->pools.hysteresis);
+    return json_pack(
+        "{s:s,s:b,s:I,s:s,s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:I,s:i,s:b,s:b,s:s,s:b,"
+        "s:f,s:f,s:I,s:I,s:i,s:f}",
+        "configuration", sc->name, "simulated", 1, "seed", (json_int_t)seed, "workload", sc->w.name,
+        "policy", pol, "probe_tokens", (json_int_t)c->probe_tokens, "gpus", c->devices,
+        "slots_per_gpu", c->slots_per_device, "llm_instances", sc->w.instances, "tasks", sc->tasks,
+        "concurrency", sc->concurrency, "target", tc->crit.target_speedup, "budget_s",
+        (double)c->budget_ns / SG_SEC, "budget_tokens", (json_int_t)c->budget_tokens, "iterations",
+        c->iterations, "early_stop", c->early_stop, "priorities", !c->pools.fifo, "pools",
+        c->pools.mode == SG_POOL_STATIC ? "static" : "elastic", "kvstore", sc->w.cache_tokens > 0,
+        "cache_tokens", sc->w.cache_tokens, "delta", tc->crit.delta, "spacing_tokens",
+        (json_int_t)tc->trigger.min_spacing_tokens, "interval_tokens",
+        (json_int_t)tc->trigger.interval_tokens, "in_flight", tc->trigger.max_in_flight,
+        "hysteresis", c->pools.hysteresis);
 }
 
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
                sg_sim_trace *trace, sg_err *err) {
     memset(m, 0, sizeof *m);
     simrun run = {.events = c->events, .db = c->db, .trace = trace};
-    int rc = -1, nslots = c->gpus * c->slots_per_gpu;
+    int rc = -1, nslots = c->run.devices * c->run.slots_per_device;
     sg_sim_llm *llm = NULL;
     sg_sim_slots *slots = NULL;
     sg_pool *pool = NULL;
@@ -229,16 +202,16 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
     sm.seed = seed;
     slots = sg_sim_slots_new(run.loop, &sm, nslots);
     for (int i = 0; i < nslots; i++) {
-        desc[i].device = i / c->slots_per_gpu;
+        desc[i].device = i / c->run.slots_per_device;
         snprintf(desc[i].name, sizeof desc[i].name, "sim:%d/%d", desc[i].device,
-                 i % c->slots_per_gpu);
+                 i % c->run.slots_per_device);
     }
-    if (sg_pool_new(run.loop, &c->pools, desc, nslots, &sg_sim_slot_ops, slots, &pool, err) < 0)
+    if (sg_pool_new(run.loop, &c->run.pools, desc, nslots, &sg_sim_slot_ops, slots, &pool, err) < 0)
         goto done;
     sg_sim_slots_bind(slots, pool);
     llm = sg_sim_llm_new(run.loop, &c->w, seed);
-    sg_task_config tc;
-    task_config(c, p, &tc);
+    sg_task_config tc; /* as optimize's and campaign's, with the workload's target */
+    sg_run_task_config(&c->run, p, c->w.target_speedup, &tc);
     run.n = c->tasks;
     run.c = c;
     run.p = p;

@@ -23,25 +23,19 @@
 #include <stdio.h>
 
 typedef struct sg_sim_config {
-    sg_sim_workload w;
-    char name[64]; /* the configuration's name in tables */
-    sg_policy policy;
-    uint64_t probe_tokens; /* > 0: forks every N tokens and no trigger rule (probe:K) */
-    int gpus, slots_per_gpu;
-    sg_pool_config pools; /* .fifo: no priorities */
+    /* The task configuration optimize and campaign use (run.h), built into each task's
+     * by sg_run_task_config as theirs is: policy, pools (.fifo: no priorities), target (0:
+     * the workload's), per-task budgets (budget_ns in virtual time), iterations, early stop,
+     * the overrides of the trigger rules (probe_tokens: probe:K; --sweep's knobs), and the
+     * pool's shape: devices GPUs (8) of slots_per_device slots. Its endpoints, folders and
+     * database path are not used: sim plugs in its own ports. */
+    sg_run_config run;
+    sg_sim_workload w; /* the model's own options */
+    char name[64];     /* the configuration's name in tables */
     int tasks;
-    int concurrency;        /* tasks running at once; 0: all */
-    double target;          /* target speedup; 0: the workload's */
-    int64_t budget_ns;      /* per task */
-    uint64_t budget_tokens; /* per task */
-    int iterations;
-    int early_stop; /* also end an iteration on a gain of delta (optimize --early-stop) */
-    /* the policy's knobs (0: the defaults of prompts/trigger.json and the criterion) */
-    uint64_t spacing_tokens; /* trigger min_spacing_tokens */
-    int in_flight;           /* trigger max_in_flight */
-    double delta;            /* early-stop margin */
-    FILE *events;            /* when set: every task's events as JSON lines, with "task" added */
-    sg_results *db;          /* when set: the run is recorded (see above) */
+    int concurrency; /* tasks running at once; 0: all */
+    FILE *events;    /* when set: every task's events as JSON lines, with "task" added */
+    sg_results *db;  /* when set: the run is recorded (see above) */
 } sg_sim_config;
 
 /* What one run can hand back beyond its means (sg_sim_run's trace argument, may be NULL). */

@@ -120,10 +120,11 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
         if (f->i) *f->i = (int)json_number_value(v);
     }
     json_decref(j);
-    if (rc == 0 && (w->instances < 1 || w->reasoning_tokens < 100 || w->prefill_tok_s <= 0))
+    if (rc == 0 && (w->instances < 1 || w->reasoning_tokens < 100 || w->prefill_tok_s <= 0 ||
+                    !(w->target_speedup > 0)))
         rc = sg_errf(err,
-                     "workload %s: instances >= 1, reasoning_tokens >= 100 and "
-                     "prefill_tok_s > 0 are needed",
+                     "workload %s: instances >= 1, reasoning_tokens >= 100, "
+                     "prefill_tok_s > 0 and target_speedup > 0 are needed",
                      path);
     return rc;
 }
