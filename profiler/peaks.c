@@ -1,7 +1,5 @@
 #include "profiler/peaks.h"
 
-#include "validator/elem.h"
-
 #include <stdio.h>
 #include <string.h>
 

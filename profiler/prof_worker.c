@@ -10,9 +10,6 @@
  * carries the raw samples; the parent summarizes. */
 #include "profiler/peaks.h"
 #include "profiler/stats.h"
-#include "validator/compare.h"
-#include "validator/internal.h"
-#include "validator/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

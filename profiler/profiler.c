@@ -4,8 +4,6 @@
  * returns into timings, a speedup with its band, and the candidate's static facts. */
 #include "profiler/profiler.h"
 
-#include "validator/internal.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

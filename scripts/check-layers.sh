@@ -5,7 +5,8 @@
 # floor: its number, then its modules), so the page and the check cannot disagree. Then:
 #  1. every folder of ROOT holding .c or .h files (but tests/) has a floor;
 #  2. every `#include "MODULE/..."` in a module's sources names its own module or one on a
-#     lower floor (same-floor neighbours do not include each other);
+#     lower floor (same-floor neighbours do not include each other), and never another
+#     module's internal header (internal.h, *_impl.h, or "(internal" in its top comment);
 #  3. with BUILD (a build folder holding MODULE/*.o), the same holds for the symbols the
 #     objects use: an object may only use symbols defined in its own module or below, so
 #     a call through a hand-written extern declaration cannot hide an upward dependency.
@@ -31,7 +32,12 @@ for d in "$root"/*/; do
     [ -n "${floor[$m]:-}" ] || violation "$m/ holds sources but has no floor in docs/architecture.md"
 done
 
-# 2. includes
+# 2. includes; another module's internal header (internal.h, *_impl.h, or one whose top
+# comment says "(internal") is included only by its own module (tests/ may)
+is_internal() {
+    case $1 in */internal.h | *_impl.h) return 0 ;; esac
+    [ -f "$1" ] && head -3 "$1" | grep -q '(internal'
+}
 nincl=0
 for m in "${!floor[@]}"; do
     [ -d "$root/$m" ] || continue
@@ -43,6 +49,8 @@ for m in "${!floor[@]}"; do
             violation "$m/$(basename "$file"):$line includes \"$inc\": $dep/ has no floor"
         elif [ "${floor[$dep]}" -ge "${floor[$m]}" ]; then
             violation "$m/$(basename "$file"):$line includes \"$inc\" ($dep is on floor ${floor[$dep]}, $m on ${floor[$m]})"
+        elif is_internal "$root/$inc"; then
+            violation "$m/$(basename "$file"):$line includes \"$inc\", internal to $dep/ (use its public header)"
         fi
     done < <(grep -HnoE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z_]+/[^"]+"' \
         "$root/$m"/*.[ch] 2>/dev/null | sed -E 's/:[[:space:]]*#[[:space:]]*include[[:space:]]+"/:/; s/"$//')

@@ -1,7 +1,7 @@
 /* The checks of one candidate, inside a worker: source hygiene, launch plans, compiling
  * (through the cache), then every shape (check_sizes, then the main sizes) in run.c. */
 #include "validator/internal.h"
-#include "validator/launch.h"
+#include "validator/validator.h"
 
 #include <ctype.h>
 #include <stdio.h>

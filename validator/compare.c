@@ -2,7 +2,7 @@
  * and a non-finite value never matches, unless the buffer allows non-finite values: then
  * NaN matches NaN and inf the same inf. Tracks the max abs / rel error and the first
  * mismatching index. */
-#include "validator/compare.h"
+#include "validator/validator.h"
 
 #include "validator/elem.h"
 

@@ -1,4 +1,4 @@
-/* elem.h — element types on the host (internal to the validator and the profiler).
+/* elem.h — element types on the host (internal).
  *
  * Contract:
  *  - sg_val_elem_set stores a double as type t's bits: floats round to nearest even;
@@ -7,7 +7,8 @@
  *    Integers are truncated as C's casts do.
  *  - sg_val_elem_get reads element i back as a double (exact for every type but i64
  *    beyond 2^53).
- *  - sg_val_type_range gives a float type's limits (0s for integers). */
+ *  - sg_val_type_range gives a float type's limits (0s for integers).
+ * sg_val_type_is_float is validator.h's. */
 #ifndef SG_VAL_ELEM_H
 #define SG_VAL_ELEM_H
 
@@ -15,8 +16,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-int sg_val_type_is_float(sg_val_type t);
 
 typedef struct sg_val_range {
     int mbits;         /* explicit mantissa bits (f32: 23, bf16: 7, fp8_e4m3: 3) */

@@ -1,6 +1,6 @@
 /* Evaluating a launch-plan line at one shape, within the device's limits, and binding
  * argument names to device buffers and scalar values. */
-#include "validator/launch.h"
+#include "validator/validator.h"
 
 #include "validator/elem.h"
 

@@ -6,7 +6,7 @@
  * index, a hard-coded size, a clamp, a missing factor) usually fails at the tiny shape
  * already, or leaves the other elements exact, or lands far from the reference. Only when every
  * one of these holds is the hint given; it says what it saw, so a person can judge it. */
-#include "validator/compare.h"
+#include "validator/validator.h"
 #include "validator/elem.h"
 #include "validator/internal.h"
 

@@ -4,10 +4,9 @@
  * runs on buffers whose outputs and scratch are poisoned and which carry random guard
  * bytes on both sides; then guards, inputs and outputs (out and inout) are checked, in
  * that order. */
-#include "validator/compare.h"
+#include "validator/validator.h"
 #include "validator/elem.h"
 #include "validator/internal.h"
-#include "validator/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -49,6 +49,7 @@ typedef enum {
 size_t sg_val_type_size(sg_val_type t);
 const char *sg_val_type_name(sg_val_type t);
 int sg_val_type_parse(const char *s, sg_val_type *out);
+int sg_val_type_is_float(sg_val_type t); /* 1 for f32, f64, f16, bf16 and the fp8 formats */
 
 /* ---- sizes and expressions ---- */
 #define SG_VAL_MAX_SIZES 16
@@ -292,6 +293,73 @@ int sg_val_pool_step_reply(sg_val_pool *p, int slot, int64_t now_ms, json_t **re
 int sg_val_pool_ping(sg_val_pool *p, int slot, sg_err *err);
 /* How many times the slot's worker was (re)started. */
 int sg_val_pool_spawns(const sg_val_pool *p, int slot);
+
+/* ---- another job kind built on validation (the profiler's: profiler/prof_worker.c) ----
+ * Contract: what a job kind running inside a validation worker needs to prepare, fill, run
+ * and check a candidate exactly as validation does, and what its parent side needs to call
+ * the pool; nothing here reads a clock or keeps state between calls.
+ *  - sg_val_prepare_job reads, checks and compiles the job's candidate (the task's baseline
+ *    when job->candidate is NULL) into cand and the task's reference into ref. 0, or -1 /
+ *    SG_BE_STICKY (device.h) with r saying why; release both with sg_val_source_free.
+ *  - sg_val_fill draws an input buffer's values from a seeded generator (splitmix64): the
+ *    same seed, buffer, distribution and shape give the same bytes.
+ *  - sg_val_launch_dims evaluates one launch line at shape s against the device limits
+ *    (errors name the source line, the shape and the limit); sg_val_scalar_arg a scalar.
+ *  - sg_val_compare checks an output against the reference within the buffer's tolerance.
+ *  - sg_val_pool_call sends req to the slot's worker and waits under the pool's deadlines
+ *    (each "phase" message restarts the run deadline): 0 with *reply, 1 when the worker
+ *    was killed or died (r says how), -1 (err). */
+
+/* A source ready to run: its text, launch plan and compiled program. */
+typedef struct sg_val_source {
+    const char *where; /* file name for messages */
+    char *src;
+    sg_val_plan plan;
+    sg_be_prog *prog;
+    int baseline_plan; /* a candidate without //@launch lines: it runs the baseline's plan */
+} sg_val_source;
+int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                       sg_val_source *ref, sg_val_result *r);
+void sg_val_source_free(sg_val_source *p);
+void sg_val_job_from_json(const json_t *req, sg_val_job *job); /* a request's job fields */
+int sg_val_pool_call(sg_val_pool *p, int slot, const sg_val_job *job, json_t *req, json_t **reply,
+                     sg_val_result *r, sg_err *err);
+void sg_val_result_set(sg_val_result *r, sg_val_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Seeded random inputs (splitmix64: fast, reproducible from the seed). */
+typedef struct sg_val_rng {
+    uint64_t s;
+} sg_val_rng;
+uint64_t sg_val_rng_next(sg_val_rng *r);
+/* Fill count elements of b's type with its distribution number `dist` (taken modulo the
+ * buffer's count of them) at shape s (randint's size expressions are evaluated there; the
+ * task loader checked that they evaluate). */
+void sg_val_fill(sg_val_rng *r, const sg_val_buffer *b, int dist, const sg_val_sizes *s, void *dst,
+                 size_t count);
+
+/* One launch-plan line evaluated at one shape. */
+typedef struct sg_val_dims {
+    uint64_t grid[3], block[3], smem;
+} sg_val_dims;
+int sg_val_launch_dims(const sg_val_launch *l, const sg_val_sizes *s, const sg_be_limits *lim,
+                       const char *where, sg_val_dims *out, sg_err *err);
+/* A task scalar's bytes at shape s. */
+int sg_val_scalar_arg(const sg_val_scalar *sc, const sg_val_sizes *s, sg_be_arg *a, sg_err *err);
+
+/* Comparing one output buffer against the reference. */
+typedef struct sg_val_cmp {
+    double max_abs, max_rel;
+    int64_t first_bad; /* -1 when all match */
+    size_t nbad;
+    double got, ref; /* values at first_bad */
+} sg_val_cmp;
+/* 0 when every element matches within the buffer's tolerance, -1 otherwise. */
+int sg_val_compare(const sg_val_buffer *b, const void *got, const void *ref, size_t n,
+                   sg_val_cmp *c);
+/* The first NaN or inf among n elements of type t, or -1 (always -1 for integers). */
+int64_t sg_val_first_nonfinite(sg_val_type t, const void *p, size_t n);
+void sg_val_format_value(sg_val_type t, double v, char *out, size_t n);
 
 /* ---- task folders from a bare kernel file ----
  * Reads a kernel in KERNEL.cu / KERNEL.cl (the first, or opts->kernel) and its body:

@@ -7,7 +7,7 @@
  * the main shape does all of this once per distribution (docs/gpu-checks.md).
  * Usage: bench_task_host [TASK_DIR...] (default, as `make bench` runs it: three tasks, one
  * f32 element-wise, one bf16 row-wise, one bf16 GEMM; `make bench-task-host`: all). */
-#include "validator/compare.h"
+#include "validator/validator.h"
 #include "validator/internal.h"
 
 #include <stdio.h>

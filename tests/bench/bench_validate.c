@@ -4,7 +4,7 @@
 #include "common/buf.h"
 #include "common/proc.h"
 #include "validator/internal.h"
-#include "validator/launch.h"
+#include "validator/validator.h"
 
 #include <dirent.h>
 #include <stdio.h>

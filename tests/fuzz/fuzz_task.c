@@ -3,7 +3,6 @@
  * "//----" and a kernel source whose //@launch and //@scratch lines form the plan (else
  * the plan is "//@launch k grid=ceil_div(N,64) block=64"). Invariants: no crash, leak or
  * undefined behaviour; every failure leaves a message. */
-#include "validator/launch.h"
 #include "validator/validator.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * encoded with round-to-nearest-even and decoded back; checked on hand-worked values, on
  * every bit pattern (decode then encode is the identity), and against independent
  * oracles: the compiler's _Float16 conversion and the usual float-to-bf16 bit rounding. */
-#include "validator/compare.h"
+#include "validator/validator.h"
 #include "validator/elem.h"
 
 #include <math.h>

@@ -1,8 +1,7 @@
 /* Validator source hygiene (include allow-list, size bound), the normalized hash, and
  * output comparison (tolerances, NaN/Inf). */
-#include "validator/compare.h"
-#include "common/srcnorm.h"
 #include "validator/validator.h"
+#include "common/srcnorm.h"
 
 #include <math.h>
 #include <setjmp.h>

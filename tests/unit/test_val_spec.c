@@ -1,6 +1,5 @@
 /* Validator specs: size expressions, launch-plan lines, task.json errors. */
 #include "common/buf.h"
-#include "validator/launch.h"
 #include "validator/validator.h"
 
 #include <setjmp.h>
