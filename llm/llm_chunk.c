@@ -88,13 +88,27 @@ int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err) {
     return 0;
 }
 
-const char *sg_llm_dialect_name(unsigned f) {
-    if (f & SG_LLM_F_REASONING) return "vllm";
-    if (f & (SG_LLM_F_MATCHED_STOP | SG_LLM_F_USAGE_NULL)) return "sglang";
-    if (f & (SG_LLM_F_TIMINGS | SG_LLM_F_FP_BUILD)) return "llamacpp";
-    if (f & (SG_LLM_F_FP_DEEPSEEK | SG_LLM_F_KEEPALIVE)) return "deepseek";
-    if (f & SG_LLM_F_STOP_REASON) /* reasoning_content: vLLM before 0.11 */
-        return f & SG_LLM_F_REASONING_CONTENT ? "vllm-legacy" : "vllm";
-    if (f & SG_LLM_F_PYJSON) return "llama-cpp-python";
-    return "openai-compatible";
+/* Which dialect a stream's marks name (common/dialect.h's list), the first rule that
+ * matches: any of `any`, or all of `all`; none: openai-compatible. */
+static const struct {
+    unsigned any, all;
+    sg_dialect d;
+} RULES[] = {
+    {SG_LLM_F_REASONING, 0, SG_DIALECT_VLLM},
+    {SG_LLM_F_MATCHED_STOP | SG_LLM_F_USAGE_NULL, 0, SG_DIALECT_SGLANG},
+    {SG_LLM_F_TIMINGS | SG_LLM_F_FP_BUILD, 0, SG_DIALECT_LLAMACPP},
+    {SG_LLM_F_FP_DEEPSEEK | SG_LLM_F_KEEPALIVE, 0, SG_DIALECT_DEEPSEEK},
+    /* reasoning_content with stop_reason: vLLM before 0.11 */
+    {0, SG_LLM_F_STOP_REASON | SG_LLM_F_REASONING_CONTENT, SG_DIALECT_VLLM_LEGACY},
+    {SG_LLM_F_STOP_REASON, 0, SG_DIALECT_VLLM},
+    {SG_LLM_F_PYJSON, 0, SG_DIALECT_LLAMA_CPP_PYTHON},
+};
+
+sg_dialect sg_llm_dialect(unsigned f) {
+    for (size_t i = 0; i < sizeof RULES / sizeof *RULES; i++)
+        if ((f & RULES[i].any) || (RULES[i].all && (f & RULES[i].all) == RULES[i].all))
+            return RULES[i].d;
+    return SG_DIALECT_OPENAI;
 }
+
+const char *sg_llm_dialect_name(unsigned f) { return sg_dialect_name(sg_llm_dialect(f)); }

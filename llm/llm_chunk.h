@@ -9,6 +9,7 @@
 #ifndef SG_LLM_CHUNK_H
 #define SG_LLM_CHUNK_H
 
+#include "common/dialect.h"
 #include "common/err.h"
 #include "llm/llm.h"
 
@@ -42,6 +43,8 @@ typedef struct sg_llm_chunk {
 } sg_llm_chunk;
 
 int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err);
+/* The dialect the marks name (common/dialect.h), and its name. */
+sg_dialect sg_llm_dialect(unsigned features);
 const char *sg_llm_dialect_name(unsigned features);
 
 #endif

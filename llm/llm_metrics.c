@@ -1,17 +1,20 @@
 #include "llm/llm_metrics.h"
 
 #include "common/buf.h"
+#include "common/dialect.h"
 #include "common/redact.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const RUNNING[] = {"vllm:num_requests_running", "sglang:num_running_reqs",
-                                      "llamacpp:requests_processing", NULL};
-static const char *const GENERATED[] = {"vllm:generation_tokens_total",
-                                        "sglang:generation_tokens_total",
-                                        "llamacpp:tokens_predicted_total", NULL};
+/* 1 when a dialect before i already has i's metric names (vllm-legacy and raw are vLLM's). */
+static int seen_before(int i) {
+    for (int j = 0; j < i; j++)
+        if (sg_dialects[j].running && !strcmp(sg_dialects[j].running, sg_dialects[i].running))
+            return 1;
+    return 0;
+}
 
 /* Value of a sample line "name{labels} value" or "name value" if it names `name`. */
 static int sample(const char *line, const char *name, double *v) {
@@ -34,11 +37,13 @@ int sg_llm_metrics_parse(const char *text, sg_llm_metrics *m) {
         memcpy(line, l, k);
         line[k] = '\0';
         double v;
-        for (int i = 0; RUNNING[i]; i++)
-            if (sample(line, RUNNING[i], &v))
-                m->running += v, m->running_name = RUNNING[i], found = 1;
-        for (int i = 0; GENERATED[i]; i++)
-            if (sample(line, GENERATED[i], &v)) m->generated += v;
+        for (int i = 0; i < SG_DIALECT_N; i++) { /* each name once: its first dialect's */
+            const sg_dialect_info *d = &sg_dialects[i];
+            if (!d->running || seen_before(i)) continue;
+            if (sample(line, d->running, &v))
+                m->running += v, m->running_name = d->running, found = 1;
+            if (sample(line, d->generated, &v)) m->generated += v;
+        }
     }
     return found ? 0 : 1;
 }

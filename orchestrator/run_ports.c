@@ -30,7 +30,7 @@ static int start_replay(sg_run_llm *l, const sg_run_config *c, const sg_run_prom
     snprintf(trace_dir, sizeof trace_dir, "%s/traces", p->dir);
     if (sg_replay_load(c->trace ? c->trace : trace_dir, &l->traces, err) < 0) return -1;
     sg_replay_config rc = {
-        .host = "127.0.0.1", .port = 0, .speed = c->speed, .dialect = SG_REPLAY_VLLM};
+        .host = "127.0.0.1", .port = 0, .speed = c->speed, .dialect = SG_DIALECT_VLLM};
     l->replay = sg_replay_start(&l->traces, &rc, err);
     if (!l->replay) return -1;
     snprintf(l->url_buf, sizeof l->url_buf, "http://127.0.0.1:%d", sg_replay_port(l->replay));

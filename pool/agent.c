@@ -511,11 +511,10 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
     }
     const json_t *cand = json_object_get(b, "candidate");
     prof = json_object_get(b, "prof");
-    sg_pool_role k = SG_POOL_VALIDATE;
-    if (!strcmp(kind, "profile"))
-        k = SG_POOL_PROFILE;
-    else if (strcmp(kind, "validate")) {
-        sg_agent_error(out, 400, "job request: \"kind\" '%.40s' is not validate or profile", kind);
+    sg_pool_role k;
+    if (sg_pool_role_parse(kind, &k) < 0) {
+        sg_agent_error(out, 400, "job request: \"kind\" '%.40s' is not a job kind (%s)", kind,
+                       SG_POOL_ROLE_NAMES);
         goto done;
     }
     if (id && !id_ok(id)) {
@@ -665,10 +664,10 @@ static void set_role(sg_agent *a, int si, const sg_agent_request *rq, sg_agent_r
     const char *role = NULL;
     if (!b || sg_json_get_str(b, "role", 1, &role, "role request", &e) < 0) {
         sg_agent_error(out, 400, "%s", e.msg);
-    } else if (strcmp(role, "validate") && strcmp(role, "profile")) {
-        sg_agent_error(out, 400, "role request: \"role\" '%.40s' is not validate or profile", role);
+    } else if (sg_pool_role_parse(role, &a->s[si].role) < 0) {
+        sg_agent_error(out, 400, "role request: \"role\" '%.40s' is not a role (%s)", role,
+                       SG_POOL_ROLE_NAMES);
     } else {
-        a->s[si].role = strcmp(role, "profile") ? SG_POOL_VALIDATE : SG_POOL_PROFILE;
         reply_json(
             out, 200,
             json_pack("{s:i,s:s,s:s}", "slot", si, "slot_name", a->s[si].desc.name, "role", role));

@@ -51,8 +51,24 @@
 #include <jansson.h>
 #include <stdint.h>
 
-typedef enum { SG_POOL_VALIDATE = 0, SG_POOL_PROFILE = 1, SG_POOL_NROLES = 2 } sg_pool_role;
-const char *sg_pool_role_name(sg_pool_role r); /* "validate", "profile" */
+/* The job kinds (a slot's role), one list: X(ID, NAME) gives SG_POOL_ID and its name, the
+ * job's "kind" and a slot's "role" on the agent's wire, and the device job kind that runs
+ * it (validator.h's "validate", profiler.h's "profile"). */
+#define SG_POOL_ROLES(X)                                                                           \
+    X(VALIDATE, "validate")                                                                        \
+    X(PROFILE, "profile")
+typedef enum {
+#define SG_POOL_ROLE_ENUM(id, name) SG_POOL_##id,
+    SG_POOL_ROLES(SG_POOL_ROLE_ENUM)
+#undef SG_POOL_ROLE_ENUM
+        SG_POOL_NROLES
+} sg_pool_role;
+const char *sg_pool_role_name(sg_pool_role r); /* "validate", "profile"; "?" outside */
+/* 0 with *out, or -1 when name is no role. */
+int sg_pool_role_parse(const char *name, sg_pool_role *out);
+/* "validate, profile", for messages */
+#define SG_POOL_ROLE_SEP(id, name) ", " name
+#define SG_POOL_ROLE_NAMES (SG_POOL_ROLES(SG_POOL_ROLE_SEP) + 2)
 
 /* Where a job's candidate came from: it decides the priority class. */
 typedef enum { SG_POOL_FINAL = 0, SG_POOL_FORK = 1 } sg_pool_origin;

@@ -66,8 +66,20 @@ struct sg_pool {
     void *ev_arg;
 };
 
+static const char *const ROLE_NAMES[SG_POOL_NROLES] = {
+#define SG_POOL_ROLE_NAME(id, name) [SG_POOL_##id] = name,
+    SG_POOL_ROLES(SG_POOL_ROLE_NAME)
+#undef SG_POOL_ROLE_NAME
+};
+
 const char *sg_pool_role_name(sg_pool_role r) {
-    return r == SG_POOL_PROFILE ? "profile" : "validate";
+    return (unsigned)r < SG_POOL_NROLES ? ROLE_NAMES[r] : "?";
+}
+
+int sg_pool_role_parse(const char *name, sg_pool_role *out) {
+    for (int i = 0; i < SG_POOL_NROLES; i++)
+        if (!strcmp(name, ROLE_NAMES[i])) return *out = (sg_pool_role)i, 0;
+    return -1;
 }
 
 const char *sg_pool_end_name(sg_pool_end e) {

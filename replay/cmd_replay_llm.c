@@ -18,7 +18,7 @@ static int parse_fault(const char *v, void *out, sg_err *err) {
 
 int sg_cmd_replay_llm(int argc, char **argv) {
     const char *trace = NULL, *listen = "127.0.0.1:8000";
-    sg_replay_config cfg = {.speed = 1, .dialect = SG_REPLAY_VLLM};
+    sg_replay_config cfg = {.speed = 1, .dialect = SG_DIALECT_VLLM};
     const sg_opt opts[] = {
         {"trace", SG_OPT_STR, &trace, "FILE|DIR", "replay trace, or a folder of *.jsonl traces",
          NULL, NULL, 0},

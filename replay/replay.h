@@ -25,6 +25,7 @@
 #ifndef SG_REPLAY_H
 #define SG_REPLAY_H
 
+#include "common/dialect.h"
 #include "common/err.h"
 
 #include <stddef.h>
@@ -71,29 +72,33 @@ size_t sg_replay_prefix_tokens(const sg_replay_trace *t, const char *text, size_
 /* The fork answer for a prefix of n tokens, or NULL when every fork lies beyond n. */
 const sg_replay_fork *sg_replay_fork_for(const sg_replay_trace *t, size_t n);
 
-typedef enum {
-    SG_REPLAY_VLLM,
-    SG_REPLAY_SGLANG,
-    SG_REPLAY_DEEPSEEK,
-    SG_REPLAY_LLAMACPP,
-    SG_REPLAY_RAW /* no reasoning parser: <think> tags inside content */
-} sg_replay_dialect;
-
+/* The dialect imitated: one of common/dialect.h's list whose REPLAYED is 1. parse refuses
+ * the others, naming the replayed ones. */
+typedef sg_dialect sg_replay_dialect;
 int sg_replay_dialect_parse(const char *name, sg_replay_dialect *out, sg_err *err);
 const char *sg_replay_dialect_name(sg_replay_dialect d);
 
+/* --fault's kinds, one list: X(ID, NAME) gives SG_FAULT_ID and its name (NONE has none). */
+#define SG_REPLAY_FAULTS(X)                                                                        \
+    X(NONE, NULL)                                                                                  \
+    X(DROP, "drop")                                                                                \
+    X(429, "429")                                                                                  \
+    X(503, "503")                                                                                  \
+    X(STALL, "stall")                                                                              \
+    X(MALFORMED, "malformed")                                                                      \
+    X(ABORT, "abort")                                                                              \
+    X(IGNORE_MAX_TOKENS, "ignore_max_tokens")                                                      \
+    X(NO_COMPLETIONS, "no_completions")                                                            \
+    X(NO_STREAM, "no_stream")
+
 typedef enum {
-    SG_FAULT_NONE,
-    SG_FAULT_DROP,
-    SG_FAULT_429,
-    SG_FAULT_503,
-    SG_FAULT_STALL,
-    SG_FAULT_MALFORMED,
-    SG_FAULT_ABORT,
-    SG_FAULT_IGNORE_MAX_TOKENS,
-    SG_FAULT_NO_COMPLETIONS,
-    SG_FAULT_NO_STREAM
+#define SG_REPLAY_FAULT_ENUM(id, name) SG_FAULT_##id,
+    SG_REPLAY_FAULTS(SG_REPLAY_FAULT_ENUM)
+#undef SG_REPLAY_FAULT_ENUM
+        SG_FAULT_N
 } sg_replay_fault_kind;
+/* The kind's name ("drop"), NULL for SG_FAULT_NONE and values outside the list. */
+const char *sg_replay_fault_name(sg_replay_fault_kind k);
 
 typedef struct sg_replay_fault {
     sg_replay_fault_kind kind;

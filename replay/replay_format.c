@@ -22,16 +22,16 @@ static void usage_obj(sg_buf *o, const sg_replay_fmt *f) {
     sg_buf_printf(o, "{\"prompt_tokens\":%lld,\"total_tokens\":%lld,\"completion_tokens\":%lld",
                   (long long)f->prompt_tokens, (long long)(f->prompt_tokens + f->completion_tokens),
                   (long long)f->completion_tokens);
-    if ((f->d == SG_REPLAY_VLLM || f->d == SG_REPLAY_RAW) && cached > 0)
+    if ((f->d == SG_DIALECT_VLLM || f->d == SG_DIALECT_RAW) && cached > 0)
         sg_buf_printf(o, ",\"prompt_tokens_details\":{\"cached_tokens\":%lld}", cached);
-    if (f->d == SG_REPLAY_SGLANG) {
+    if (f->d == SG_DIALECT_SGLANG) {
         if (cached > 0)
             sg_buf_printf(o, ",\"prompt_tokens_details\":{\"cached_tokens\":%lld}", cached);
         else
             sg_buf_append_str(o, ",\"prompt_tokens_details\":null");
         sg_buf_printf(o, ",\"reasoning_tokens\":%lld", (long long)f->reasoning_tokens);
     }
-    if (f->d == SG_REPLAY_DEEPSEEK)
+    if (f->d == SG_DIALECT_DEEPSEEK)
         sg_buf_printf(
             o,
             ",\"prompt_tokens_details\":{\"cached_tokens\":%lld},\"completion_tokens_details\":"
@@ -44,7 +44,7 @@ static void usage_obj(sg_buf *o, const sg_replay_fmt *f) {
 /* vLLM, SGLang, DeepSeek: a chunk of its own with no choices. */
 static void usage_chunk(sg_buf *o, const sg_replay_fmt *f) {
     head(o, f);
-    if (f->d == SG_REPLAY_DEEPSEEK) sg_buf_append_str(o, DEEPSEEK_FP);
+    if (f->d == SG_DIALECT_DEEPSEEK) sg_buf_append_str(o, DEEPSEEK_FP);
     sg_buf_append_str(o, ",\"choices\":[],\"usage\":");
     usage_obj(o, f);
     sg_buf_append_str(o, "}");
@@ -60,7 +60,7 @@ static void finish_val(sg_buf *o, const char *finish) {
 /* vLLM, raw, and (with a fingerprint) DeepSeek share a shape. */
 static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t, size_t n,
                       const char *finish) {
-    int ds = f->d == SG_REPLAY_DEEPSEEK;
+    int ds = f->d == SG_DIALECT_DEEPSEEK;
     head(o, f);
     if (ds) sg_buf_append_str(o, DEEPSEEK_FP);
     sg_buf_append_str(o, ",\"choices\":[{\"index\":0,");
@@ -71,7 +71,7 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
         sg_buf_append_str(
             o, ds ? "\"delta\":{\"role\":\"assistant\",\"content\":null,\"reasoning_content\":\"\"}"
                   : "\"delta\":{\"role\":\"assistant\",\"content\":\"\"}");
-    } else if (kind == SG_RF_REASONING && f->d != SG_REPLAY_RAW) {
+    } else if (kind == SG_RF_REASONING && f->d != SG_DIALECT_RAW) {
         sg_buf_append_str(o, ds ? "\"delta\":{\"content\":null,\"reasoning_content\":"
                                 : "\"delta\":{\"reasoning\":");
         STR(o, t, n);
@@ -164,15 +164,15 @@ static void llamacpp(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t,
 
 void sg_replay_fmt_chunk(sg_buf *out, const sg_replay_fmt *f, int kind, const char *t, size_t n,
                          const char *finish) {
-    if (kind == SG_RF_USAGE && f->d == SG_REPLAY_LLAMACPP) return; /* went out with the finish */
+    if (kind == SG_RF_USAGE && f->d == SG_DIALECT_LLAMACPP) return; /* went out with the finish */
     sg_buf_append_str(out, "data: ");
     if (!t) t = "", n = 0;
     if (kind == SG_RF_USAGE)
         usage_chunk(out, f);
     else
         switch (f->d) {
-        case SG_REPLAY_SGLANG: sglang(out, f, kind, t, n, finish); break;
-        case SG_REPLAY_LLAMACPP: llamacpp(out, f, kind, t, n, finish); break;
+        case SG_DIALECT_SGLANG: sglang(out, f, kind, t, n, finish); break;
+        case SG_DIALECT_LLAMACPP: llamacpp(out, f, kind, t, n, finish); break;
         default: vllm_like(out, f, kind, t, n, finish); break;
         }
     sg_buf_append_str(out, "\n\n");

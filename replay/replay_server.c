@@ -65,15 +65,10 @@ static int cmp_i64(const void *a, const void *b) {
 static void stats(sg_replay_server *s, sg_buf *b, int prometheus) {
     pthread_mutex_lock(&s->mu);
     if (prometheus) {
-        static const char *const run[] = {
-            "vllm:num_requests_running{model_name=\"replay\"}", "sglang:num_running_reqs", NULL,
-            "llamacpp:requests_processing", "vllm:num_requests_running{model_name=\"replay\"}"};
-        static const char *const gen[] = {"vllm:generation_tokens_total{model_name=\"replay\"}",
-                                          "sglang:generation_tokens_total", NULL,
-                                          "llamacpp:tokens_predicted_total",
-                                          "vllm:generation_tokens_total{model_name=\"replay\"}"};
-        sg_buf_printf(b, "%s %lld\n%s %lld\n", run[s->cfg.dialect], (long long)s->running,
-                      gen[s->cfg.dialect], (long long)s->tokens);
+        const sg_dialect_info *di = &sg_dialects[s->cfg.dialect];
+        const char *lab = di->labelled ? "{model_name=\"replay\"}" : "";
+        sg_buf_printf(b, "%s%s %lld\n%s%s %lld\n", di->running, lab, (long long)s->running,
+                      di->generated, lab, (long long)s->tokens);
         sg_buf_printf(b,
                       "specgen_replay_requests_total %lld\nspecgen_replay_disconnects_total %lld\n",
                       (long long)s->requests, (long long)s->disconnects);
@@ -211,9 +206,9 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
     r->fmt.chat = chat;
     r->fmt.include_usage = json_is_true(json_object_get(so, "include_usage"));
     /* vLLM's running usage in every chunk (the hosted and other dialects have none). */
-    r->fmt.continuous_usage = r->fmt.include_usage &&
-                              json_is_true(json_object_get(so, "continuous_usage_stats")) &&
-                              (s->cfg.dialect == SG_REPLAY_VLLM || s->cfg.dialect == SG_REPLAY_RAW);
+    r->fmt.continuous_usage =
+        r->fmt.include_usage && json_is_true(json_object_get(so, "continuous_usage_stats")) &&
+        (s->cfg.dialect == SG_DIALECT_VLLM || s->cfg.dialect == SG_DIALECT_RAW);
     if (r->fault_on && f->kind == SG_FAULT_IGNORE_MAX_TOKENS) max_tokens = 0;
     snprintf(r->fmt.id, sizeof r->fmt.id, "%s-replay%llu", chat ? "chatcmpl" : "cmpl",
              (unsigned long long)id);
@@ -289,7 +284,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     } else if (get && !strcmp(url, "/v1/replay/stats")) {
         stats(s, &b, 0);
         rc = answer(c, 200, "application/json", b.data, NULL);
-    } else if (get && !strcmp(url, "/metrics") && s->cfg.dialect != SG_REPLAY_DEEPSEEK) {
+    } else if (get && !strcmp(url, "/metrics") && sg_dialects[s->cfg.dialect].running) {
         stats(s, &b, 1);
         rc = answer(c, 200, "text/plain; version=0.0.4", b.data, NULL);
     } else if (get && !strcmp(url, "/health")) {

@@ -51,8 +51,8 @@ int sg_replay_plan(sg_replay_rq *r, const sg_replay_trace *t, const char *prompt
     const char *open = last_of(prompt, "<think>", close);
     int fork = close && (!lo || lo < close); /* the prompt closed the reasoning */
     int64_t at = 0, budget = max_tokens > 0 ? max_tokens : -1;
-    int chat = r->fmt.chat, raw = r->fmt.d == SG_REPLAY_RAW || !chat;
-    if (r->fmt.d == SG_REPLAY_DEEPSEEK) add(r, -1, ": keep-alive", 12, 0); /* while "queued" */
+    int chat = r->fmt.chat, raw = r->fmt.d == SG_DIALECT_RAW || !chat;
+    if (r->fmt.d == SG_DIALECT_DEEPSEEK) add(r, -1, ": keep-alive", 12, 0); /* while "queued" */
     if (chat) add(r, SG_RF_ROLE, "", 0, fork ? t->fork_first_token_us : t->first_token_us);
     r->tokens = 0;
     if (fork) {

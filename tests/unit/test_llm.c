@@ -127,7 +127,7 @@ static void start_many(env *e, run *runs, int n, int64_t max_tokens, int cap) {
 
 static void test_routing_cap(void **state) {
     env e;
-    env_up(&e, SG_REPLAY_VLLM, 2);
+    env_up(&e, SG_DIALECT_VLLM, 2);
     run runs[8];
     start_many(&e, runs, 8, 60, 2);
     assert_int_equal(sg_llm_active(e.llm), 8);
@@ -185,7 +185,7 @@ static void run_single(env *e, run *r, const sg_llm_request *req,
 
 static void test_abort_and_fork_from_callback(void **state) {
     env e;
-    env_up(&e, SG_REPLAY_SGLANG, 0);
+    env_up(&e, SG_DIALECT_SGLANG, 0);
     run r = {0}, f = {0};
     r.e = f.e = &e;
     r.abort_at = 40;
@@ -210,7 +210,7 @@ static void test_abort_and_fork_from_callback(void **state) {
 
 static void test_raw_think_split(void **state) {
     env e;
-    env_up(&e, SG_REPLAY_RAW, 0);
+    env_up(&e, SG_DIALECT_RAW, 0);
     run r = {0};
     r.e = &e;
     sg_llm_request req = {
@@ -259,7 +259,7 @@ static void test_connect_retries(void **state) {
 /* One endpoint down: its connect error sidelines it and the retry goes to the other. */
 static void test_failover(void **state) {
     env e;
-    env_up(&e, SG_REPLAY_LLAMACPP, 0);
+    env_up(&e, SG_DIALECT_LLAMACPP, 0);
     sg_replay_stop(e.srv[0]);
     e.srv[0] = NULL;
     run runs[4];
@@ -319,9 +319,9 @@ static void live_counts(sg_replay_dialect d, int want_estimated) {
     env_down(&e);
 }
 
-static void test_live_tokens_from_running_usage(void **state) { live_counts(SG_REPLAY_VLLM, 0); }
+static void test_live_tokens_from_running_usage(void **state) { live_counts(SG_DIALECT_VLLM, 0); }
 static void test_live_tokens_estimated_without_it(void **state) {
-    live_counts(SG_REPLAY_SGLANG, 1);
+    live_counts(SG_DIALECT_SGLANG, 1);
     assert_int_equal(sg_llm_estimate_tokens(10, 1), 3); /* ceil(10 / 4) */
     assert_int_equal(sg_llm_estimate_tokens(10, 5), 5); /* never below the chunks */
 }
@@ -346,8 +346,8 @@ static void cut_at_max_tokens(sg_replay_dialect d, int most) {
 }
 
 static void test_max_tokens_enforced_by_the_client(void **state) {
-    cut_at_max_tokens(SG_REPLAY_VLLM, 30);
-    cut_at_max_tokens(SG_REPLAY_SGLANG, 30 + 30 / 4 + 16);
+    cut_at_max_tokens(SG_DIALECT_VLLM, 30);
+    cut_at_max_tokens(SG_DIALECT_SGLANG, 30 + 30 / 4 + 16);
 }
 
 /* A fork that continues the final assistant message (vLLM / SGLang chat API). */
