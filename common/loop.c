@@ -134,7 +134,6 @@ static int timer_before(const sg_loop *l, uint32_t a, uint32_t b) {
 }
 
 static void heap_set(sg_loop *l, uint32_t pos, uint32_t slot) {
-    SG_ASSERT(pos < l->nheap && slot < l->nslots);
     l->heap[pos] = slot;
     l->slots[slot].heap_pos = pos;
 }
