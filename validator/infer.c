@@ -4,6 +4,7 @@
 #include "validator/infer.h"
 #include "validator/internal.h"
 
+#include "common/assert.h"
 #include "common/buf.h"
 #include "common/wfile.h"
 
@@ -975,6 +976,7 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     sg_buf_append_str(&body, text_src);
     if ((rc = sg_mkdir_p(out_dir, err)) < 0) goto out;
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    SG_ASSERT(text != NULL); /* an object always dumps; out of memory aborted already */
     rc = write_file(out_dir, "task.json", text, o->force, err);
     free(text);
     if (rc == 0) rc = write_file(out_dir, basef, body.data, o->force, err);
