@@ -97,7 +97,7 @@ FNR == 1 {
     if (!infn && depth == 0 && code ~ /[;}][ \t]*$/) pending = ""
     if (infn && depth == 0) {
         n = FNR - start + 1 - exempt
-        if (all) printf "%d %s:%d: %s()\n", n, FILENAME, start, name
+        if (all) printf "%d %s:%d: %s() %d lines\n", n, FILENAME, start, name, n
         else if (n > max) printf "%d %s:%d: %s() is %d lines (max %d)\n", n, FILENAME, start, name, n, max
         infn = 0; pending = ""
     }
