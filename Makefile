@@ -99,6 +99,12 @@ bench: $(SPECGEN_BIN) $(BENCH_BIN)
 check-layers: $(LIB)
 	scripts/check-layers.sh $(CURDIR) $(BUILD)
 
+## make check-fn-length  no C function over 100 lines (option tables exempt), no function-local
+##                    static holding state (scripts/check-fn-length.sh; -a lists every length)
+.PHONY: check-fn-length
+check-fn-length:
+	scripts/check-fn-length.sh $(CURDIR)
+
 ## make format        reformat sources with clang-format (.clang-format)
 FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:

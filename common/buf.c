@@ -17,6 +17,16 @@ static void oom(void) {
     abort();
 }
 
+/* jansson allocates by the same policy: a json_object(), json_pack() or json_dumps() can
+ * then not come back NULL for want of memory (it aborts as sg_xmalloc does), so its 45-odd
+ * unchecked constructor calls are not NULL dereferences waiting for an OOM. A constructor
+ * rather than a call in each main: every binary that links the library and allocates
+ * through it (bin/specgen and its worker processes, tests, benchmarks, fuzzers) gets it
+ * before main, with nothing to forget; jansson's own objects are all made after it. */
+__attribute__((constructor)) static void json_allocates_through_sg_x(void) {
+    json_set_alloc_funcs(sg_xmalloc, free);
+}
+
 void *sg_xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) oom();

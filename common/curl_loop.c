@@ -91,12 +91,12 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp) {
 }
 
 sg_curl_loop *sg_curl_loop_new(sg_loop *loop, sg_err *err) {
-    static int global_done; /* curl_global_init must precede any thread use */
-    if (!global_done && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    /* libcurl counts its global initialisations (thread-safe since 7.84): one per loop,
+     * never cleaned up, as easy handles may outlive the loop; no flag of ours. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         sg_errf(err, "curl_global_init failed");
         return NULL;
     }
-    global_done = 1;
     sg_curl_loop *cl = sg_xcalloc(1, sizeof *cl);
     cl->loop = loop;
     cl->multi = curl_multi_init();

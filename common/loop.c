@@ -2,6 +2,7 @@
  * callbacks, an fd table over epoll, and two clocks (real, virtual). */
 #include "common/loop.h"
 
+#include "common/assert.h"
 #include "common/buf.h"
 
 #include <errno.h>
@@ -160,15 +161,28 @@ static void sift_down(sg_loop *l, uint32_t i) {
     heap_set(l, i, slot);
 }
 
+/* The heap order holds around position i (O(1): its parent and its two children), and
+ * the slot there knows its position. */
+static int heap_ok_at(const sg_loop *l, uint32_t i) {
+    uint32_t slot = l->heap[i], a = 2 * i + 1, b = a + 1;
+    return l->slots[slot].heap_pos == i &&
+           (i == 0 || !timer_before(l, slot, l->heap[(i - 1) / 2])) &&
+           (a >= l->nheap || !timer_before(l, l->heap[a], slot)) &&
+           (b >= l->nheap || !timer_before(l, l->heap[b], slot));
+}
+
 /* Take slot out of the heap and put it on the free list. */
 static void heap_remove(sg_loop *l, uint32_t slot) {
     uint32_t pos = l->slots[slot].heap_pos;
+    SG_ASSERT(l->nheap > 0 && pos < l->nheap && l->heap[pos] == slot);
     uint32_t last = l->heap[--l->nheap];
     if (pos != l->nheap) {
         heap_set(l, pos, last);
         sift_down(l, pos);
         sift_up(l, l->slots[last].heap_pos);
+        SG_ASSERT(heap_ok_at(l, l->slots[last].heap_pos));
     }
+    SG_ASSERT(l->nfree < l->nslots);
     l->slots[slot].heap_pos = UINT32_MAX;
     l->slots[slot].gen++;
     l->free_list[l->nfree++] = slot;
@@ -193,9 +207,11 @@ uint64_t sg_loop_timer_at(sg_loop *l, int64_t when, sg_timer_fn fn, void *arg) {
     t->seq = l->next_seq++;
     t->fn = fn;
     t->arg = arg;
+    SG_ASSERT(l->nheap < l->nslots && l->nslots <= l->capslots);
     l->heap[l->nheap] = slot;
     t->heap_pos = l->nheap++;
     sift_up(l, t->heap_pos);
+    SG_ASSERT(heap_ok_at(l, t->heap_pos));
     return ((uint64_t)t->gen << 32) | (slot + 1);
 }
 
@@ -360,6 +376,7 @@ static void run_timer_batch(sg_loop *l, int64_t now) {
     while (!l->stop && l->nheap) {
         uint32_t slot = l->heap[0];
         timer t = l->slots[slot];
+        SG_ASSERT(heap_ok_at(l, 0)); /* the root is the earliest timer */
         if (t.when > now || t.seq >= seq_limit) break;
         heap_remove(l, slot);
         t.fn(l, t.arg);

@@ -89,7 +89,7 @@ void sg_dev_opts_from_json_free(sg_dev_opts *o) {
 }
 
 int sg_dev_worker_exec_main(const char *opts_json, const sg_dev_kind *const *all, int nall) {
-    static sg_dev_opts o;
+    sg_dev_opts o;
     sg_err err;
     if (sg_dev_opts_from_json(opts_json, all, nall, &o, &err) < 0) {
         fprintf(stderr, "specgen __dev-worker: %s\n", err.msg);

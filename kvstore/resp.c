@@ -1,5 +1,7 @@
 #include "kvstore/resp.h"
 
+#include "common/assert.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -51,6 +53,7 @@ static int parse_inline(sg_kv_parser *p, const char *buf, size_t len, sg_err *er
         return SG_KV_PARSE_MORE;
     }
     size_t end = (size_t)(nl - buf);
+    SG_ASSERT(end < len);
     size_t stop = end > 0 && buf[end - 1] == '\r' ? end - 1 : end;
     for (size_t i = 0; i < stop;) {
         while (i < stop && (buf[i] == ' ' || buf[i] == '\t')) i++;
@@ -64,6 +67,10 @@ static int parse_inline(sg_kv_parser *p, const char *buf, size_t len, sg_err *er
 
 int sg_kv_parse(sg_kv_parser *p, const char *buf, size_t len, sg_err *err) {
     for (;;) {
+        /* Bounds: the parser never stands past what it was given, and never holds more
+         * arguments than the request declared. */
+        SG_ASSERT(p->pos <= len);
+        SG_ASSERT(p->state == ST_START || (long long)p->nargs < p->argc);
         switch (p->state) {
         case ST_START: {
             if (len == 0) return SG_KV_PARSE_MORE;
@@ -129,6 +136,7 @@ int sg_kv_parse(sg_kv_parser *p, const char *buf, size_t len, sg_err *err) {
                     return SG_KV_PARSE_BIG;
                 return SG_KV_PARSE_MORE;
             }
+            SG_ASSERT(p->pos + n + 2 <= len);
             if (buf[p->pos + n] != '\r' || buf[p->pos + n + 1] != '\n') {
                 sg_errf(err, "Protocol error: bulk string not terminated by CRLF");
                 return SG_KV_PARSE_ERR;
@@ -151,6 +159,7 @@ int sg_kv_parse(sg_kv_parser *p, const char *buf, size_t len, sg_err *err) {
             if ((long long)p->nargs == p->argc) return SG_KV_PARSE_DONE;
             break;
         }
+        default: SG_UNREACHABLE("sg_kv_parse: a parser state out of range");
         }
     }
 }

@@ -1,5 +1,6 @@
 #include "kvstore/slab.h"
 
+#include "common/assert.h"
 #include "common/buf.h"
 
 #include <stdlib.h>
@@ -101,16 +102,22 @@ static uint32_t take_page(sg_kv_slab *s) {
         if (!s->freemap[w]) continue;
         uint32_t p = w * 64 + (uint32_t)__builtin_ctzll(s->freemap[w]);
         if (p >= s->limit) break;
+        SG_ASSERT(s->kind[p] == PG_FREE);
         s->freemap[w] &= ~(1ull << (p % 64));
         s->hint = p;
         s->used_pages++;
         s->chunk_used[p / s->chunk_pages]++;
         return p;
     }
-    return NONE; /* unreachable when free_below() was checked */
+    /* Every caller checked free_below() first: no free page below the limit means the
+     * free map and used_pages disagree. */
+    SG_UNREACHABLE("take_page: no free page below the limit though free_below() said so");
 }
 
 static void put_page(sg_kv_slab *s, uint32_t p) {
+    SG_ASSERT(p < s->npages && s->kind[p] != PG_FREE); /* released twice, or never taken */
+    SG_ASSERT(s->used_pages > 0 && s->chunk_used[p / s->chunk_pages] > 0);
+    SG_ASSERT(p < s->limit || s->used_high > 0);
     s->kind[p] = PG_FREE;
     s->owner[p] = NULL;
     s->freemap[p / 64] |= 1ull << (p % 64);
@@ -122,6 +129,7 @@ static void put_page(sg_kv_slab *s, uint32_t p) {
 
 static void list_add(sg_kv_slab *s, uint32_t p) {
     slabpage *sp = s->sp[p];
+    SG_ASSERT(!sp->listed && sp->nfree > 0);
     sp->prev = NONE;
     sp->next = s->partial[sp->cls];
     if (sp->next != NONE) s->sp[sp->next]->prev = p;
@@ -131,6 +139,7 @@ static void list_add(sg_kv_slab *s, uint32_t p) {
 
 static void list_del(sg_kv_slab *s, uint32_t p) {
     slabpage *sp = s->sp[p];
+    SG_ASSERT(sp->listed);
     if (sp->prev != NONE)
         s->sp[sp->prev]->next = sp->next;
     else
@@ -188,7 +197,9 @@ int sg_kv_slab_alloc(sg_kv_slab *s, uint64_t n, void *owner, sg_kv_ext *ext) {
     if (cls >= 0) {
         if (spage == NONE) spage = new_slab_page(s, cls);
         slabpage *sp = s->sp[spage];
+        SG_ASSERT(sp->cls == cls && sp->nfree > 0 && sp->listed);
         uint32_t slot = sp->freel[--sp->nfree];
+        SG_ASSERT(slot < sp->nslots && sp->owners[slot] == NULL);
         sp->owners[slot] = owner;
         if (sp->nfree == 0) list_del(s, spage);
         uint32_t size = sg_kv_slab_class_size(cls);
@@ -202,6 +213,8 @@ int sg_kv_slab_alloc(sg_kv_slab *s, uint64_t n, void *owner, sg_kv_ext *ext) {
 void sg_kv_slab_release(sg_kv_slab *s, const sg_kv_ext *ext, uint32_t n_ext) {
     for (uint32_t i = 0; i < n_ext; i++) {
         uint32_t p = (uint32_t)(ext[i].off >> SG_KV_PAGE_SHIFT);
+        SG_ASSERT(p < s->npages);
+        SG_ASSERT(s->kind[p] != PG_FREE); /* an extent released twice, or never allocated */
         if (s->kind[p] == PG_WHOLE) {
             uint64_t np = (ext[i].len + SG_KV_PAGE - 1) >> SG_KV_PAGE_SHIFT;
             for (uint64_t k = 0; k < np; k++) put_page(s, p + (uint32_t)k);
@@ -210,6 +223,8 @@ void sg_kv_slab_release(sg_kv_slab *s, const sg_kv_ext *ext, uint32_t n_ext) {
         slabpage *sp = s->sp[p];
         uint32_t size = sg_kv_slab_class_size(sp->cls);
         uint32_t slot = (uint32_t)((ext[i].off - ((uint64_t)p << SG_KV_PAGE_SHIFT)) / size);
+        SG_ASSERT(slot < sp->nslots && sp->owners[slot] != NULL); /* a slot released twice */
+        SG_ASSERT(sp->nfree < sp->nslots && s->slot_bytes >= size);
         sp->owners[slot] = NULL;
         sp->freel[sp->nfree++] = slot;
         s->slot_bytes -= size;

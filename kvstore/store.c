@@ -1,5 +1,6 @@
 #include "kvstore/store.h"
 
+#include "common/assert.h"
 #include "common/buf.h"
 #include "common/log.h"
 
@@ -92,6 +93,7 @@ static void remove_entry(sg_kv_store *st, sg_kv_entry *e) {
     if (e->expire_ms) st->expires--;
     e->val->entry = NULL;
     sg_kv_val_unref(st, e->val);
+    SG_ASSERT(st->st.meta_bytes >= sizeof *e + e->klen);
     st->st.meta_bytes -= sizeof *e + e->klen;
     free(e);
 }
@@ -137,6 +139,7 @@ static sg_kv_val *val_alloc(sg_kv_store *st, uint64_t len, sg_err *err) {
 }
 
 static void val_free(sg_kv_store *st, sg_kv_val *v) {
+    SG_ASSERT(st->st.meta_bytes >= sizeof *v + sg_kv_slab_max_ext(v->len) * sizeof(sg_kv_ext));
     st->st.meta_bytes -= sizeof *v + sg_kv_slab_max_ext(v->len) * sizeof(sg_kv_ext);
     free(v);
 }
@@ -169,6 +172,7 @@ static void arriving_unlink(sg_kv_store *st, sg_kv_val *v) {
 /* Give the value's region memory back (it keeps its references). */
 static void val_release_memory(sg_kv_store *st, sg_kv_val *v) {
     sg_kv_slab_release(st->slab, v->ext, v->n_ext);
+    SG_ASSERT(st->st.value_bytes >= v->room); /* the budget counts every byte once */
     st->st.value_bytes -= v->room;
     v->n_ext = 0;
     v->room = 0;
@@ -203,6 +207,7 @@ int sg_kv_val_reserve(sg_kv_store *st, sg_kv_val *v, uint64_t upto, sg_err *err)
             return -1;
         }
         v->n_ext += (uint32_t)k;
+        SG_ASSERT(v->n_ext <= sg_kv_slab_max_ext(v->len)); /* the extents fit their array */
         v->room += n;
         st->st.value_bytes += n;
     }

@@ -1,5 +1,7 @@
 #include "llm/sse.h"
 
+#include "common/assert.h"
+
 #include <string.h>
 
 void sg_sse_init(sg_sse *p, sg_sse_event_fn on_event, sg_sse_comment_fn on_comment, void *arg) {
@@ -47,10 +49,12 @@ static int process_line(sg_sse *p, const char *l, size_t n) {
     const char *v = colon ? colon + 1 : l + n;
     size_t vlen = (size_t)(l + n - v);
     if (vlen && *v == ' ') v++, vlen--; /* one space after the colon is not part of the value */
+    SG_ASSERT(flen <= n && v >= l && v + vlen == l + n);
     if (flen == 4 && !memcmp(l, "data", 4)) {
         if (p->data.len + vlen + 1 > p->max_event) return SG_SSE_TOO_LARGE;
         if (p->has_data) sg_buf_append(&p->data, "\n", 1);
         sg_buf_append(&p->data, v, vlen);
+        SG_ASSERT(p->data.len <= p->max_event); /* an event never outgrows its bound */
         p->has_data = 1;
     } else if (flen == 5 && !memcmp(l, "event", 5)) {
         size_t k = vlen < sizeof p->type - 1 ? vlen : sizeof p->type - 1;
@@ -81,9 +85,11 @@ int sg_sse_feed(sg_sse *p, const char *b, size_t n) {
                 return SG_SSE_TOO_LARGE;
             }
             sg_buf_append(&p->line, s, rem);
+            SG_ASSERT(p->line.len + p->data.len <= p->max_event);
             return 0;
         }
         size_t j = (size_t)(end - s);
+        SG_ASSERT(j < rem); /* the line end lies inside this piece */
         int rc;
         if (p->line.len) {
             sg_buf_append(&p->line, s, j);
@@ -104,6 +110,7 @@ int sg_sse_feed(sg_sse *p, const char *b, size_t n) {
         } else {
             i += j + 1, p->lf_lines++;
         }
+        SG_ASSERT(i <= n);
         if (rc == SG_SSE_TOO_LARGE) sg_sse_reset(p);
         if (rc) return rc;
     }

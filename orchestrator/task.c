@@ -1,6 +1,7 @@
 /* task.c — one optimization task: baseline, iterations, reasoning streams, forks,
  * candidates, jobs, early stop, budgets. See task.h for the contract. */
 #include "orchestrator/task.h"
+#include "common/assert.h"
 #include "common/buf.h"
 
 #include "common/json.h"
@@ -11,7 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PHASE_NEW, PHASE_BASELINE, PHASE_RUNNING, PHASE_STOPPING, PHASE_DONE };
+/* A task's phases, in order. Every switch over a phase names each one and has no default,
+ * so -Wswitch (in -Wall) flags a switch that forgets a phase added here. */
+typedef enum task_phase {
+    PHASE_NEW,      /* created, not started */
+    PHASE_BASELINE, /* the baseline job runs */
+    PHASE_RUNNING,  /* iterations */
+    PHASE_STOPPING, /* no new work; waits for what runs to end */
+    PHASE_DONE      /* finished hook called */
+} task_phase;
 enum { GEN_REASONING, GEN_FORK };
 
 typedef struct gen_ctx {
@@ -41,9 +50,9 @@ struct sg_task {
     sg_task_hooks hooks;
     sg_trigger *trigger;
     sg_task_stats st;
-    int phase;
-    gen_ctx *gens; /* every generation still running */
-    int iter_gens; /* running generations of the current iteration */
+    task_phase phase; /* changed by set_phase only */
+    gen_ctx *gens;    /* every generation still running */
+    int iter_gens;    /* running generations of the current iteration */
     int jobs_pending;
     char *best_kernel;
     double best_at_iter_start;
@@ -184,6 +193,37 @@ static void start_iteration(sg_task *t);
 
 /* ---- generations ---- */
 
+/* The transitions a task may make (the arrows of task.h's life cycle): forward only, and
+ * STOPPING is reachable before RUNNING (a cancel or the time budget during the baseline,
+ * a cancel before the start). */
+static int phase_may_follow(task_phase from, task_phase to) {
+    switch (from) {
+    case PHASE_NEW: return to == PHASE_BASELINE || to == PHASE_STOPPING;
+    case PHASE_BASELINE: return to == PHASE_RUNNING || to == PHASE_STOPPING;
+    case PHASE_RUNNING: return to == PHASE_STOPPING;
+    case PHASE_STOPPING: return to == PHASE_DONE;
+    case PHASE_DONE: return 0;
+    }
+    SG_UNREACHABLE("phase_may_follow: a phase out of range");
+}
+
+/* STOPPING or DONE: the task takes no new work. */
+static int phase_ending(task_phase p) {
+    switch (p) {
+    case PHASE_NEW:
+    case PHASE_BASELINE:
+    case PHASE_RUNNING: return 0;
+    case PHASE_STOPPING:
+    case PHASE_DONE: return 1;
+    }
+    SG_UNREACHABLE("phase_ending: a phase out of range");
+}
+
+static void set_phase(sg_task *t, task_phase to) {
+    SG_ASSERT(phase_may_follow(t->phase, to));
+    t->phase = to;
+}
+
 static void gen_unlink(sg_task *t, gen_ctx *g) {
     if (g->prev)
         g->prev->next = g->next;
@@ -191,6 +231,7 @@ static void gen_unlink(sg_task *t, gen_ctx *g) {
         t->gens = g->next;
     if (g->next) g->next->prev = g->prev;
     if (g->iteration == t->st.iteration) t->iter_gens--;
+    SG_ASSERT(t->iter_gens >= 0);
 }
 
 static void gen_free(gen_ctx *g) {
@@ -270,6 +311,7 @@ static void end_jobs(sg_task *t, int iteration) {
 static void on_job_done(void *arg, const sg_job_outcome *o) {
     job_ctx *j = arg;
     sg_task *t = j->task;
+    SG_ASSERT(t->jobs_pending > 0); /* each job ends once */
     t->jobs_pending--;
     if (o->cancelled) { /* its iteration ended: nothing to learn from it */
         t->st.cancelled_jobs++;
@@ -520,6 +562,7 @@ static gen_ctx *gen_new(sg_task *t, int kind, int index) {
 }
 
 static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire) {
+    SG_ASSERT(t->phase == PHASE_RUNNING);
     sg_err err;
     gen_ctx *g = gen_new(t, GEN_FORK, ++t->st.forks_started);
     g->fire = *fire;
@@ -584,6 +627,7 @@ static void build_messages(sg_task *t) {
 }
 
 static void start_iteration(sg_task *t) {
+    SG_ASSERT(t->phase == PHASE_RUNNING && t->iter_gens == 0);
     t->st.iteration++;
     t->iter_gens = 0;
     t->iter_cut = 0;
@@ -611,7 +655,7 @@ static void finish_now(sg_loop *loop, void *arg) {
     sg_task *t = arg;
     t->finish_scheduled = 0;
     if (t->phase != PHASE_STOPPING || t->jobs_pending || t->gens) return;
-    t->phase = PHASE_DONE;
+    set_phase(t, PHASE_DONE);
     t->st.ended_ns = since_start(t);
     const char *why = t->st.error[0]    ? "error"
                       : t->st.cancelled ? "cancelled"
@@ -644,8 +688,8 @@ static void maybe_advance(sg_task *t) {
 }
 
 static void stop_task(sg_task *t, sg_crit reason, const char *error) {
-    if (t->phase >= PHASE_STOPPING) return;
-    t->phase = PHASE_STOPPING;
+    if (phase_ending(t->phase)) return;
+    set_phase(t, PHASE_STOPPING);
     t->st.end_reason = reason;
     if (error) snprintf(t->st.error, sizeof t->st.error, "%s", error);
     sg_loop_timer_cancel(t->loop, t->budget_timer);
@@ -678,6 +722,7 @@ static void on_budget_timer(sg_loop *loop, void *arg) {
 
 static void on_baseline(void *arg, const sg_job_outcome *o) {
     sg_task *t = arg;
+    SG_ASSERT(t->jobs_pending > 0);
     t->jobs_pending--;
     RECORD(t, "baseline", "{s:b,s:b,s:s,s:f,s:s}", "ok", o->ok, "correct", o->correct, "verdict",
            o->verdict, "median_ns", o->base_ns, "message", o->message);
@@ -688,12 +733,12 @@ static void on_baseline(void *arg, const sg_job_outcome *o) {
     if (!o->ok || !o->correct || !(o->base_ns > 0)) {
         char msg[1200];
         snprintf(msg, sizeof msg, "the baseline did not validate: %s", o->message);
-        t->phase = PHASE_RUNNING;
+        set_phase(t, PHASE_RUNNING);
         stop_task(t, SG_CRIT_CONTINUE, msg);
         return;
     }
     t->st.baseline_ns_median = (int64_t)o->base_ns;
-    t->phase = PHASE_RUNNING;
+    set_phase(t, PHASE_RUNNING);
     start_iteration(t);
 }
 
@@ -730,7 +775,7 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
 int sg_task_start(sg_task *t, sg_err *err) {
     if (t->phase != PHASE_NEW) return sg_errf(err, "task already started");
     t->st.started_ns = sg_loop_now(t->loop);
-    t->phase = PHASE_BASELINE;
+    set_phase(t, PHASE_BASELINE);
     char pol[32];
     RECORD(t, "task_start", "{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang,
            "policy", sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
@@ -744,8 +789,8 @@ int sg_task_start(sg_task *t, sg_err *err) {
 }
 
 void sg_task_cancel(sg_task *t) {
-    if (t->phase == PHASE_BASELINE) t->phase = PHASE_RUNNING;
-    if (t->phase < PHASE_STOPPING) t->st.cancelled = 1;
+    if (t->phase == PHASE_BASELINE) set_phase(t, PHASE_RUNNING);
+    if (!phase_ending(t->phase)) t->st.cancelled = 1;
     stop_task(t, SG_CRIT_CONTINUE, NULL);
 }
 

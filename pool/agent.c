@@ -116,7 +116,7 @@ static json_t *job_fields(const sg_agent *a, const ajob *j, const char *ev) {
 }
 
 /* ---- jobs ---- */
-static ajob *find_job(sg_agent *a, const char *id) {
+static ajob *find_job(const sg_agent *a, const char *id) {
     for (ajob *j = a->jobs; j; j = j->next)
         if (!strcmp(j->id, id)) return j;
     return NULL;
@@ -482,6 +482,97 @@ static int take_task(sg_agent *a, const char *task, const json_t *files, char *d
     return 0;
 }
 
+/* A job request's fields, as read by read_job_request. */
+typedef struct job_request {
+    const char *id, *client, *kind, *task, *name;
+    int64_t pin;
+    json_t *files;
+    const json_t *cand;
+    sg_pool_role k;
+    sg_prof_opts po;
+} job_request;
+
+/* Read and check b's fields into r: 0, or -1 after a 400 reply into out. */
+static int read_job_request(const sg_agent *a, json_t *b, job_request *r, sg_agent_reply *out) {
+    sg_err e;
+    const char *w = "job request";
+    *r = (job_request){.client = "", .name = "candidate", .pin = -1, .k = SG_POOL_VALIDATE};
+    if (sg_json_get_str(b, "id", 0, &r->id, w, &e) < 0 ||
+        sg_json_get_str(b, "client", 0, &r->client, w, &e) < 0 ||
+        sg_json_get_str(b, "kind", 1, &r->kind, w, &e) < 0 ||
+        sg_json_get_str(b, "task", 1, &r->task, w, &e) < 0 ||
+        sg_json_get_str(b, "name", 0, &r->name, w, &e) < 0 ||
+        sg_json_get_int(b, "slot", 0, &r->pin, w, &e) < 0 ||
+        sg_json_get_obj(b, "task_files", 0, &r->files, w, &e) < 0) {
+        sg_agent_error(out, 400, "%s", e.msg);
+        return -1;
+    }
+    r->cand = json_object_get(b, "candidate");
+    if (sg_pool_role_parse(r->kind, &r->k) < 0) {
+        sg_agent_error(out, 400, "job request: \"kind\" '%.40s' is not a job kind (%s)", r->kind,
+                       SG_POOL_ROLE_NAMES);
+        return -1;
+    }
+    if (r->id && !id_ok(r->id)) {
+        sg_agent_error(out, 400, "job request: \"id\" must be 1..64 of [A-Za-z0-9._:-]");
+        return -1;
+    }
+    if (r->client[0] && !id_ok(r->client)) {
+        sg_agent_error(out, 400, "job request: \"client\" must be 1..64 of [A-Za-z0-9._:-]");
+        return -1;
+    }
+    if (!hash_ok(r->task)) {
+        sg_agent_error(out, 400,
+                       "job request: \"task\" must be the task's SHA-256 (64 hex digits)");
+        return -1;
+    }
+    if (json_object_get(b, "slot") && (r->pin < 0 || r->pin >= a->n)) {
+        sg_agent_error(out, 400,
+                       "job request: \"slot\" %lld: this agent has slots 0..%d (leave "
+                       "\"slot\" out to let the agent choose)",
+                       (long long)r->pin, a->n - 1);
+        return -1;
+    }
+    if (r->cand && !json_is_string(r->cand) && !json_is_null(r->cand)) {
+        sg_agent_error(out, 400, "job request: \"candidate\" must be source text or null");
+        return -1;
+    }
+    if (sg_pool_prof_opts_from_json(json_object_get(b, "prof"), &r->po, &e) < 0) {
+        sg_agent_error(out, 400, "job request: %s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* A new queued job for request r, its task in dir. */
+static ajob *queue_job(sg_agent *a, const job_request *r, const char *dir) {
+    ajob *j = sg_xcalloc(1, sizeof *j);
+    if (r->id)
+        snprintf(j->id, sizeof j->id, "%s", r->id);
+    else
+        snprintf(j->id, sizeof j->id, "j%" PRIu64, ++a->auto_id);
+    snprintf(j->client, sizeof j->client, "%s", r->client);
+    snprintf(j->name, sizeof j->name, "%s", r->name);
+    snprintf(j->task_dir, sizeof j->task_dir, "%s", dir);
+    if (json_is_string(r->cand)) {
+        j->len = json_string_length(r->cand);
+        j->candidate = sg_xmalloc(j->len + 1);
+        memcpy(j->candidate, json_string_value(r->cand), j->len + 1);
+    }
+    j->pin = (int)r->pin;
+    j->slot = -1;
+    j->kind = r->k;
+    j->prof = r->po;
+    j->state = QUEUED;
+    j->seq = ++a->next_seq;
+    j->queued_ns = sg_loop_now(a->loop);
+    j->next = a->jobs;
+    a->jobs = j;
+    a->queued++;
+    a->st.submitted++;
+    return j;
+}
+
 static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out) {
     if (a->draining) {
         sg_agent_error(out, 503, "the agent is shutting down: it takes no new jobs");
@@ -494,60 +585,10 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
         json_decref(b);
         return;
     }
-    const char *id = NULL, *client = "", *kind = NULL, *task = NULL, *name = "candidate";
-    int64_t pin = -1;
-    json_t *files = NULL, *prof = NULL;
-    const char *w = "job request";
-    ajob *j = NULL;
-    if (sg_json_get_str(b, "id", 0, &id, w, &e) < 0 ||
-        sg_json_get_str(b, "client", 0, &client, w, &e) < 0 ||
-        sg_json_get_str(b, "kind", 1, &kind, w, &e) < 0 ||
-        sg_json_get_str(b, "task", 1, &task, w, &e) < 0 ||
-        sg_json_get_str(b, "name", 0, &name, w, &e) < 0 ||
-        sg_json_get_int(b, "slot", 0, &pin, w, &e) < 0 ||
-        sg_json_get_obj(b, "task_files", 0, &files, w, &e) < 0) {
-        sg_agent_error(out, 400, "%s", e.msg);
-        goto done;
-    }
-    const json_t *cand = json_object_get(b, "candidate");
-    prof = json_object_get(b, "prof");
-    sg_pool_role k;
-    if (sg_pool_role_parse(kind, &k) < 0) {
-        sg_agent_error(out, 400, "job request: \"kind\" '%.40s' is not a job kind (%s)", kind,
-                       SG_POOL_ROLE_NAMES);
-        goto done;
-    }
-    if (id && !id_ok(id)) {
-        sg_agent_error(out, 400, "job request: \"id\" must be 1..64 of [A-Za-z0-9._:-]");
-        goto done;
-    }
-    if (client[0] && !id_ok(client)) {
-        sg_agent_error(out, 400, "job request: \"client\" must be 1..64 of [A-Za-z0-9._:-]");
-        goto done;
-    }
-    if (!hash_ok(task)) {
-        sg_agent_error(out, 400,
-                       "job request: \"task\" must be the task's SHA-256 (64 hex digits)");
-        goto done;
-    }
-    if (json_object_get(b, "slot") && (pin < 0 || pin >= a->n)) {
-        sg_agent_error(out, 400,
-                       "job request: \"slot\" %lld: this agent has slots 0..%d (leave "
-                       "\"slot\" out to let the agent choose)",
-                       (long long)pin, a->n - 1);
-        goto done;
-    }
-    if (cand && !json_is_string(cand) && !json_is_null(cand)) {
-        sg_agent_error(out, 400, "job request: \"candidate\" must be source text or null");
-        goto done;
-    }
-    sg_prof_opts po;
-    if (sg_pool_prof_opts_from_json(prof, &po, &e) < 0) {
-        sg_agent_error(out, 400, "job request: %s", e.msg);
-        goto done;
-    }
-    if (id && find_job(a, id) && find_job(a, id)->state != ENDED) {
-        sg_agent_error(out, 409, "job '%s' is already queued or running here", id);
+    job_request r;
+    if (read_job_request(a, b, &r, out) < 0) goto done;
+    if (r.id && find_job(a, r.id) && find_job(a, r.id)->state != ENDED) {
+        sg_agent_error(out, 409, "job '%s' is already queued or running here", r.id);
         goto done;
     }
     if (a->queued + a->running >= a->cfg.max_jobs) {
@@ -559,31 +600,8 @@ static void submit(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
         goto done;
     }
     char dir[4200];
-    if (take_task(a, task, files, dir, sizeof dir, out) < 0) goto done;
-    j = sg_xcalloc(1, sizeof *j);
-    if (id)
-        snprintf(j->id, sizeof j->id, "%s", id);
-    else
-        snprintf(j->id, sizeof j->id, "j%" PRIu64, ++a->auto_id);
-    snprintf(j->client, sizeof j->client, "%s", client);
-    snprintf(j->name, sizeof j->name, "%s", name);
-    snprintf(j->task_dir, sizeof j->task_dir, "%s", dir);
-    if (json_is_string(cand)) {
-        j->len = json_string_length(cand);
-        j->candidate = sg_xmalloc(j->len + 1);
-        memcpy(j->candidate, json_string_value(cand), j->len + 1);
-    }
-    j->pin = (int)pin;
-    j->slot = -1;
-    j->kind = k;
-    j->prof = po;
-    j->state = QUEUED;
-    j->seq = ++a->next_seq;
-    j->queued_ns = sg_loop_now(a->loop);
-    j->next = a->jobs;
-    a->jobs = j;
-    a->queued++;
-    a->st.submitted++;
+    if (take_task(a, r.task, r.files, dir, sizeof dir, out) < 0) goto done;
+    ajob *j = queue_job(a, &r, dir);
     schedule_dispatch(a);
     reply_json(
         out, 202,

@@ -3,6 +3,7 @@
  * from sg_loop_now only (pool.h states the rules). */
 #include "pool/pool.h"
 
+#include "common/assert.h"
 #include "common/buf.h"
 
 #include <math.h>
@@ -167,6 +168,7 @@ static void account(sg_pool *p) {
         p->queued_avail_ns += dt * online;
         p->queued_busy_ns += dt * busy;
     }
+    SG_ASSERT(dt >= 0 && busy <= online && online <= p->n); /* time only moves forward */
     p->acc_t = now;
 }
 
@@ -200,7 +202,9 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
     if (how == SG_POOL_KILLED) p->killed[kind]++;
     if (how == SG_POOL_DROPPED || how == SG_POOL_KILLED)
         snprintf(r->verdict, sizeof r->verdict, "%s", sg_pool_end_name(how));
+    SG_ASSERT(q->j.slot < p->n);
     if (q->j.slot >= 0) {
+        SG_ASSERT(p->s[q->j.slot].job == q); /* a running job is its slot's job */
         double served = (double)(q->j.ended_ns - q->j.started_ns);
         p->s[q->j.slot].job = NULL; /* consistent before anyone hears of it */
         p->busy_ns[p->s[q->j.slot].role] += served;
@@ -221,6 +225,7 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
 }
 
 static void remove_queued(sg_pool *p, int i) {
+    SG_ASSERT(i >= 0 && i < p->nq && p->q[i]->j.slot == -1); /* a queued job has no slot */
     memmove(&p->q[i], &p->q[i + 1], (size_t)(p->nq - i - 1) * sizeof *p->q);
     p->nq--;
 }
@@ -322,6 +327,7 @@ static void apply_split(sg_pool *p) {
                 if (p->ops->role) p->ops->role(p->impl, i, s->role);
                 have[from]--;
                 have[to]++;
+                SG_ASSERT(have[from] >= 0 && have[to] <= n);
             }
     }
 }
@@ -372,6 +378,8 @@ static void start(sg_pool *p, int si, int qi) {
     qjob *q = p->q[qi];
     remove_queued(p, qi);
     slot *s = &p->s[si];
+    /* One job per slot, only on a slot that is online. */
+    SG_ASSERT(si >= 0 && si < p->n && !s->job && !s->offline);
     int c = job_class(p, q);
     p->last_task[c] = q->j.task;
     q->j.slot = si;
@@ -547,6 +555,7 @@ uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin
         p->capq = p->capq ? 2 * p->capq : 32;
         p->q = sg_xrealloc(p->q, (size_t)p->capq * sizeof *p->q);
     }
+    SG_ASSERT(p->nq < p->capq);
     p->q[p->nq++] = q;
     schedule_dispatch(p);
     return q->j.id;
@@ -561,12 +570,14 @@ void sg_pool_slot_done(sg_pool *p, int si, sg_pool_result *r) {
 /* Back into the queue at its place in arrival order (pick() orders by class, turn and
  * seq; the array's order is what fifo mode and the turns' tie-breaks read). */
 static void requeue(sg_pool *p, qjob *q) {
+    SG_ASSERT(q->j.slot == -1);
     int at = p->nq;
     while (at > 0 && p->q[at - 1]->j.seq > q->j.seq) at--;
     if (p->nq == p->capq) {
         p->capq = p->capq ? 2 * p->capq : 32;
         p->q = sg_xrealloc(p->q, (size_t)p->capq * sizeof *p->q);
     }
+    SG_ASSERT(at >= 0 && p->nq < p->capq);
     memmove(&p->q[at + 1], &p->q[at], (size_t)(p->nq - at) * sizeof *p->q);
     p->q[at] = q;
     p->nq++;
@@ -613,6 +624,7 @@ sg_pool_role sg_pool_slot_role(const sg_pool *p, int si) {
 }
 
 static void cancel_running(sg_pool *p, int si) {
+    SG_ASSERT(si >= 0 && si < p->n && p->s[si].job && p->s[si].job->j.slot == si);
     p->ops->kill(p->impl, si);
     sg_pool_result r;
     memset(&r, 0, sizeof r);

@@ -132,6 +132,35 @@ static void log_request(sg_replay_server *s, int chat, const json_t *req) {
     free(text);
 }
 
+/* The NO_STREAM fault: the whole answer at once, as a server that ignores "stream". */
+static enum MHD_Result not_streamed(sg_replay_rq *r, const sg_replay_trace *t, int chat) {
+    json_t *choice =
+        chat ? json_pack("{s:i, s:{s:s, s:s}, s:s}", "index", 0, "message", "role", "assistant",
+                         "content", "(not streamed)", "finish_reason", "stop")
+             : json_pack("{s:i, s:s, s:s}", "index", 0, "text", "(not streamed)", "finish_reason",
+                         "stop");
+    json_t *one = json_pack("{s:s, s:s, s:s, s:[o]}", "id", "replay-no-stream", "object",
+                            chat ? "chat.completion" : "text_completion", "model", t->model,
+                            "choices", choice);
+    char *text = sg_json_dump(one);
+    json_decref(one);
+    enum MHD_Result rc = answer(r->conn, 200, "application/json", text, NULL);
+    free(text);
+    return rc;
+}
+
+/* Answer with the event stream that sg_replay_reader writes from r's plan. */
+static enum MHD_Result start_stream(sg_replay_rq *r) {
+    r->streaming = 1;
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sg_replay_reader, r, NULL);
+    MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    enum MHD_Result rc = MHD_queue_response(r->conn, 200, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
 static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat) {
     if (s->cfg.fault.kind == SG_FAULT_NO_COMPLETIONS && !chat) /* a chat-only server */
         return error(r->conn, 404, "replay-llm fault: there is no /v1/completions here", NULL);
@@ -188,19 +217,7 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
     if (r->fault_on && f->kind == SG_FAULT_NO_STREAM) { /* a server that ignores "stream" */
         free(prompt);
         json_decref(req);
-        json_t *choice =
-            chat ? json_pack("{s:i, s:{s:s, s:s}, s:s}", "index", 0, "message", "role", "assistant",
-                             "content", "(not streamed)", "finish_reason", "stop")
-                 : json_pack("{s:i, s:s, s:s}", "index", 0, "text", "(not streamed)",
-                             "finish_reason", "stop");
-        json_t *one = json_pack("{s:s, s:s, s:s, s:[o]}", "id", "replay-no-stream", "object",
-                                chat ? "chat.completion" : "text_completion", "model", t->model,
-                                "choices", choice);
-        char *text = sg_json_dump(one);
-        json_decref(one);
-        enum MHD_Result rc = answer(r->conn, 200, "application/json", text, NULL);
-        free(text);
-        return rc;
+        return not_streamed(r, t, chat);
     }
     r->fmt.d = s->cfg.dialect;
     r->fmt.chat = chat;
@@ -233,14 +250,7 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
     s->forks += fork;
     s->running++;
     pthread_mutex_unlock(&s->mu);
-    r->streaming = 1;
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sg_replay_reader, r, NULL);
-    MHD_add_response_header(resp, "Content-Type", "text/event-stream; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    enum MHD_Result rc = MHD_queue_response(r->conn, 200, resp);
-    MHD_destroy_response(resp);
-    return rc;
+    return start_stream(r);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,

@@ -75,6 +75,98 @@ typedef struct pending_fork {
     int line;
 } pending_fork;
 
+/* What load_file carries from one line of a trace to the next. */
+typedef struct trace_reader {
+    sg_replay_trace *t;
+    double ms_tok, first_ms, fork_first_ms;
+    uint32_t extra, extra_a;
+    pending_fork *pf;
+    size_t npf;
+    int line, header;
+} trace_reader;
+
+/* The header line: the model, the match and the default times. */
+static int read_header(trace_reader *r, json_t *o, const char *where, sg_err *err) {
+    const char *model = NULL, *match = NULL;
+    r->header = 1;
+    if (sg_json_get_str(o, "model", 0, &model, where, err) < 0 ||
+        sg_json_get_str(o, "match", 0, &match, where, err) < 0 ||
+        sg_json_get_num(o, "ms_per_token", 0, &r->ms_tok, where, err) < 0 ||
+        sg_json_get_num(o, "first_token_ms", 0, &r->first_ms, where, err) < 0 ||
+        sg_json_get_num(o, "fork_first_token_ms", 0, &r->fork_first_ms, where, err) < 0)
+        return -1;
+    if (model) r->t->model = sg_xstrdup(model);
+    if (match) r->t->match = sg_xstrdup(match);
+    if (!time_ok(r->ms_tok) || !time_ok(r->first_ms) || !time_ok(r->fork_first_ms))
+        return sg_errf(err, "%s: times must be from 0 to %d ms (an hour)", where, MAX_MS);
+    return 0;
+}
+
+/* One line of the trace, parsed into o (at `where`): 0, or -1 with err. */
+static int read_line(trace_reader *r, json_t *o, const char *where, sg_err *err) {
+    sg_replay_trace *t = r->t;
+    const char *s = NULL, *ans = NULL, *after = NULL;
+    double ms = r->ms_tok, pause = 0;
+    int64_t at = -1;
+    if (!json_is_object(o)) return sg_errf(err, "%s: each line must be a JSON object", where);
+    if (json_object_get(o, "trace") && r->header) /* its model would be lost */
+        return sg_errf(err, "%s: a second header line (a trace file holds one trace)", where);
+    if (json_object_get(o, "trace")) return read_header(r, o, where, err);
+    if (sg_json_get_num(o, "ms_per_token", 0, &ms, where, err) < 0 ||
+        sg_json_get_num(o, "pause_ms", 0, &pause, where, err) < 0)
+        return -1;
+    if (!time_ok(ms) || !time_ok(pause))
+        return sg_errf(err, "%s: times must be from 0 to %d ms (an hour)", where, MAX_MS);
+    if (json_object_get(o, "fork_after") || json_object_get(o, "fork_at")) {
+        if (sg_json_get_str(o, "fork_after", 0, &after, where, err) < 0 ||
+            sg_json_get_int(o, "fork_at", 0, &at, where, err) < 0 ||
+            sg_json_get_str(o, "answer", 1, &ans, where, err) < 0)
+            return -1;
+        if (!after && at < 0) return sg_errf(err, "%s: fork_at must be >= 0", where);
+        r->pf = sg_xrealloc(r->pf, (r->npf + 1) * sizeof *r->pf);
+        r->pf[r->npf++] = (pending_fork){after ? sg_xstrdup(after) : NULL, at, sg_xstrdup(ans),
+                                         (uint32_t)(ms * 1000), r->line};
+    } else if (json_object_get(o, "reasoning")) {
+        if (sg_json_get_str(o, "reasoning", 1, &s, where, err) < 0) return -1;
+        r->extra = add_sat(r->extra, (uint32_t)(pause * 1000));
+        seq_add(&t->reasoning, s, strlen(s), (uint32_t)(ms * 1000), &r->extra);
+    } else if (json_object_get(o, "answer")) {
+        if (sg_json_get_str(o, "answer", 1, &s, where, err) < 0) return -1;
+        r->extra_a = add_sat(r->extra_a, (uint32_t)(pause * 1000));
+        seq_add(&t->answer, s, strlen(s), (uint32_t)(ms * 1000), &r->extra_a);
+    } else {
+        return sg_errf(err,
+                       "%s: a line needs one of \"trace\", \"reasoning\", \"answer\", "
+                       "\"fork_after\" or \"fork_at\"",
+                       where);
+    }
+    return 0;
+}
+
+/* The pending forks into t->forks, by their place in the reasoning (a fork_after text
+ * that does not occur is an error when rc is still 0); frees them. Returns rc. */
+static int place_forks(trace_reader *r, const char *path, int rc, sg_err *err) {
+    sg_replay_trace *t = r->t;
+    t->forks = sg_xcalloc(r->npf ? r->npf : 1, sizeof *t->forks);
+    for (size_t i = 0; i < r->npf; i++) {
+        pending_fork *pf = &r->pf[i];
+        sg_replay_fork *f = &t->forks[t->n_forks];
+        if (!rc && pf->after && resolve_after(&t->reasoning, pf->after, &f->at) < 0)
+            rc = sg_errf(err, "%s:%d: fork_after text \"%.60s\" does not occur in the reasoning",
+                         path, pf->line, pf->after);
+        if (!pf->after) f->at = (size_t)pf->at;
+        uint32_t none = 0;
+        seq_add(&f->answer, pf->text, strlen(pf->text), pf->dt_us, &none);
+        seq_seal(&f->answer);
+        t->n_forks++;
+        free(pf->after);
+        free(pf->text);
+    }
+    free(r->pf);
+    qsort(t->forks, t->n_forks, sizeof *t->forks, fork_cmp);
+    return rc;
+}
+
 static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
     memset(t, 0, sizeof *t);
     t->file = sg_xstrdup(path);
@@ -84,108 +176,34 @@ static int load_file(const char *path, sg_replay_trace *t, sg_err *err) {
         sg_buf_free(&b);
         return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_TRACE_MAX));
     }
-    double ms_tok = 10, first_ms = 100, fork_first_ms = 30;
-    uint32_t extra = 0, extra_a = 0;
-    pending_fork *pf = NULL;
-    size_t npf = 0;
-    int line = 0, rc = 0, header = 0;
+    trace_reader r = {.t = t, .ms_tok = 10, .first_ms = 100, .fork_first_ms = 30};
+    int rc = 0;
     char *save = NULL;
     for (char *l = strtok_r(b.data ? b.data : "", "\n", &save); l && !rc;
          l = strtok_r(NULL, "\n", &save)) {
-        line++;
+        r.line++;
         while (*l == ' ' || *l == '\t' || *l == '\r') l++;
         if (!*l) continue;
         char where[1100];
-        snprintf(where, sizeof where, "%s:%d", path, line);
+        snprintf(where, sizeof where, "%s:%d", path, r.line);
         json_t *o = sg_json_parse(l, strlen(l), where, err);
         if (!o) {
             rc = -1;
             break;
         }
-        const char *s = NULL, *ans = NULL, *after = NULL;
-        double ms = ms_tok, pause = 0;
-        int64_t at = -1;
-        if (!json_is_object(o)) {
-            rc = sg_errf(err, "%s: each line must be a JSON object", where);
-        } else if (json_object_get(o, "trace") && header) { /* its model would be lost */
-            rc = sg_errf(err, "%s: a second header line (a trace file holds one trace)", where);
-        } else if (json_object_get(o, "trace")) {
-            const char *model = NULL, *match = NULL;
-            header = 1;
-            if (sg_json_get_str(o, "model", 0, &model, where, err) < 0 ||
-                sg_json_get_str(o, "match", 0, &match, where, err) < 0 ||
-                sg_json_get_num(o, "ms_per_token", 0, &ms_tok, where, err) < 0 ||
-                sg_json_get_num(o, "first_token_ms", 0, &first_ms, where, err) < 0 ||
-                sg_json_get_num(o, "fork_first_token_ms", 0, &fork_first_ms, where, err) < 0)
-                rc = -1;
-            else {
-                if (model) t->model = sg_xstrdup(model);
-                if (match) t->match = sg_xstrdup(match);
-                if (!time_ok(ms_tok) || !time_ok(first_ms) || !time_ok(fork_first_ms))
-                    rc = sg_errf(err, "%s: times must be from 0 to %d ms (an hour)", where, MAX_MS);
-            }
-        } else if (sg_json_get_num(o, "ms_per_token", 0, &ms, where, err) < 0 ||
-                   sg_json_get_num(o, "pause_ms", 0, &pause, where, err) < 0) {
-            rc = -1;
-        } else if (!time_ok(ms) || !time_ok(pause)) {
-            rc = sg_errf(err, "%s: times must be from 0 to %d ms (an hour)", where, MAX_MS);
-        } else if (json_object_get(o, "fork_after") || json_object_get(o, "fork_at")) {
-            if (sg_json_get_str(o, "fork_after", 0, &after, where, err) < 0 ||
-                sg_json_get_int(o, "fork_at", 0, &at, where, err) < 0 ||
-                sg_json_get_str(o, "answer", 1, &ans, where, err) < 0)
-                rc = -1;
-            else if (!after && at < 0)
-                rc = sg_errf(err, "%s: fork_at must be >= 0", where);
-            else {
-                pf = sg_xrealloc(pf, (npf + 1) * sizeof *pf);
-                pf[npf++] = (pending_fork){after ? sg_xstrdup(after) : NULL, at, sg_xstrdup(ans),
-                                           (uint32_t)(ms * 1000), line};
-            }
-        } else if (json_object_get(o, "reasoning")) {
-            if (sg_json_get_str(o, "reasoning", 1, &s, where, err) < 0)
-                rc = -1;
-            else
-                extra = add_sat(extra, (uint32_t)(pause * 1000)),
-                seq_add(&t->reasoning, s, strlen(s), (uint32_t)(ms * 1000), &extra);
-        } else if (json_object_get(o, "answer")) {
-            if (sg_json_get_str(o, "answer", 1, &s, where, err) < 0)
-                rc = -1;
-            else
-                extra_a = add_sat(extra_a, (uint32_t)(pause * 1000)),
-                seq_add(&t->answer, s, strlen(s), (uint32_t)(ms * 1000), &extra_a);
-        } else {
-            rc = sg_errf(err,
-                         "%s: a line needs one of \"trace\", \"reasoning\", \"answer\", "
-                         "\"fork_after\" or \"fork_at\"",
-                         where);
-        }
+        rc = read_line(&r, o, where, err);
         json_decref(o);
     }
     sg_buf_free(&b);
-    if (!rc && !header) rc = sg_errf(err, "%s: no header line ({\"trace\": 1, ...})", path);
+    if (!rc && !r.header) rc = sg_errf(err, "%s: no header line ({\"trace\": 1, ...})", path);
     if (!rc && !t->answer.n) rc = sg_errf(err, "%s: no answer line", path);
     seq_seal(&t->reasoning);
     seq_seal(&t->answer);
     if (!rc) { /* else a refused header's times may lie out of range */
-        t->first_token_us = (int64_t)(first_ms * 1000);
-        t->fork_first_token_us = (int64_t)(fork_first_ms * 1000);
+        t->first_token_us = (int64_t)(r.first_ms * 1000);
+        t->fork_first_token_us = (int64_t)(r.fork_first_ms * 1000);
     }
-    t->forks = sg_xcalloc(npf ? npf : 1, sizeof *t->forks);
-    for (size_t i = 0; i < npf; i++) {
-        sg_replay_fork *f = &t->forks[t->n_forks];
-        if (!rc && pf[i].after && resolve_after(&t->reasoning, pf[i].after, &f->at) < 0)
-            rc = sg_errf(err, "%s:%d: fork_after text \"%.60s\" does not occur in the reasoning",
-                         path, pf[i].line, pf[i].after);
-        if (!pf[i].after) f->at = (size_t)pf[i].at;
-        uint32_t none = 0;
-        seq_add(&f->answer, pf[i].text, strlen(pf[i].text), pf[i].dt_us, &none);
-        seq_seal(&f->answer);
-        t->n_forks++;
-        free(pf[i].after);
-        free(pf[i].text);
-    }
-    free(pf);
-    qsort(t->forks, t->n_forks, sizeof *t->forks, fork_cmp);
+    rc = place_forks(&r, path, rc, err);
     if (!t->model) { /* default model name: the file's stem */
         const char *base = strrchr(path, '/');
         base = base ? base + 1 : path;

@@ -4,6 +4,7 @@
 #include "validator/infer.h"
 #include "validator/internal.h"
 
+#include "common/assert.h"
 #include "common/buf.h"
 #include "common/wfile.h"
 
@@ -700,98 +701,75 @@ static void given_plan(const char *launch, sg_buf *out) {
     }
 }
 
-int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_opts *opts,
-                     sg_buf *report, sg_err *err) {
-    static const sg_val_init_opts none;
-    const sg_val_init_opts *o = opts ? opts : &none;
+/* ---- sg_val_task_init: one call's state, and its steps in order ---- */
+typedef struct init_ctx {
+    const char *path;
+    const sg_val_init_opts *o;
     sg_dev_lang lang;
-    if (sg_dev_lang_of_path(path, &lang) < 0)
-        return sg_errf(err, "%s: expected a .cu or .cl file", path);
-    sg_buf src = {0}, clean = {0}, body = {0}, lines = {0}, kept = {0};
-    if (sg_val_read_source(path, &src, err) < 0) {
-        sg_buf_free(&src);
-        return -1;
-    }
-    if (sg_val_check_text(src.data ? src.data : "", src.len, err) < 0) { /* before any write */
-        sg_buf_free(&src);
-        return sg_err_prefix(err, "%s", path);
-    }
-    sg_buf_append(&src, "", 0);
-    sg_val_strip_comments(src.data, src.len, &clean);
-    static sg_infer_kernel ks[SG_INFER_MAX_KERNELS];
-    static sg_infer_body bs[SG_INFER_MAX_KERNELS];
-    static names sizes;
-    memset(&sizes, 0, sizeof sizes);
-    task_kernels t = {.ks = ks, .bs = bs, .n = 1};
-    int nk = 0, pick = 0, rc;
+    sg_buf *report;
+    sg_err *err;
+    sg_buf src, clean, body, lines, kept;
+    task_kernels t;     /* t.ks, t.bs: SG_INFER_MAX_KERNELS each, allocated per call */
+    sg_infer_kernel *k; /* the first launched kernel */
+    names sizes;
+    int nk, pick, plan_given, free_rows, nout;
     char targs[160], kname[240];
-    json_t *root = NULL, *guesses = json_array();
-    int plan_given = o->launch && strstr(o->launch, "//@") != NULL;
-    if ((rc = sg_infer_kernels(clean.data, lang == SG_DEV_CUDA, ks, &nk, path, err)) < 0) goto out;
-    if (!o->kernel && nk > 1) find_chain(clean.data, ks, nk, bs, path, &t.ch);
-    if (t.ch.n) {
-        t.n = t.ch.n;
-        targs[0] = 0;
-        if (o->launch && !plan_given) {
-            rc = sg_errf(err,
-                         "--launch \"%s\" is one launch, and %s's kernels are launched in order: "
-                         "give the plan as --launch '//@launch %s grid=... block=... args=...; "
-                         "//@launch %s ...' (with //@scratch lines first), or --kernel NAME",
-                         o->launch, path, ks[0].name, ks[1].name);
-            goto out;
-        }
-    } else if ((rc = pick_kernel(ks, nk, o->kernel, report, path, &pick, targs, sizeof targs,
-                                 err)) < 0) {
-        goto out;
-    }
-    t.first = t.ch.n ? 0 : pick;
-    sg_infer_kernel *k = &ks[t.first];
-    if (k->bad[0]) {
-        rc = sg_errf(err, "%s (write the task.json for it by hand: docs/task-format.md)", k->bad);
-        goto out;
-    }
-    size_t before = report->len;
-    if (!t.ch.n && !targs[0] &&
-        (rc = template_args(k, NULL, src.data, targs, sizeof targs, report, path, err)) < 0)
-        goto out;
-    if (report->len > before && strstr(report->data + before, "are a guess"))
-        guess(guesses, "template arguments %s<%s> (give --kernel '%s<...>')", k->name, targs,
-              k->name);
-    if (targs[0] && !k->tparams[0]) {
-        rc = sg_errf(err, "--kernel %s<%s>: %s is not a template", k->name, targs, k->name);
-        goto out;
-    }
-    for (int j = 0; j < t.n; j++) {
-        if ((rc = sg_infer_types(clean.data, &ks[t.first + j], targs, report, path, err)) < 0)
-            goto out;
-        sg_infer_read_body(&ks[t.first + j], &bs[t.first + j]);
-    }
+    json_t *root, *guesses;
+} init_ctx;
 
-    /* sizes: integers that index or bound something; the hints' extra names */
-    for (int j = 0; j < t.n; j++) {
-        const sg_infer_kernel *kj = &ks[t.first + j];
-        for (int i = 0; i < kj->np; i++)
-            if (!kj->p[i].pointer && !kj->p[i].is_float &&
-                (bs[t.first + j].in_index & (1UL << i)) && derived_from_scratch(&t, j, i) < 0)
-                add_name(&sizes, kj->p[i].name, strlen(kj->p[i].name));
+/* The kernels of the file, which of them are launched, their types and bodies. */
+static int read_kernels(init_ctx *c) {
+    const sg_val_init_opts *o = c->o;
+    task_kernels *t = &c->t;
+    sg_infer_kernel *ks = t->ks;
+    int rc;
+    if ((rc = sg_infer_kernels(c->clean.data, c->lang == SG_DEV_CUDA, ks, &c->nk, c->path,
+                               c->err)) < 0)
+        return rc;
+    if (!o->kernel && c->nk > 1) find_chain(c->clean.data, ks, c->nk, t->bs, c->path, &t->ch);
+    if (t->ch.n) {
+        t->n = t->ch.n;
+        c->targs[0] = 0;
+        if (o->launch && !c->plan_given)
+            return sg_errf(c->err,
+                           "--launch \"%s\" is one launch, and %s's kernels are launched in "
+                           "order: give the plan as --launch '//@launch %s grid=... block=... "
+                           "args=...; //@launch %s ...' (with //@scratch lines first), or "
+                           "--kernel NAME",
+                           o->launch, c->path, ks[0].name, ks[1].name);
+    } else if ((rc = pick_kernel(ks, c->nk, o->kernel, c->report, c->path, &c->pick, c->targs,
+                                 sizeof c->targs, c->err)) < 0) {
+        return rc;
     }
-    int free_rows = t.n == 1 ? free_row_param(k, &bs[t.first]) : -1;
-    if (free_rows >= 0) add_name(&sizes, k->p[free_rows].name, strlen(k->p[free_rows].name));
-    for (int h = 0; h < o->ncount; h++) expr_names(o->count_expr[h], &sizes);
-    if (o->launch && !plan_given) expr_names(o->launch, &sizes);
+    t->first = t->ch.n ? 0 : c->pick;
+    sg_infer_kernel *k = c->k = &ks[t->first];
+    if (k->bad[0])
+        return sg_errf(c->err, "%s (write the task.json for it by hand: docs/task-format.md)",
+                       k->bad);
+    size_t before = c->report->len;
+    if (!t->ch.n && !c->targs[0] &&
+        (rc = template_args(k, NULL, c->src.data, c->targs, sizeof c->targs, c->report, c->path,
+                            c->err)) < 0)
+        return rc;
+    if (c->report->len > before && strstr(c->report->data + before, "are a guess"))
+        guess(c->guesses, "template arguments %s<%s> (give --kernel '%s<...>')", k->name, c->targs,
+              k->name);
+    if (c->targs[0] && !k->tparams[0])
+        return sg_errf(c->err, "--kernel %s<%s>: %s is not a template", k->name, c->targs, k->name);
+    for (int j = 0; j < t->n; j++) {
+        if ((rc = sg_infer_types(c->clean.data, &ks[t->first + j], c->targs, c->report, c->path,
+                                 c->err)) < 0)
+            return rc;
+        sg_infer_read_body(&ks[t->first + j], &t->bs[t->first + j]);
+    }
+    return 0;
+}
+
+/* A --size value the kernel's parameter cannot hold (it would get a wrapped value). */
+static int size_fits(init_ctx *c) {
+    const sg_val_init_opts *o = c->o;
+    const sg_infer_kernel *k = c->k;
     for (int g = 0; g < o->sizes.n; g++)
-        if (!has_name(&sizes, o->sizes.name[g])) {
-            int pi, j = kernel_with(&t, o->sizes.name[g], &pi);
-            if (j < 0 || ks[t.first + j].p[pi].pointer || ks[t.first + j].p[pi].is_float) {
-                rc = sg_errf(err,
-                             "--size %s: kernel %s has no integer parameter of that name, and no "
-                             "--count or --launch uses it",
-                             o->sizes.name[g], k->name);
-                goto out;
-            }
-            add_name(&sizes, o->sizes.name[g], strlen(o->sizes.name[g]));
-        }
-    for (int g = 0; g < o->sizes.n; g++) /* the kernel would get a wrapped value */
         for (int i = 0; i < k->np; i++) {
             if (strcmp(k->p[i].name, o->sizes.name[g]) || k->p[i].pointer || k->p[i].is_float)
                 continue;
@@ -799,194 +777,293 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
             int64_t most = strstr(ty, "64")     ? INT64_MAX
                            : !strcmp(ty, "u32") ? UINT32_MAX
                                                 : INT32_MAX;
-            if (o->sizes.value[g] > most) {
-                rc = sg_errf(err,
-                             "--size %s=%lld: parameter %s of kernel %s is %s; the most it holds "
-                             "is %lld",
-                             o->sizes.name[g], (long long)o->sizes.value[g], o->sizes.name[g],
-                             k->name, ty, (long long)most);
-                goto out;
-            }
+            if (o->sizes.value[g] > most)
+                return sg_errf(c->err,
+                               "--size %s=%lld: parameter %s of kernel %s is %s; the most it "
+                               "holds is %lld",
+                               o->sizes.name[g], (long long)o->sizes.value[g], o->sizes.name[g],
+                               k->name, ty, (long long)most);
         }
+    return 0;
+}
+
+/* sizes: integers that index or bound something; the hints' extra names. */
+static int collect_sizes(init_ctx *c) {
+    const sg_val_init_opts *o = c->o;
+    task_kernels *t = &c->t;
+    sg_infer_kernel *ks = t->ks, *k = c->k;
+    names *sizes = &c->sizes;
+    for (int j = 0; j < t->n; j++) {
+        const sg_infer_kernel *kj = &ks[t->first + j];
+        for (int i = 0; i < kj->np; i++)
+            if (!kj->p[i].pointer && !kj->p[i].is_float &&
+                (t->bs[t->first + j].in_index & (1UL << i)) && derived_from_scratch(t, j, i) < 0)
+                add_name(sizes, kj->p[i].name, strlen(kj->p[i].name));
+    }
+    c->free_rows = t->n == 1 ? free_row_param(k, &t->bs[t->first]) : -1;
+    if (c->free_rows >= 0)
+        add_name(sizes, k->p[c->free_rows].name, strlen(k->p[c->free_rows].name));
+    for (int h = 0; h < o->ncount; h++) expr_names(o->count_expr[h], sizes);
+    if (o->launch && !c->plan_given) expr_names(o->launch, sizes);
+    for (int g = 0; g < o->sizes.n; g++)
+        if (!has_name(sizes, o->sizes.name[g])) {
+            int pi, j = kernel_with(t, o->sizes.name[g], &pi);
+            if (j < 0 || ks[t->first + j].p[pi].pointer || ks[t->first + j].p[pi].is_float)
+                return sg_errf(c->err,
+                               "--size %s: kernel %s has no integer parameter of that name, and "
+                               "no --count or --launch uses it",
+                               o->sizes.name[g], k->name);
+            add_name(sizes, o->sizes.name[g], strlen(o->sizes.name[g]));
+        }
+    if (size_fits(c) < 0) return -1;
     for (int h = 0; h < o->ncount; h++) {
-        int pi, j = kernel_with(&t, o->count_buf[h], &pi);
-        if (j < 0 || !ks[t.first + j].p[pi].pointer) {
-            rc = sg_errf(err, "--count %s=%s: kernel %s has no pointer parameter \"%s\"",
-                         o->count_buf[h], o->count_expr[h], k->name, o->count_buf[h]);
-            goto out;
-        }
+        int pi, j = kernel_with(t, o->count_buf[h], &pi);
+        if (j < 0 || !ks[t->first + j].p[pi].pointer)
+            return sg_errf(c->err, "--count %s=%s: kernel %s has no pointer parameter \"%s\"",
+                           o->count_buf[h], o->count_expr[h], k->name, o->count_buf[h]);
     }
     /* names in the hints that are no parameter become sizes too (wte: --count wte=V*C) */
-    for (int s = 0; s < sizes.n; s++) {
-        int pi, j = kernel_with(&t, sizes.name[s], &pi);
-        if (j >= 0 && (ks[t.first + j].p[pi].pointer || ks[t.first + j].p[pi].is_float)) {
-            rc = sg_errf(err, "a hint uses \"%s\" as a size, but it is a %s parameter",
-                         sizes.name[s], ks[t.first + j].p[pi].pointer ? "pointer" : "float");
-            goto out;
-        }
+    for (int s = 0; s < sizes->n; s++) {
+        int pi, j = kernel_with(t, sizes->name[s], &pi);
+        if (j >= 0 && (ks[t->first + j].p[pi].pointer || ks[t->first + j].p[pi].is_float))
+            return sg_errf(c->err, "a hint uses \"%s\" as a size, but it is a %s parameter",
+                           sizes->name[s], ks[t->first + j].p[pi].pointer ? "pointer" : "float");
     }
-    t.pl = sg_xcalloc((size_t)t.n, sizeof *t.pl);
-    for (int j = 0; j < t.n; j++) {
-        sg_infer_kernel *kj = &ks[t.first + j];
+    return 0;
+}
+
+/* Each launched kernel's launch and buffer counts, then the //@launch lines. */
+static int plan_launches(init_ctx *c) {
+    const sg_val_init_opts *o = c->o;
+    task_kernels *t = &c->t;
+    sg_infer_kernel *k = c->k;
+    t->pl = sg_xcalloc((size_t)t->n, sizeof *t->pl);
+    for (int j = 0; j < t->n; j++) {
+        sg_infer_kernel *kj = &t->ks[t->first + j];
         sg_val_init_opts oj = *o;
-        if (t.ch.n) oj.launch = NULL; /* the chain's plan is given whole or inferred */
-        t.pl[j].sizes = sizes;
+        if (t->ch.n) oj.launch = NULL; /* the chain's plan is given whole or inferred */
+        t->pl[j].sizes = c->sizes;
         char kn[240];
-        snprintf(kn, sizeof kn, "%s", t.ch.n ? kj->name : kname);
-        if (!t.ch.n) snprintf(kn, sizeof kn, targs[0] ? "%s<%s>" : "%s", k->name, targs);
+        snprintf(kn, sizeof kn, "%s", t->ch.n ? kj->name : c->kname);
+        if (!t->ch.n) snprintf(kn, sizeof kn, c->targs[0] ? "%s<%s>" : "%s", k->name, c->targs);
         sg_buf lr = {0}; /* the launch is read first (counts use its grid), said after */
-        infer_launch(kj, &bs[t.first + j], kn, clean.data, &oj, &t.pl[j], guesses, &lr);
-        infer_counts(kj, &bs[t.first + j], o, &t.pl[j], t.n == 1 ? free_rows : -1, guesses, report);
-        if (lr.len) sg_buf_append(report, lr.data, lr.len);
+        infer_launch(kj, &t->bs[t->first + j], kn, c->clean.data, &oj, &t->pl[j], c->guesses, &lr);
+        infer_counts(kj, &t->bs[t->first + j], o, &t->pl[j], t->n == 1 ? c->free_rows : -1,
+                     c->guesses, c->report);
+        if (lr.len) sg_buf_append(c->report, lr.data, lr.len);
         sg_buf_free(&lr);
     }
-    snprintf(kname, sizeof kname, targs[0] ? "%s<%s>" : "%s", k->name, targs);
-    if (plan_given)
-        given_plan(o->launch, &lines);
-    else if (t.ch.n && (rc = chain_plan(&t, &lines, report, path, err)) < 0)
-        goto out;
-    else if (!t.ch.n)
-        sg_buf_append_str(&lines, t.pl[0].launch);
+    snprintf(c->kname, sizeof c->kname, c->targs[0] ? "%s<%s>" : "%s", k->name, c->targs);
+    if (c->plan_given)
+        given_plan(o->launch, &c->lines);
+    else if (t->ch.n)
+        return chain_plan(t, &c->lines, c->report, c->path, c->err);
+    else
+        sg_buf_append_str(&c->lines, t->pl[0].launch);
+    return 0;
+}
 
-    json_t *sj = json_object(), *checks = json_array(), *c1 = json_object(), *c2 = json_object();
-    json_t *bufs = json_array(), *scalars = json_array(), *args = json_array();
+/* task.json's "sizes" and its two check shapes (1s, then small odd numbers). */
+static void sizes_json(init_ctx *c, json_t *sj, json_t *checks) {
     static const int odd[] = {1001, 33, 17, 9, 5, 3};
-    for (int s = 0; s < sizes.n; s++) {
-        int64_t v = default_size(sizes.n);
-        int given = sg_val_sizes_get(&o->sizes, sizes.name[s], &v) == 0;
-        json_object_set_new(sj, sizes.name[s], json_integer(v));
-        json_object_set_new(c1, sizes.name[s], json_integer(1));
-        json_object_set_new(c2, sizes.name[s], json_integer(odd[s < 6 ? s : 5]));
-        sg_buf_printf(report, "size %s = %lld%s (check shapes use 1 and %d)\n", sizes.name[s],
+    json_t *c1 = json_object(), *c2 = json_object();
+    for (int s = 0; s < c->sizes.n; s++) {
+        int64_t v = default_size(c->sizes.n);
+        int given = sg_val_sizes_get(&c->o->sizes, c->sizes.name[s], &v) == 0;
+        json_object_set_new(sj, c->sizes.name[s], json_integer(v));
+        json_object_set_new(c1, c->sizes.name[s], json_integer(1));
+        json_object_set_new(c2, c->sizes.name[s], json_integer(odd[s < 6 ? s : 5]));
+        sg_buf_printf(c->report, "size %s = %lld%s (check shapes use 1 and %d)\n", c->sizes.name[s],
                       (long long)v, given ? "" : " (a default: --size to change)",
                       odd[s < 6 ? s : 5]);
     }
-    int nout = 0;
-    names seen = {0};
-    for (int j = 0; j < t.n; j++) {
-        const sg_infer_kernel *kj = &ks[t.first + j];
-        for (int i = 0; i < kj->np; i++) {
-            const sg_infer_param *p = &kj->p[i];
-            if (has_name(&seen, p->name) || sg_infer_chain_scratch(&t.ch, p->name) >= 0) continue;
-            add_name(&seen, p->name, strlen(p->name));
-            json_array_append_new(args, json_string(p->name));
-            int d = p->pointer || p->is_float ? -1 : derived_from_scratch(&t, j, i);
-            if (p->pointer) {
-                int never_written;
-                const char *role = role_of(&t, p->name, &never_written);
-                nout += strcmp(role, "in") != 0;
-                json_t *bj = json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type", p->type,
-                                       "count", t.pl[j].count[i], "role", role);
-                char range[220];
-                int y = -1;
-                index_range(kj, &bs[t.first + j], &t.pl[j], i, range, sizeof range, &y);
-                if (p->boolean && strcmp(role, "out")) { /* a bool holds 0 or 1 */
-                    json_object_set_new(bj, "init", json_string("randint(0,1)"));
-                } else if (range[0] && !strcmp(role, "in") &&
-                           (!strcmp(p->type, "i32") || !strcmp(p->type, "u32") ||
-                            !strcmp(p->type, "i64"))) {
-                    sg_buf in = {0}; /* its values index y: in range at every shape */
-                    sg_buf_printf(&in, "randint(0,%s-1)", range);
-                    json_object_set_new(bj, "init", json_string(in.data));
-                    sg_buf_printf(report,
-                                  "init of %s: %s: its values index %s, whose rows are %s at "
-                                  "every shape\n",
-                                  p->name, in.data, kj->p[y].name, range);
-                    sg_buf_free(&in);
-                }
-                json_array_append_new(bufs, bj);
-                sg_buf_printf(report, "buffer %s: %s %s%s\n", p->name, role, p->type,
-                              !p->is_const && never_written
-                                  ? " (not const, but the body never writes it)"
-                              : !strcmp(role, "inout") ? " (the body reads and writes it: in place)"
-                                                       : "");
-            } else if (p->is_float) {
-                double v = scalar_guess(p->name);
-                json_array_append_new(scalars, json_pack("{s:s, s:s, s:f}", "name", p->name, "type",
-                                                         p->type, "value", v));
-                sg_buf_printf(report, "scalar %s: %s, value %g (a guess: edit task.json)\n",
-                              p->name, p->type, v);
-                guess(guesses, "scalar %s = %g", p->name, v);
-            } else if (d >= 0) {
-                int w = t.ch.writer[d] - t.first;
-                char given_count[200];
-                const char *cnt = plan_given && scratch_count(lines.data, t.ch.name[d], given_count,
-                                                              sizeof given_count)
-                                      ? given_count
-                                      : t.pl[w].count[t.ch.writer_param[d]];
-                json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
-                                                         p->type, "value", cnt));
-                sg_buf_printf(report,
-                              "scalar %s: %s = %s, the count of scratch %s it bounds (written by "
-                              "%s)\n",
-                              p->name, p->type, cnt, t.ch.name[d], ks[t.ch.writer[d]].name);
-            } else if (has_name(&sizes, p->name)) {
-                json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
-                                                         p->type, "value", p->name));
-            } else {
-                int v = blockish(p->name) ? 256 : 1;
-                json_array_append_new(scalars, json_pack("{s:s, s:s, s:i}", "name", p->name, "type",
-                                                         p->type, "value", v));
-                sg_buf_printf(report,
-                              "scalar %s: %s, value %d (indexes nothing, so not a size; a guess)\n",
-                              p->name, p->type, v);
-                guess(guesses, "scalar %s = %d (indexes nothing, so not a size)", p->name, v);
-            }
-        }
-    }
     json_array_append_new(checks, c1);
     json_array_append_new(checks, c2);
-    const char *ext = lang == SG_DEV_CUDA ? "cu" : "cl";
-    char basef[16], reff[16];
-    snprintf(basef, sizeof basef, "baseline.%s", ext);
-    snprintf(reff, sizeof reff, "reference.%s", ext);
-    root =
-        json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", k->name,
+}
+
+/* Pointer parameter i of launched kernel j: its buffer entry. */
+static void buffer_json(init_ctx *c, int j, int i, json_t *bufs) {
+    const sg_infer_kernel *kj = &c->t.ks[c->t.first + j];
+    const sg_infer_param *p = &kj->p[i];
+    int never_written;
+    const char *role = role_of(&c->t, p->name, &never_written);
+    c->nout += strcmp(role, "in") != 0;
+    json_t *bj = json_pack("{s:s, s:s, s:s, s:s}", "name", p->name, "type", p->type, "count",
+                           c->t.pl[j].count[i], "role", role);
+    char range[220];
+    int y = -1;
+    index_range(kj, &c->t.bs[c->t.first + j], &c->t.pl[j], i, range, sizeof range, &y);
+    if (p->boolean && strcmp(role, "out")) { /* a bool holds 0 or 1 */
+        json_object_set_new(bj, "init", json_string("randint(0,1)"));
+    } else if (range[0] && !strcmp(role, "in") &&
+               (!strcmp(p->type, "i32") || !strcmp(p->type, "u32") || !strcmp(p->type, "i64"))) {
+        sg_buf in = {0}; /* its values index y: in range at every shape */
+        sg_buf_printf(&in, "randint(0,%s-1)", range);
+        json_object_set_new(bj, "init", json_string(in.data));
+        sg_buf_printf(c->report,
+                      "init of %s: %s: its values index %s, whose rows are %s at every shape\n",
+                      p->name, in.data, kj->p[y].name, range);
+        sg_buf_free(&in);
+    }
+    json_array_append_new(bufs, bj);
+    sg_buf_printf(c->report, "buffer %s: %s %s%s\n", p->name, role, p->type,
+                  !p->is_const && never_written ? " (not const, but the body never writes it)"
+                  : !strcmp(role, "inout")      ? " (the body reads and writes it: in place)"
+                                                : "");
+}
+
+/* Scalar parameter i of launched kernel j: its value (a guess unless a size). */
+static void scalar_json(init_ctx *c, int j, int i, json_t *scalars) {
+    const sg_infer_param *p = &c->t.ks[c->t.first + j].p[i];
+    const sg_infer_chain *ch = &c->t.ch;
+    int d = p->is_float ? -1 : derived_from_scratch(&c->t, j, i);
+    if (p->is_float) {
+        double v = scalar_guess(p->name);
+        json_array_append_new(
+            scalars, json_pack("{s:s, s:s, s:f}", "name", p->name, "type", p->type, "value", v));
+        sg_buf_printf(c->report, "scalar %s: %s, value %g (a guess: edit task.json)\n", p->name,
+                      p->type, v);
+        guess(c->guesses, "scalar %s = %g", p->name, v);
+    } else if (d >= 0) {
+        int w = ch->writer[d] - c->t.first;
+        char given_count[200];
+        const char *cnt = c->plan_given && scratch_count(c->lines.data, ch->name[d], given_count,
+                                                         sizeof given_count)
+                              ? given_count
+                              : c->t.pl[w].count[ch->writer_param[d]];
+        json_array_append_new(
+            scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type", p->type, "value", cnt));
+        sg_buf_printf(c->report,
+                      "scalar %s: %s = %s, the count of scratch %s it bounds (written by %s)\n",
+                      p->name, p->type, cnt, ch->name[d], c->t.ks[ch->writer[d]].name);
+    } else if (has_name(&c->sizes, p->name)) {
+        json_array_append_new(scalars, json_pack("{s:s, s:s, s:s}", "name", p->name, "type",
+                                                 p->type, "value", p->name));
+    } else {
+        int v = blockish(p->name) ? 256 : 1;
+        json_array_append_new(
+            scalars, json_pack("{s:s, s:s, s:i}", "name", p->name, "type", p->type, "value", v));
+        sg_buf_printf(c->report,
+                      "scalar %s: %s, value %d (indexes nothing, so not a size; a guess)\n",
+                      p->name, p->type, v);
+        guess(c->guesses, "scalar %s = %d (indexes nothing, so not a size)", p->name, v);
+    }
+}
+
+/* task.json: sizes, check shapes, buffers, scalars, args, and the guesses. */
+static int task_json(init_ctx *c, const char *basef, const char *reff) {
+    json_t *sj = json_object(), *checks = json_array();
+    json_t *bufs = json_array(), *scalars = json_array(), *args = json_array();
+    sizes_json(c, sj, checks);
+    names seen = {0};
+    for (int j = 0; j < c->t.n; j++) {
+        const sg_infer_kernel *kj = &c->t.ks[c->t.first + j];
+        for (int i = 0; i < kj->np; i++) {
+            const sg_infer_param *p = &kj->p[i];
+            if (has_name(&seen, p->name) || sg_infer_chain_scratch(&c->t.ch, p->name) >= 0)
+                continue;
+            add_name(&seen, p->name, strlen(p->name));
+            json_array_append_new(args, json_string(p->name));
+            if (p->pointer)
+                buffer_json(c, j, i, bufs);
+            else
+                scalar_json(c, j, i, scalars);
+        }
+    }
+    c->root =
+        json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", c->k->name,
                   "description", "Made by specgen task init from a kernel file; check the guesses.",
                   "baseline", basef, "reference", reff, "sizes", sj, "check_sizes", checks,
                   "buffers", bufs, "scalars", scalars, "args", args, "target_speedup", 2.0);
-    if (json_array_size(guesses)) {
-        json_object_set(root, "guesses", guesses);
-        sg_buf_printf(report, "guesses the body does not prove (kept in task.json \"guesses\"; "
-                              "check each):\n");
+    SG_ASSERT(c->root != NULL); /* names and types are UTF-8: sg_val_check_text passed */
+    if (json_array_size(c->guesses)) {
+        json_object_set(c->root, "guesses", c->guesses);
+        sg_buf_printf(c->report, "guesses the body does not prove (kept in task.json "
+                                 "\"guesses\"; check each):\n");
         size_t gi;
         json_t *gv;
-        json_array_foreach(guesses, gi, gv)
-            sg_buf_printf(report, "  - %s\n", json_string_value(gv));
+        json_array_foreach(c->guesses, gi, gv)
+            sg_buf_printf(c->report, "  - %s\n", json_string_value(gv));
     }
-    if (!nout) {
-        rc = sg_errf(err,
-                     "%s: kernel %s writes none of its pointer parameters as far as task init can "
-                     "see: write the buffers' roles (\"out\" or \"inout\") into task.json by hand "
-                     "(docs/task-format.md)",
-                     path, k->name);
-        goto out;
-    }
-    const char *text_src = src.data;
+    if (!c->nout)
+        return sg_errf(c->err,
+                       "%s: kernel %s writes none of its pointer parameters as far as task init "
+                       "can see: write the buffers' roles (\"out\" or \"inout\") into task.json "
+                       "by hand (docs/task-format.md)",
+                       c->path, c->k->name);
+    return 0;
+}
+
+/* The folder: task.json, and the kernel file (with its //@launch plan) as both
+ * baseline.EXT and reference.EXT. */
+static int write_task(init_ctx *c, const char *out_dir, const char *basef, const char *reff) {
+    const sg_val_init_opts *o = c->o;
+    const char *text_src = c->src.data;
+    int rc;
     if (o->launch) { /* the given plan replaces the file's */
         int dropped;
-        drop_plan_lines(src.data, plan_given && strstr(o->launch, "//@scratch"), &kept, &dropped);
+        drop_plan_lines(c->src.data, c->plan_given && strstr(o->launch, "//@scratch"), &c->kept,
+                        &dropped);
         if (dropped)
-            sg_buf_printf(report, "note: --launch replaces the file's %d //@launch line%s\n",
+            sg_buf_printf(c->report, "note: --launch replaces the file's %d //@launch line%s\n",
                           dropped, dropped == 1 ? "" : "s");
-        text_src = kept.data;
+        text_src = c->kept.data;
     }
-    if (!strstr(text_src, "//@launch")) sg_buf_append_str(&body, lines.data);
-    sg_buf_append_str(&body, text_src);
-    if ((rc = sg_mkdir_p(out_dir, err)) < 0) goto out;
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    rc = write_file(out_dir, "task.json", text, o->force, err);
+    if (!strstr(text_src, "//@launch")) sg_buf_append_str(&c->body, c->lines.data);
+    sg_buf_append_str(&c->body, text_src);
+    if ((rc = sg_mkdir_p(out_dir, c->err)) < 0) return rc;
+    char *text = json_dumps(c->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    SG_ASSERT(text != NULL); /* an object always dumps; out of memory aborted already */
+    rc = write_file(out_dir, "task.json", text, o->force, c->err);
     free(text);
-    if (rc == 0) rc = write_file(out_dir, basef, body.data, o->force, err);
-    if (rc == 0) rc = write_file(out_dir, reff, body.data, o->force, err);
+    if (rc == 0) rc = write_file(out_dir, basef, c->body.data, o->force, c->err);
+    if (rc == 0) rc = write_file(out_dir, reff, c->body.data, o->force, c->err);
+    return rc;
+}
+
+int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_opts *opts,
+                     sg_buf *report, sg_err *err) {
+    static const sg_val_init_opts none;
+    init_ctx *c = sg_xcalloc(1, sizeof *c); /* large (the kernels): not on the stack */
+    c->path = path;
+    c->o = opts ? opts : &none;
+    c->report = report;
+    c->err = err;
+    int rc = -1;
+    if (sg_dev_lang_of_path(path, &c->lang) < 0) {
+        rc = sg_errf(err, "%s: expected a .cu or .cl file", path);
+        goto out;
+    }
+    if (sg_val_read_source(path, &c->src, err) < 0) goto out;
+    if (sg_val_check_text(c->src.data ? c->src.data : "", c->src.len, err) < 0) {
+        rc = sg_err_prefix(err, "%s", path); /* before any write */
+        goto out;
+    }
+    sg_buf_append(&c->src, "", 0);
+    sg_val_strip_comments(c->src.data, c->src.len, &c->clean);
+    c->t = (task_kernels){.ks = sg_xcalloc(SG_INFER_MAX_KERNELS, sizeof *c->t.ks),
+                          .bs = sg_xcalloc(SG_INFER_MAX_KERNELS, sizeof *c->t.bs),
+                          .n = 1};
+    c->guesses = json_array();
+    c->plan_given = c->o->launch && strstr(c->o->launch, "//@") != NULL;
+    const char *ext = c->lang == SG_DEV_CUDA ? "cu" : "cl";
+    char basef[16], reff[16];
+    snprintf(basef, sizeof basef, "baseline.%s", ext);
+    snprintf(reff, sizeof reff, "reference.%s", ext);
+    if ((rc = read_kernels(c)) == 0 && (rc = collect_sizes(c)) == 0 &&
+        (rc = plan_launches(c)) == 0 && (rc = task_json(c, basef, reff)) == 0)
+        rc = write_task(c, out_dir, basef, reff);
 out:
-    json_decref(root);
-    json_decref(guesses);
-    free(t.pl);
-    sg_buf_free(&src);
-    sg_buf_free(&clean);
-    sg_buf_free(&body);
-    sg_buf_free(&lines);
-    sg_buf_free(&kept);
+    json_decref(c->root);
+    json_decref(c->guesses);
+    free(c->t.pl);
+    free(c->t.ks);
+    free(c->t.bs);
+    sg_buf_free(&c->src);
+    sg_buf_free(&c->clean);
+    sg_buf_free(&c->body);
+    sg_buf_free(&c->lines);
+    sg_buf_free(&c->kept);
+    free(c);
     return rc;
 }

@@ -5,8 +5,11 @@
  * argument) tells which buffers are written. */
 #include "validator/infer.h"
 
+#include "common/buf.h"
+
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_VARS 128
@@ -655,11 +658,10 @@ int sg_infer_body_has(const sg_infer_kernel *k, const char *text) {
 }
 
 void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b) {
-    static ctx c; /* MAX_VARS definitions: too large for a small stack */
-    memset(&c, 0, sizeof c);
+    ctx *c = sg_xcalloc(1, sizeof *c); /* MAX_VARS definitions: too large for a small stack */
     memset(b, 0, sizeof *b);
-    c.k = k;
-    c.b = b;
+    c->k = k;
+    c->b = b;
     char st[2048];
     const char *s = k->body + 1, *end = k->body + k->body_len;
     while (s < end) {
@@ -676,14 +678,14 @@ void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b) {
             char *lp = strchr(body, '(');
             if (lp) body = lp + 1;
         }
-        int alias = definition(&c, body);
-        guards(&c, body);
-        accesses(&c, body, alias);
-        indices(&c, body);
-        vector_indices(&c, body);
+        int alias = definition(c, body);
+        guards(c, body);
+        accesses(c, body, alias);
+        indices(c, body);
+        vector_indices(c, body);
         s = e + 1;
     }
-    launch_shape(&c);
+    launch_shape(c);
     int rows = 0;
     for (int i = 0; i < k->np; i++) rows |= k->p[i].pointer && b->rows_unbounded[i];
     for (int i = 0; rows && b->shape == SG_SHAPE_UNKNOWN && i < k->np; i++) {
@@ -723,4 +725,5 @@ void sg_infer_read_body(const sg_infer_kernel *k, sg_infer_body *b) {
                 snprintf(b->smem_type, sizeof b->smem_type, "float");
         }
     }
+    free(c);
 }

@@ -157,27 +157,21 @@ static int write_trace(const char *path) {
     return fclose(f);
 }
 
-int main(int argc, char **argv) {
-    const char *bin = argc > 1 ? argv[1] : getenv("SPECGEN") ? getenv("SPECGEN") : "./specgen";
+/* Start `bin replay-llm` on trace, niced, and wait until it answers at url: 0, or -1
+ * after saying why. */
+static int start_server(const char *bin, char *trace, sg_proc *srv, char *url, size_t urln) {
     sg_err err;
-    if (getenv("BENCH_STREAMS")) STREAMS = atoi(getenv("BENCH_STREAMS"));
-    if (STREAMS < 1 || STREAMS > MAX_STREAMS)
-        return fprintf(stderr, "bench-llm: BENCH_STREAMS must be 1..%d\n", MAX_STREAMS), 2;
-    char trace[] = "/tmp/bench_llm_XXXXXX.jsonl";
-    int tfd = mkstemps(trace, 6);
-    if (tfd < 0 || (close(tfd), write_trace(trace)) < 0) return perror("bench-llm: trace"), 1;
     int port = sg_net_pick_port(&err);
-    char listen[64], url[64];
+    char listen[64];
     snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
-    snprintf(url, sizeof url, "http://%s", listen);
+    snprintf(url, urln, "http://%s", listen);
     /* The server stands in for a remote machine: niced, so that its 256 stream threads,
      * all waking on the same 10 ms ticks, do not starve the one loop thread measured here
      * (the scheduler shares CPU per thread). */
     char *args[] = {"nice",       "-n",      "10",  (char *)bin, "--log-level", "warn",
                     "replay-llm", "--trace", trace, "--listen",  listen,        NULL};
-    sg_proc srv;
-    if (sg_proc_spawn(&srv, args, SG_PROC_NULL_IO, &err) < 0)
-        return fprintf(stderr, "bench-llm: %s\n", err.msg), 1;
+    if (sg_proc_spawn(srv, args, SG_PROC_NULL_IO, &err) < 0)
+        return fprintf(stderr, "bench-llm: %s\n", err.msg), -1;
     int up = 0;
     for (int i = 0; i < 200 && !up; i++) { /* wait until it listens */
         CURL *e = curl_easy_init();
@@ -192,7 +186,45 @@ int main(int argc, char **argv) {
     }
     if (!up)
         return fprintf(stderr, "bench-llm: %s replay-llm did not start\n", bin),
-               sg_proc_stop(&srv, 1000), 1;
+               sg_proc_stop(srv, 1000), -1;
+    return 0;
+}
+
+/* Lateness of token k against the stream's schedule anchor + k * 10 ms, where the
+ * anchor is the earliest arrival the stream allows (so the best token is 0 late), sorted;
+ * frees the streams' samples. */
+static int64_t *lateness(bench *b, size_t *nl_out) {
+    int64_t *lat = sg_xmalloc(sizeof *lat * STREAMS * TOKENS);
+    size_t nl = 0;
+    for (int i = 0; i < STREAMS; i++) {
+        stream *s = &b->st[i];
+        int n = s->n < TOKENS ? s->n : TOKENS;
+        int64_t anchor = INT64_MAX;
+        for (int k = 0; k < n; k++)
+            if (s->recv[k] - (int64_t)k * MS_PER_TOKEN * SG_MS < anchor)
+                anchor = s->recv[k] - (int64_t)k * MS_PER_TOKEN * SG_MS;
+        for (int k = 0; k < n; k++)
+            lat[nl++] = s->recv[k] - anchor - (int64_t)k * MS_PER_TOKEN * SG_MS;
+        free(s->recv);
+        sg_buf_free(&s->text);
+    }
+    qsort(lat, nl, sizeof *lat, cmp_i64);
+    *nl_out = nl;
+    return lat;
+}
+
+int main(int argc, char **argv) {
+    const char *bin = argc > 1 ? argv[1] : getenv("SPECGEN") ? getenv("SPECGEN") : "./specgen";
+    sg_err err;
+    if (getenv("BENCH_STREAMS")) STREAMS = atoi(getenv("BENCH_STREAMS"));
+    if (STREAMS < 1 || STREAMS > MAX_STREAMS)
+        return fprintf(stderr, "bench-llm: BENCH_STREAMS must be 1..%d\n", MAX_STREAMS), 2;
+    char trace[] = "/tmp/bench_llm_XXXXXX.jsonl";
+    int tfd = mkstemps(trace, 6);
+    if (tfd < 0 || (close(tfd), write_trace(trace)) < 0) return perror("bench-llm: trace"), 1;
+    char url[64];
+    sg_proc srv;
+    if (start_server(bin, trace, &srv, url, sizeof url) < 0) return 1;
 
     static bench b;
     b.loop = sg_loop_new_real(&err);
@@ -219,23 +251,8 @@ int main(int argc, char **argv) {
     double wall = (double)(sg_loop_now(b.loop) - t0) / 1e9, cpu = cpu_s() - c0;
     loadavg(load1, sizeof load1);
 
-    /* Lateness of token k against the stream's schedule anchor + k * 10 ms, where the
-     * anchor is the earliest arrival the stream allows (so the best token is 0 late). */
-    int64_t *lat = sg_xmalloc(sizeof *lat * STREAMS * TOKENS);
-    size_t nl = 0;
-    for (int i = 0; i < STREAMS; i++) {
-        stream *s = &b.st[i];
-        int n = s->n < TOKENS ? s->n : TOKENS;
-        int64_t anchor = INT64_MAX;
-        for (int k = 0; k < n; k++)
-            if (s->recv[k] - (int64_t)k * MS_PER_TOKEN * SG_MS < anchor)
-                anchor = s->recv[k] - (int64_t)k * MS_PER_TOKEN * SG_MS;
-        for (int k = 0; k < n; k++)
-            lat[nl++] = s->recv[k] - anchor - (int64_t)k * MS_PER_TOKEN * SG_MS;
-        free(s->recv);
-        sg_buf_free(&s->text);
-    }
-    qsort(lat, nl, sizeof *lat, cmp_i64);
+    size_t nl;
+    int64_t *lat = lateness(&b, &nl);
 
     sg_buf stats = {0};
     char surl[96];

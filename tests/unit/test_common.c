@@ -52,6 +52,15 @@ static void test_buf(void **state) {
     sg_buf_free(&b);
 }
 
+/* jansson allocates through sg_xmalloc (common/buf.c's constructor): no NULL for OOM. */
+static void test_json_uses_sg_alloc(void **state) {
+    json_malloc_t m = NULL;
+    json_free_t f = NULL;
+    json_get_alloc_funcs(&m, &f);
+    assert_ptr_equal(m, sg_xmalloc);
+    assert_ptr_equal(f, free);
+}
+
 static void test_units(void **state) {
     sg_err err;
     int64_t ns;
@@ -341,6 +350,7 @@ int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_json_uses_sg_alloc),
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_err_keeps_reason_of_long_message),
         cmocka_unit_test(test_proc_env_keep),

@@ -69,16 +69,10 @@ static char *slurp(const char *path) {
     return sg_buf_steal(&b);
 }
 
-static void budget_follows_a_real_job(void **st) {
-    (void)st;
-    const char *root = getenv("SPECGEN_ROOT") ? getenv("SPECGEN_ROOT") : ".";
-    if (system("command -v redis-cli >/dev/null") != 0) skip();
-    snprintf(tmp, sizeof tmp, "/tmp/kvlive.XXXXXX");
-    assert_non_null(mkdtemp(tmp));
-    char path[512], cmd[2048];
+/* The password: the file's first line. */
+static char *read_password(void) {
+    char path[512];
     sg_err err;
-
-    /* The password: the file's first line. */
     snprintf(path, sizeof path, "%s/kv.pass", tmp);
     FILE *f = fopen(path, "w");
     fputs("s3cret\n# the second line is not part of it\n", f);
@@ -87,6 +81,104 @@ static void budget_follows_a_real_job(void **st) {
     char *password;
     assert_int_equal(sg_kv_password_file("--kv-requirepass-file", path, &password, &err), 0);
     assert_string_equal(password, "s3cret");
+    return password;
+}
+
+/* Fill: 80 values of 1 MiB through redis-cli --pipe. */
+static void fill(sg_loop *loop, const char *cli) {
+    char cmd[2048];
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 -c 'import sys,os\n"
+        "for i in range(80):\n"
+        "    v=os.urandom(1<<20)\n"
+        "    sys.stdout.buffer.write(b\"*3\\r\\n$3\\r\\nSET\\r\\n$%%d\\r\\nk%%d\\r\\n$%%d\\r\\n\" "
+        "%% (len(str(i))+1, i, len(v)) + v + b\"\\r\\n\")' | %s --pipe > %s/fill.out 2>&1",
+        cli, tmp);
+    int status = serve_until_exit(loop, sh(cmd));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* After the job: redis-cli -x stores 40 MiB again (room that was given back). */
+static void room_given_back(sg_loop *loop, const char *cli, const char *root, int port) {
+    char path[512], cmd[2048];
+    snprintf(cmd, sizeof cmd, "head -c 41943040 /dev/urandom | %s -x SET big > %s/big.out 2>&1",
+             cli, tmp);
+    assert_int_equal(WEXITSTATUS(serve_until_exit(loop, sh(cmd))), 0);
+    snprintf(path, sizeof path, "%s/big.out", tmp);
+    char *big = slurp(path);
+    assert_string_equal(big, "OK\n");
+    free(big);
+    snprintf(path, sizeof path, "%s/.venv/bin/python", root);
+    if (access(path, X_OK) == 0) {
+        snprintf(
+            cmd, sizeof cmd,
+            "%s -c 'import redis,sys\n"
+            "r=redis.Redis(port=%d,password=\"s3cret\")\n"
+            "r.set(\"py\", b\"v\"*300000)\n"
+            "sys.exit(0 if r.get(\"py\")==b\"v\"*300000 and r.strlen(\"big\")==41943040 else 3)'"
+            " > %s/py.out 2>&1 || { grep -q No.module %s/py.out && exit 0; exit 1; }",
+            path, port, tmp, tmp);
+        assert_int_equal(WEXITSTATUS(serve_until_exit(loop, sh(cmd))), 0);
+    }
+}
+
+/* A client on one connection repeating a command every 50 ms, its replies in tmp/out. */
+static pid_t repeat(const char *cli, const char *command, const char *out) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "exec %s -r -1 -i 0.05 %s > %s/%s 2>&1", cli, command, tmp, out);
+    return sh(cmd);
+}
+
+/* The job itself, on a validator pool of one slot, while the clients keep asking. */
+static void run_the_job(sg_loop *loop, char *task) {
+    sg_err err;
+    sg_dev_opts dopts;
+    sg_dev_opts_default(&dopts);
+    dopts.slots = 1;
+    sg_val_pool *pool;
+    assert_int_equal(sg_val_pool_new(&dopts, &pool, &err), 0);
+    sg_val_job job = {.task_dir = task, .candidate = NULL, .seed = 5};
+    sg_val_result res;
+    assert_int_equal(sg_val_pool_validate(pool, 0, &job, &res, &err), 0);
+    assert_int_equal(res.verdict, SG_VAL_PASS);
+    serve(loop, 300); /* the clients see the shrunk budget */
+    sg_val_pool_free(pool);
+}
+
+/* What the two clients saw while a job of `need` bytes ran. */
+static void clients_saw_the_budget(uint64_t need) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/w1.out", tmp);
+    char *seen = slurp(path);
+    /* The budget the clients saw, in order: the whole, the shrunk, the whole again. */
+    char shrunk[32];
+    snprintf(shrunk, sizeof shrunk, "\n%llu\n",
+             (unsigned long long)((96 * MiB - need) & ~(MiB - 1)));
+    const char *a = strstr(seen, "\n100663296\n"), *s = a ? strstr(a, shrunk) : NULL;
+    const char *back = s ? strstr(s, "\n100663296\n") : NULL;
+    if (!a || !s || !back)
+        fail_msg("redis-cli did not see 96M, %s, 96M in turn:\n%.2000s", shrunk, seen);
+    assert_null(strstr(seen, "rror"));
+    free(seen);
+    snprintf(path, sizeof path, "%s/w2.out", tmp);
+    seen = slurp(path);
+    assert_null(strstr(seen, "rror"));
+    assert_non_null(strstr(seen, "1\n"));
+    assert_null(strstr(seen, "0\n")); /* read often, it survived the evictions (LRU) */
+    free(seen);
+}
+
+static void budget_follows_a_real_job(void **st) {
+    (void)st;
+    const char *root = getenv("SPECGEN_ROOT") ? getenv("SPECGEN_ROOT") : ".";
+    if (system("command -v redis-cli >/dev/null") != 0) skip();
+    snprintf(tmp, sizeof tmp, "/tmp/kvlive.XXXXXX");
+    assert_non_null(mkdtemp(tmp));
+    char cmd[2048];
+    sg_err err;
+
+    char *password = read_password();
 
     /* PoCL: --kv-memory 96M is the memory the kvstore and the jobs share. */
     sg_pool_kv_budget b;
@@ -114,26 +206,14 @@ static void budget_follows_a_real_job(void **st) {
     char cli[256];
     snprintf(cli, sizeof cli, "redis-cli -p %d -a s3cret --no-auth-warning", port);
 
-    /* Fill: 80 values of 1 MiB through redis-cli --pipe. */
-    snprintf(
-        cmd, sizeof cmd,
-        "python3 -c 'import sys,os\n"
-        "for i in range(80):\n"
-        "    v=os.urandom(1<<20)\n"
-        "    sys.stdout.buffer.write(b\"*3\\r\\n$3\\r\\nSET\\r\\n$%%d\\r\\nk%%d\\r\\n$%%d\\r\\n\" "
-        "%% (len(str(i))+1, i, len(v)) + v + b\"\\r\\n\")' | %s --pipe > %s/fill.out 2>&1",
-        cli, tmp);
-    int status = serve_until_exit(loop, sh(cmd));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    fill(loop, cli);
+    int status;
     sg_kv_server_memory(srv, &m);
     assert_int_equal(m.keys, 80);
 
     /* Two clients connected throughout, each one connection repeating a command. */
-    snprintf(cmd, sizeof cmd, "exec %s -r -1 -i 0.05 CONFIG GET maxmemory > %s/w1.out 2>&1", cli,
-             tmp);
-    pid_t w1 = sh(cmd);
-    snprintf(cmd, sizeof cmd, "exec %s -r -1 -i 0.05 EXISTS k79 > %s/w2.out 2>&1", cli, tmp);
-    pid_t w2 = sh(cmd);
+    pid_t w1 = repeat(cli, "CONFIG GET maxmemory", "w1.out");
+    pid_t w2 = repeat(cli, "EXISTS k79", "w2.out");
     serve(loop, 600);
     sg_kv_server_memory(srv, &m);
     assert_int_equal(m.connected, 2);
@@ -162,17 +242,7 @@ static void budget_follows_a_real_job(void **st) {
     assert_true(m.evicted >= 80 - m.limit / MiB);
     assert_int_equal(m.connected, 2);
 
-    sg_dev_opts dopts;
-    sg_dev_opts_default(&dopts);
-    dopts.slots = 1;
-    sg_val_pool *pool;
-    assert_int_equal(sg_val_pool_new(&dopts, &pool, &err), 0);
-    sg_val_job job = {.task_dir = task, .candidate = NULL, .seed = 5};
-    sg_val_result res;
-    assert_int_equal(sg_val_pool_validate(pool, 0, &job, &res, &err), 0);
-    assert_int_equal(res.verdict, SG_VAL_PASS);
-    serve(loop, 300); /* the clients see the shrunk budget */
-    sg_val_pool_free(pool);
+    run_the_job(loop, task);
 
     assert_int_equal(sg_pool_kv_job_end(&b, need, &ch), 1);
     assert_int_equal(ch.to, 96 * MiB);
@@ -182,49 +252,13 @@ static void budget_follows_a_real_job(void **st) {
     assert_int_equal(m.limit, 96 * MiB);
     assert_int_equal(m.connected, 2);
 
-    /* After the job: redis-cli -x stores 40 MiB again (room that was given back). */
-    snprintf(cmd, sizeof cmd, "head -c 41943040 /dev/urandom | %s -x SET big > %s/big.out 2>&1",
-             cli, tmp);
-    assert_int_equal(WEXITSTATUS(serve_until_exit(loop, sh(cmd))), 0);
-    snprintf(path, sizeof path, "%s/big.out", tmp);
-    char *big = slurp(path);
-    assert_string_equal(big, "OK\n");
-    free(big);
-    snprintf(path, sizeof path, "%s/.venv/bin/python", root);
-    if (access(path, X_OK) == 0) {
-        snprintf(
-            cmd, sizeof cmd,
-            "%s -c 'import redis,sys\n"
-            "r=redis.Redis(port=%d,password=\"s3cret\")\n"
-            "r.set(\"py\", b\"v\"*300000)\n"
-            "sys.exit(0 if r.get(\"py\")==b\"v\"*300000 and r.strlen(\"big\")==41943040 else 3)'"
-            " > %s/py.out 2>&1 || { grep -q No.module %s/py.out && exit 0; exit 1; }",
-            path, port, tmp, tmp);
-        assert_int_equal(WEXITSTATUS(serve_until_exit(loop, sh(cmd))), 0);
-    }
+    room_given_back(loop, cli, root, port);
 
     kill(w1, SIGTERM);
     kill(w2, SIGTERM);
     waitpid(w1, &status, 0);
     waitpid(w2, &status, 0);
-    snprintf(path, sizeof path, "%s/w1.out", tmp);
-    char *seen = slurp(path);
-    /* The budget the clients saw, in order: the whole, the shrunk, the whole again. */
-    char shrunk[32];
-    snprintf(shrunk, sizeof shrunk, "\n%llu\n",
-             (unsigned long long)((96 * MiB - need) & ~(MiB - 1)));
-    const char *a = strstr(seen, "\n100663296\n"), *s = a ? strstr(a, shrunk) : NULL;
-    const char *back = s ? strstr(s, "\n100663296\n") : NULL;
-    if (!a || !s || !back)
-        fail_msg("redis-cli did not see 96M, %s, 96M in turn:\n%.2000s", shrunk, seen);
-    assert_null(strstr(seen, "rror"));
-    free(seen);
-    snprintf(path, sizeof path, "%s/w2.out", tmp);
-    seen = slurp(path);
-    assert_null(strstr(seen, "rror"));
-    assert_non_null(strstr(seen, "1\n"));
-    assert_null(strstr(seen, "0\n")); /* read often, it survived the evictions (LRU) */
-    free(seen);
+    clients_saw_the_budget(need);
 
     sg_kv_server_memory(srv, &m);
     assert_true(m.hits >= 1 && m.evicted >= 1);

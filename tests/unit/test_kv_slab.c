@@ -1,11 +1,18 @@
 /* kvstore slab allocator: size classes, extents, exact accounting, limits, chunks. */
 #include "kvstore/slab.h"
 
+#include <regex.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -112,6 +119,70 @@ static void limit_shrinks_and_lists_owners_above(void **state) {
     sg_kv_slab_destroy(s);
 }
 
+/* ---- invariants (common/assert.h): a broken accounting stops the process ---- */
+
+/* Run broken() in a child whose stderr comes back through a pipe; the child must die of
+ * SIGABRT after printing "kvstore/slab.c:LINE: assertion failed: EXPR" naming `expr`. */
+static void dies_on_assert(void (*broken)(void), const char *expr) {
+#ifdef NDEBUG
+    skip(); /* SG_ASSERT compiles to nothing */
+#endif
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none); /* no core file from the expected abort */
+        close(fd[0]);
+        dup2(fd[1], 2);
+        broken();
+        _exit(0); /* not reached when the assertion fires */
+    }
+    close(fd[1]);
+    char out[4096];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof out - 1 && (r = read(fd[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)r;
+    out[n] = 0;
+    close(fd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) fail_msg("child did not abort: %s", out);
+    regex_t re;
+    assert_int_equal(
+        regcomp(&re, "^kvstore/slab\\.c:[0-9]+: assertion failed: .+", REG_EXTENDED | REG_NEWLINE),
+        0);
+    int m = regexec(&re, out, 0, NULL, 0);
+    regfree(&re);
+    if (m != 0 || !strstr(out, expr)) fail_msg("unexpected message: %s", out);
+}
+
+static void release_a_page_twice(void) {
+    sg_kv_slab *s = sg_kv_slab_new(8 * MiB, 1);
+    sg_kv_ext e[4];
+    int owner;
+    int n = sg_kv_slab_alloc(s, 2 * MiB, &owner, e);
+    sg_kv_slab_release(s, e, (uint32_t)n);
+    sg_kv_slab_release(s, e, (uint32_t)n); /* used_pages would wrap below 0 */
+}
+
+static void release_a_slot_twice(void) {
+    sg_kv_slab *s = sg_kv_slab_new(8 * MiB, 1);
+    sg_kv_ext e[4], keep[4];
+    int owner;
+    sg_kv_slab_alloc(s, 100, &owner, e);
+    sg_kv_slab_alloc(s, 100, &owner, keep); /* keeps the slab page in use */
+    sg_kv_slab_release(s, e, 1);
+    sg_kv_slab_release(s, e, 1); /* the slot would be on the free list twice */
+}
+
+static void double_release_aborts(void **state) {
+    dies_on_assert(release_a_page_twice, "s->kind[p] != PG_FREE");
+    dies_on_assert(release_a_slot_twice, "sp->owners[slot] != NULL");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(classes_grow_by_quarters),
@@ -119,6 +190,7 @@ int main(void) {
         cmocka_unit_test(big_values_take_pages_and_a_tail),
         cmocka_unit_test(allocation_is_all_or_nothing),
         cmocka_unit_test(limit_shrinks_and_lists_owners_above),
+        cmocka_unit_test(double_release_aborts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,46 @@ static void task_fails(const char *from, const char *to, const char *msg_part) {
     sg_buf_free(&b);
 }
 
+/* The newer fields (distributions, tolerances, cpu_sizes, compute, bytes, flops), loaded. */
+static void new_fields_load(void) {
+    sg_val_task t;
+    sg_err err;
+    int64_t v;
+    const char *more =
+        "{\"name\": \"t\", \"baseline\": \"in.cl\", \"reference\": \"r.cl\",\n"
+        " \"sizes\": {\"N\": 1000, \"B\": 3}, \"cpu_sizes\": {\"N\": 10},\n"
+        " \"buffers\": [{\"name\": \"x\", \"type\": \"bf16\", \"count\": \"B*N\", \"role\": "
+        "\"in\", "
+        "\"init\": [\"special\", \"outliers(-1, 1, 0.5, 8)\"]},\n"
+        "              {\"name\": \"h\", \"type\": \"f16\", \"count\": \"N\", \"role\": \"in\"},\n"
+        "              {\"name\": \"y\", \"type\": \"f16\", \"count\": \"B\", \"role\": \"inout\", "
+        "\"allow_nonfinite\": true}],\n"
+        " \"args\": [\"x\", \"y\"], \"bytes\": \"auto\", \"flops\": \"2*B*N\", \"compute\": "
+        "\"tensor_bf16\"}\n";
+    if (load_with(more, &t, &err) != 0) fail_msg("%s", err.msg);
+    assert_int_equal(t.buf[0].type, SG_VAL_BF16);
+    assert_int_equal(t.compute, SG_VAL_COMPUTE_TENSOR_BF16);
+    assert_string_equal(sg_val_compute_name(t.compute), "tensor_bf16");
+    assert_int_equal(t.buf[0].ndist, 2);
+    assert_int_equal(t.buf[0].dist[0].kind, SG_VAL_INIT_SPECIAL);
+    assert_int_equal(t.buf[0].dist[1].kind, SG_VAL_INIT_OUTLIERS);
+    assert_true(t.buf[0].dist[1].frac == 0.5 && t.buf[0].dist[1].scale == 8);
+    assert_true(t.buf[0].rtol == 1.6e-2 && t.buf[0].atol == 1e-5); /* bf16 defaults */
+    assert_int_equal(t.buf[1].ndist, 3);                           /* the float default */
+    assert_true(t.buf[2].rtol == 1e-3 && t.buf[2].allow_nonfinite);
+    assert_int_equal(t.buf[2].role, SG_VAL_INOUT);
+    assert_int_equal(sg_val_task_ndist(&t), 3);
+    assert_int_equal(sg_val_sizes_get(sg_val_main_sizes(&t, 1), "N", &v), 0);
+    assert_int_equal(v, 10);
+    assert_int_equal(sg_val_sizes_get(sg_val_main_sizes(&t, 0), "N", &v), 0);
+    assert_int_equal(v, 1000);
+    double bytes, flops;
+    assert_int_equal(sg_val_task_roofline(&t, &t.sizes, &bytes, &flops, &err), 0);
+    assert_true(bytes == 3000 * 2 + 1000 * 2 + 2 * 3 * 2); /* inout: read and written */
+    assert_true(flops == 6000);
+    sg_val_task_free(&t);
+}
+
 static void test_task(void **st) {
     (void)st;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/sg_val_spec_XXXXXX");
@@ -180,40 +220,7 @@ static void test_task(void **st) {
     snprintf(link, sizeof link, "%s/in.cl", tmpdir);
     assert_int_equal(symlink("b.cl", link), 0); /* a link inside the folder is fine */
 
-    /* The new fields, loaded. */
-    const char *more =
-        "{\"name\": \"t\", \"baseline\": \"in.cl\", \"reference\": \"r.cl\",\n"
-        " \"sizes\": {\"N\": 1000, \"B\": 3}, \"cpu_sizes\": {\"N\": 10},\n"
-        " \"buffers\": [{\"name\": \"x\", \"type\": \"bf16\", \"count\": \"B*N\", \"role\": "
-        "\"in\", "
-        "\"init\": [\"special\", \"outliers(-1, 1, 0.5, 8)\"]},\n"
-        "              {\"name\": \"h\", \"type\": \"f16\", \"count\": \"N\", \"role\": \"in\"},\n"
-        "              {\"name\": \"y\", \"type\": \"f16\", \"count\": \"B\", \"role\": \"inout\", "
-        "\"allow_nonfinite\": true}],\n"
-        " \"args\": [\"x\", \"y\"], \"bytes\": \"auto\", \"flops\": \"2*B*N\", \"compute\": "
-        "\"tensor_bf16\"}\n";
-    if (load_with(more, &t, &err) != 0) fail_msg("%s", err.msg);
-    assert_int_equal(t.buf[0].type, SG_VAL_BF16);
-    assert_int_equal(t.compute, SG_VAL_COMPUTE_TENSOR_BF16);
-    assert_string_equal(sg_val_compute_name(t.compute), "tensor_bf16");
-    assert_int_equal(t.buf[0].ndist, 2);
-    assert_int_equal(t.buf[0].dist[0].kind, SG_VAL_INIT_SPECIAL);
-    assert_int_equal(t.buf[0].dist[1].kind, SG_VAL_INIT_OUTLIERS);
-    assert_true(t.buf[0].dist[1].frac == 0.5 && t.buf[0].dist[1].scale == 8);
-    assert_true(t.buf[0].rtol == 1.6e-2 && t.buf[0].atol == 1e-5); /* bf16 defaults */
-    assert_int_equal(t.buf[1].ndist, 3);                           /* the float default */
-    assert_true(t.buf[2].rtol == 1e-3 && t.buf[2].allow_nonfinite);
-    assert_int_equal(t.buf[2].role, SG_VAL_INOUT);
-    assert_int_equal(sg_val_task_ndist(&t), 3);
-    assert_int_equal(sg_val_sizes_get(sg_val_main_sizes(&t, 1), "N", &v), 0);
-    assert_int_equal(v, 10);
-    assert_int_equal(sg_val_sizes_get(sg_val_main_sizes(&t, 0), "N", &v), 0);
-    assert_int_equal(v, 1000);
-    double bytes, flops;
-    assert_int_equal(sg_val_task_roofline(&t, &t.sizes, &bytes, &flops, &err), 0);
-    assert_true(bytes == 3000 * 2 + 1000 * 2 + 2 * 3 * 2); /* inout: read and written */
-    assert_true(flops == 6000);
-    sg_val_task_free(&t);
+    new_fields_load(); /* needs in.cl, the link made above */
 }
 
 static int plan(const char *src, sg_val_plan *p, sg_err *err) {
