@@ -26,10 +26,25 @@ int sg_cmd_report(int argc, char **argv) {
     const char *db = SG_RESULTS_DEFAULT_DB, *out = NULL;
     int64_t campaign = 0;
     const sg_opt opts[] = {
-        {"db", SG_OPT_STR, &db, "FILE", "results database", SG_RESULTS_DEFAULT_DB, NULL, 0},
-        {"campaign", SG_OPT_INT, &campaign, "ID", "the campaign to draw", "the latest", NULL, 0},
-        {"out", SG_OPT_STR, &out, "FILE", "the HTML file to write (required)", NULL, NULL, 'o'},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        {.name = "db",
+         .kind = SG_OPT_STR,
+         .out = &db,
+         .metavar = "FILE",
+         .help = "results database",
+         .def = SG_RESULTS_DEFAULT_DB},
+        {.name = "campaign",
+         .kind = SG_OPT_INT,
+         .out = &campaign,
+         .metavar = "ID",
+         .help = "the campaign to draw",
+         .def = "the latest"},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &out,
+         .metavar = "FILE",
+         .help = "the HTML file to write (required)",
+         .short_name = 'o'},
+        {0},
     };
     const sg_cmd_spec spec = {"report", "", "Write an HTML report of a campaign.", details, opts,
                               0,        0};
