@@ -106,12 +106,12 @@ static void fmt_value(sg_opt_kind kind, double v, char *out, size_t n) {
                  {SG_OPT_COUNT, 1e6, "M"},
                  {SG_OPT_COUNT, 1e3, "k"}};
     for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (units[i].kind == kind && v >= units[i].scale &&
+        if (units[i].kind == kind && v >= units[i].scale && v / units[i].scale <= 1e4 &&
             v / units[i].scale == (double)(int64_t)(v / units[i].scale)) {
             snprintf(out, n, "%g%s", v / units[i].scale, units[i].suffix);
             return;
         }
-    snprintf(out, n, "%g", v);
+    snprintf(out, n, v == (double)(int64_t)v && fabs(v) < 1e15 ? "%.0f" : "%g", v);
 }
 
 const char *sg_cli_range(const sg_opt *o, char *out, size_t n) {

@@ -45,9 +45,11 @@ static const char details[] =
     "\n"
     "The tasks run --concurrency at a time on one event loop: they share the LLM endpoints\n"
     "(--max-streams running streams per endpoint) and the validation/profiling pools\n"
-    "(docs/pools.md), where tasks take turns. Each task has --per-task-time; the campaign\n"
-    "stops starting tasks and cancels the running ones when its own --budget-time or\n"
-    "--budget-tokens is spent. Without --llm, every task is served its own scripted trace\n"
+    "(docs/pools.md), where tasks take turns. Each task has --task-budget-time and\n"
+    "--task-budget-tokens (and --target, when given, overriding each task's); the campaign\n"
+    "stops starting tasks and cancels the running ones when its --campaign-budget-time or\n"
+    "--campaign-budget-tokens is spent. Without --llm, every task is served its own scripted "
+    "trace\n"
     "(prompts/traces/TASK.jsonl), so `specgen campaign suites/demo` runs anywhere.\n"
     "\n"
     "Everything is recorded in the results database (--db; `specgen results` queries it,\n"
@@ -68,18 +70,10 @@ static const char details[] =
     "Qwen/Qwen3-8B\n"
     "  specgen campaign suites/builtin --resume 3\n";
 
-/* What the parse cannot check alone: 0, or the exit status of a usage error. */
-static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc, int64_t concurrency,
-                 int64_t max_streams, int64_t resume) {
+/* What the parse cannot check alone (the ranges are the table's), as a usage error. */
+static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc) {
     sg_err err;
     if (sg_run_opts_apply(ro, rc, &err) < 0) return sg_cli_fail(spec, 2, "%s", err.msg);
-    if (concurrency < 1 || concurrency > 256)
-        return sg_cli_fail(spec, 2, "--concurrency: '%lld' must be 1..256", (long long)concurrency);
-    if (max_streams < 0 || max_streams > 4096)
-        return sg_cli_fail(spec, 2, "--max-streams: '%lld' must be 0..4096",
-                           (long long)max_streams);
-    if (resume < 0)
-        return sg_cli_fail(spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
     /* A --db that is a FIFO or a device is bad usage, said before any task starts. */
     if (rc->db && strcmp(rc->db, "none") && sg_wfile_check(rc->db, "--db", &err) < 0)
         return sg_cli_fail(spec, 2, "%s", err.msg);
@@ -142,7 +136,7 @@ int sg_cmd_campaign(int argc, char **argv) {
     sg_run_opts ro;
     sg_run_opts_default(&ro, &rc);
     int64_t concurrency = cc.concurrency, resume = 0, max_streams = 0;
-    const sg_opt opts[] = {
+    sg_opt opts[SG_RUN_NOPTS + 16] = {
         {.name = "tasks",
          .kind = SG_OPT_STR,
          .out = &cc.glob,
@@ -154,193 +148,37 @@ int sg_cmd_campaign(int argc, char **argv) {
          .out = &concurrency,
          .metavar = "N",
          .help = "tasks running at once",
-         .def = "2"},
-        {.name = "budget-time",
-         .kind = SG_OPT_DURATION,
-         .out = &cc.budget_ns,
-         .metavar = "T",
-         .help = "the whole campaign's time",
-         .def = "2h"},
-        {.name = "budget-tokens",
-         .kind = SG_OPT_COUNT,
-         .out = &cc.budget_tokens,
-         .metavar = "N",
-         .help = "the whole campaign's tokens",
-         .def = "5M"},
-        {.name = "per-task-time",
-         .kind = SG_OPT_DURATION,
-         .out = &rc.budget_ns,
-         .metavar = "T",
-         .help = "each task's time",
-         .def = "30m"},
-        {.name = "per-task-tokens",
-         .kind = SG_OPT_COUNT,
-         .out = &rc.budget_tokens,
-         .metavar = "N",
-         .help = "each task's tokens",
-         .def = "500k"},
+         .def = "2",
+         .min = 1,
+         .max = 256},
+        sg_opt_shared(SG_OD_CAMPAIGN_BUDGET_TIME, &cc.budget_ns),
+        sg_opt_shared(SG_OD_CAMPAIGN_BUDGET_TOKENS, &cc.budget_tokens),
         {.name = "resume",
          .kind = SG_OPT_INT,
          .out = &resume,
          .metavar = "ID",
-         .help = "continue campaign ID (same suite)"},
-        {.name = "db",
-         .kind = SG_OPT_STR,
-         .out = &rc.db,
-         .metavar = "FILE",
-         .help = "results database",
-         .def = SG_RESULTS_DEFAULT_DB},
+         .help = "continue campaign ID (same suite)",
+         .min = 1,
+         .max = 1e9},
         {.name = "out",
          .kind = SG_OPT_STR,
          .out = &rc.out_dir,
          .metavar = "DIR",
          .help = "output folder (one subfolder per task)",
-         .def = "specgen-out/campaign-ID"},
-        {.name = "llm",
-         .kind = SG_OPT_STR,
-         .out = &rc.llm_urls,
-         .metavar = "URL[,URL]",
-         .help = "OpenAI-compatible endpoint(s)",
-         .def = "the embedded replay"},
-        {.name = "model",
-         .kind = SG_OPT_STR,
-         .out = &ro.model,
-         .metavar = "NAME",
-         .help = "model name the server knows",
-         .def = "replay"},
-        {.name = "first-token-timeout",
-         .kind = SG_OPT_DURATION,
-         .out = &rc.first_token_timeout_ns,
-         .metavar = "T",
-         .help = "a stream with no token after T fails (a stalled server; warned at 10s, then "
-                 "every 30s)",
-         .def = "300s"},
+         .def = "specgen-out/campaign-ID",
+         .short_name = 'o'},
         {.name = "max-streams",
          .kind = SG_OPT_INT,
          .out = &max_streams,
          .metavar = "N",
          .help = "running streams per endpoint (0: no cap)",
-         .def = "no cap"},
-        {.name = "template",
-         .kind = SG_OPT_STR,
-         .out = &rc.template_name,
-         .metavar = "NAME",
-         .help = "chat template: qwen3|deepseek-r1|glm|generic",
-         .def = "from --model"},
-        {.name = "iterations",
-         .kind = SG_OPT_INT,
-         .out = &ro.iterations,
-         .metavar = "N",
-         .help = "most iterations per task",
-         .def = "5"},
-        {.name = "max-tokens",
-         .kind = SG_OPT_INT,
-         .out = &rc.max_tokens,
-         .metavar = "N",
-         .help = "cap on each reasoning stream's tokens (0: the server's)",
-         .def = "the server's"},
-        {.name = "device",
-         .kind = SG_OPT_STR,
-         .out = &ro.device,
-         .metavar = "cuda|opencl",
-         .help = "device backend (one for all tasks)",
-         .def = "cuda with a GPU, else opencl"},
-        {.name = "devices",
-         .kind = SG_OPT_INT,
-         .out = &ro.devices,
-         .metavar = "N",
-         .help = "devices to use (0: all)",
-         .def = "all"},
-        {.name = "slots-per-device",
-         .kind = SG_OPT_INT,
-         .out = &ro.slots,
-         .metavar = "N",
-         .help = "worker slots on each device",
-         .def = "1"},
-        {.name = "pool",
-         .kind = SG_OPT_STR,
-         .out = &rc.pool_urls,
-         .metavar = "URL[,URL]|@FILE",
-         .help = "pool agents (`specgen pool`) whose slots join the local ones"},
-        {.name = "pool-token-file",
-         .kind = SG_OPT_STR,
-         .out = &rc.pool_token_file,
-         .metavar = "F",
-         .help = "the agents' bearer token"},
-        {.name = "pool-cacert",
-         .kind = SG_OPT_STR,
-         .out = &rc.pool_cacert,
-         .metavar = "F",
-         .help = "CA certificate for https agents",
-         .def = "the system's"},
-        {.name = "pool-timeout",
-         .kind = SG_OPT_DURATION,
-         .out = &rc.pool_timeout_ns,
-         .metavar = "T",
-         .help = "an agent that has not answered for T is lost: its jobs run elsewhere",
-         .def = "5s"},
-        {.name = "no-local",
-         .kind = SG_OPT_FLAG,
-         .out = &ro.no_local,
-         .help = "only the --pool agents' slots"},
-        {.name = "pools",
-         .kind = SG_OPT_STR,
-         .out = &ro.pools,
-         .metavar = "MODE",
-         .help = "elastic or static:V/P",
-         .def = "elastic"},
-        {.name = "policy",
-         .kind = SG_OPT_STR,
-         .out = &ro.policy,
-         .metavar = "P",
-         .help = "specgen|sequential|parallel:N",
-         .def = "specgen"},
-        {.name = "no-fork",
-         .kind = SG_OPT_FLAG,
-         .out = &ro.no_fork,
-         .help = "ablation: never fork"},
-        {.name = "early-stop",
-         .kind = SG_OPT_FLAG,
-         .out = &ro.early_stop,
-         .help =
-             "also end an iteration when a candidate beats its start by 5% (off: measured slower, "
-             "docs/eval.md)"},
-        {.name = "no-early-stop",
-         .kind = SG_OPT_FLAG,
-         .out = &ro.no_early_stop,
-         .help = "end an iteration early only at the target (the default; kept for scripts)"},
-        {.name = "fork-mode",
-         .kind = SG_OPT_STR,
-         .out = &ro.fork_mode,
-         .metavar = "M",
-         .help = "completions or continue",
-         .def = "completions"},
-        {.name = "trigger",
-         .kind = SG_OPT_STR,
-         .out = &rc.trigger_file,
-         .metavar = "FILE",
-         .help = "trigger rules (JSON)",
-         .def = "prompts/trigger.json"},
-        {.name = "prompts",
-         .kind = SG_OPT_STR,
-         .out = &rc.prompts_dir,
-         .metavar = "DIR",
-         .help = "prompt and template folder",
-         .def = "specgen's prompts/"},
-        {.name = "trace",
-         .kind = SG_OPT_STR,
-         .out = &rc.trace,
-         .metavar = "FILE|DIR",
-         .help = "replay trace(s) for the embedded LLM",
-         .def = "prompts/traces"},
-        {.name = "speed",
-         .kind = SG_OPT_DOUBLE,
-         .out = &rc.speed,
-         .metavar = "X",
-         .help = "embedded replay speed",
-         .def = "1"},
-        {0},
+         .def = "no cap",
+         .min = 0,
+         .max = 4096},
     };
+    int nopts = 0;
+    while (opts[nopts].name) nopts++;
+    sg_run_opts_table(&ro, &rc, 1, opts + nopts);
     const sg_cmd_spec spec = {"campaign",
                               "SUITE_DIR|suite.json",
                               "Optimize a whole kernel suite under time and token budgets; every "
@@ -354,7 +192,7 @@ int sg_cmd_campaign(int argc, char **argv) {
     char **args = sg_xcalloc((size_t)argc + 1, sizeof *args); /* the parse reorders argv */
     memcpy(args, argv, (size_t)argc * sizeof *args);
     int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
-    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc, concurrency, max_streams, resume);
+    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc);
     if (rcode == SG_CLI_OK) {
         cc.suite = pos[0];
         cc.concurrency = (int)concurrency;
