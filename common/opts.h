@@ -70,10 +70,10 @@ const sg_opt *sg_opt_entry(int id);
 
 /* A --devices value. */
 typedef struct sg_devsel {
-    char lang[8];             /* "cuda", "opencl", or "": the default backend */
-    int count;                /* the first count devices; 0: all of them (when n == 0) */
-    int n;                    /* a list: idx[0..n), in the order given */
-    int idx[SG_DEVICES_MAX];  /* device numbers, each 0..255 and given once */
+    char lang[8];            /* "cuda", "opencl", or "": the default backend */
+    int count;               /* the first count devices; 0: all of them (when n == 0) */
+    int n;                   /* a list: idx[0..n), in the order given */
+    int idx[SG_DEVICES_MAX]; /* device numbers, each 0..255 and given once */
 } sg_devsel;
 /* Parse `all`, `N` or `LANG:I[,I...]` into *(sg_devsel *)out; an SG_OPT_FN. */
 int sg_devsel_parse(const char *s, void *out, sg_err *err);

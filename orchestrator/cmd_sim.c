@@ -1,6 +1,7 @@
 /* `specgen sim`: policies compared in virtual time, on the real policy code (sim_run.h). */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "common/paths.h"
 #include "common/wfile.h"
 #include "orchestrator/commands.h"
@@ -19,15 +20,15 @@ static const char details[] =
     "trigger policy, early-stop criterion, device port and pool scheduler, with modelled parts\n"
     "behind the same ports: an LLM serving model (--llm-instances, decode rate falling with\n"
     "the batch, prefill, a prefix cache) whose reasoning holds code blocks and cues where a\n"
-    "real model writes them, and --gpus simulated GPUs whose verdicts and speedups follow the\n"
+    "real model writes them, and --devices simulated GPUs whose verdicts and speedups follow the\n"
     "quality of each kernel (better the more reasoning came before it). A workload file sets\n"
     "the parameters, every value with its source or marked as an assumption: `reference` (the\n"
     "default) or `fitted` (GLM-5 and DeepSeek-V4 on H200s, the published setup), both in\n"
     "sim/workloads/; docs/eval.md.\n"
     "\n"
     "Prints, per configuration, the mean over --seeds of: end-to-end time per task (to the\n"
-    "target, or to its end when it did not reach it, under --budget-time and\n"
-    "--budget-tokens), time to the first correct kernel, timings fed back (profiling\n"
+    "target, or to its end when it did not reach it, under --task-budget-time and\n"
+    "--task-budget-tokens), time to the first correct kernel, timings fed back (profiling\n"
     "feedback), pool utilisation (all the time, and while work waited), tokens, the best\n"
     "speedup, tasks that met the target. The same seeds give the same output, byte for byte;\n"
     "wall-clock times go to stderr only.\n"
@@ -45,8 +46,9 @@ static const char details[] =
     "  specgen sim\n"
     "  specgen sim --compare --seeds 1-5\n"
     "  specgen sim --compare --workload fitted --db sim.db --plots plots/\n"
-    "  specgen sim --policy probe:1000 --gpus 16 --tasks 100\n"
-    "  specgen sim --sweep --seeds 1-3 --tasks 20\n";
+    "  specgen sim --policy probe:1000 --devices 16 --tasks 100\n"
+    "  specgen sim --sweep --seeds 1-3 --tasks 20\n"
+    "  specgen sim --compare --markdown -o table.md\n";
 
 /* "3" or "1-20". */
 static int parse_seeds(const char *s, uint64_t *from, uint64_t *to) {
@@ -290,261 +292,252 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
     return rc;
 }
 
-int sg_cmd_sim(int argc, char **argv) {
+/* The options of one `specgen sim`, parsed, then checked together. */
+typedef struct sim_args {
     sg_sim_config c;
-    sg_sim_config_default(&c);
     sg_run_config rc;
-    sg_run_config_default(&rc);
-    int64_t in_flight = 0;
-    const char *workload = NULL, *policy = "specgen", *seeds = "1-3", *pools = "elastic",
-               *events = NULL, *db = NULL, *plots = NULL;
-    int64_t gpus = c.gpus, slots = c.slots_per_gpu, instances = 0, tasks = c.tasks,
-            iterations = c.iterations, concurrency = 0;
-    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, early = 0, no_fork = 0,
-        md = 0;
+    int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
+    const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
+    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md;
+    uint64_t from, to;
+} sim_args;
+
+/* What the parse cannot check alone (the ranges are the table's); fills a->c. */
+static int check_args(sim_args *a, sg_err *err) {
+    sg_sim_config *c = &a->c;
+    if (parse_seeds(a->seeds, &a->from, &a->to) < 0)
+        return sg_errf(err, "--seeds: '%s' is not N or A-B (at most 1000 seeds)", a->seeds);
+    if (c->target < 0) return sg_errf(err, "--target: must be above 0");
+    if (c->delta < 0) return sg_errf(err, "--early-stop-margin: must be above 0");
+    if (a->sweep && (a->plots || a->md))
+        return sg_errf(err, "--sweep prints its ranking only (no --plots, no --markdown)");
+    if (a->early && a->no_early)
+        return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
+    if (a->workload && load_workload(a->workload, &c->w, err) < 0) return -1;
+    if (apply_policy(a->policy, c, err) < 0) return sg_err_prefix(err, "--policy"), -1;
+    if (sg_pool_config_parse(a->pools, &c->pools, err) < 0) return -1;
+    c->in_flight = (int)a->in_flight;
+    if (a->instances) c->w.instances = (int)a->instances;
+    c->gpus = (int)a->devices;
+    c->slots_per_gpu = (int)a->slots;
+    c->tasks = (int)a->tasks;
+    c->concurrency = (int)a->concurrency;
+    c->iterations = (int)a->iterations;
+    c->pools.fifo = a->no_prio;
+    if (a->no_kv) c->w.cache_tokens = 0;
+    c->early_stop = a->early || c->delta > 0;
+    if (a->no_fork) c->policy.fork = 0;
+    snprintf(c->name, sizeof c->name, "%s", a->policy);
+    return 0;
+}
+
+/* -o (the printed table goes there), --events, --plots and --db, checked and opened before
+ * anything runs; *evf: the events file. SG_WFILE_REFUSED: an output names a device, a
+ * FIFO, a link (a usage error). */
+static int open_outputs(sim_args *a, FILE **evf, sg_err *err) {
+    int orc = 0;
+    FILE *out = NULL;
+    if ((a->out && (orc = sg_wfile_check(a->out, "-o", err)) < 0) ||
+        (a->events && (orc = sg_wfile_check(a->events, "--events", err)) < 0) ||
+        (a->plots && (orc = sg_sim_plots_check(a->plots, err)) < 0))
+        return orc;
+    if (a->out && (orc = sg_wfile_fopen(a->out, 0, &out, err)) < 0) return orc;
+    if (out) { /* stdout becomes the file: every row printed goes there */
+        fflush(stdout);
+        int ok = dup2(fileno(out), STDOUT_FILENO) >= 0;
+        fclose(out);
+        if (!ok) return sg_errf(err, "cannot write %s: %s", a->out, strerror(errno));
+    }
+    if (a->db && (orc = sg_results_open(a->db, 0, &a->c.db, err)) < 0) return orc;
+    if (a->events && (orc = sg_wfile_fopen(a->events, 0, evf, err)) < 0) {
+        if (a->c.db) sg_results_close(a->c.db, NULL);
+        a->c.db = NULL;
+        return orc;
+    }
+    return 0;
+}
+
+/* The runs the options ask for, printed; 0 or -1 with err. */
+static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
+    sg_sim_config *c = &a->c;
+    int md = a->md;
+    printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
+           "seeds %llu-%llu%s\n",
+           md ? "*" : "", c->w.name, c->tasks, c->concurrency ? c->concurrency : c->tasks, c->gpus,
+           c->gpus == 1 ? "" : "s", c->slots_per_gpu, c->slots_per_gpu == 1 ? "" : "s",
+           c->w.instances, c->w.instances == 1 ? "" : "s", (unsigned long long)a->from,
+           (unsigned long long)a->to, md ? "*\n" : "");
+    sg_sim_print_header(md);
+    if (a->sweep) return run_sweep(c, p, a->from, a->to, err);
+    if (a->compare) return run_compare(c, p, a->from, a->to, md, a->plots, err);
+    sg_sim_row r;
+    int rc = run_seeds(c, p, a->from, a->to, a->plots != NULL, &r, err);
+    if (rc == 0) sg_sim_print_row(&r, md);
+    if (rc == 0 && a->plots) rc = sg_sim_plots(a->plots, &r, 1, err);
+    sg_sim_row_free(&r);
+    return rc;
+}
+
+int sg_cmd_sim(int argc, char **argv) {
+    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic"};
+    sg_sim_config *c = &a.c;
+    sg_sim_config_default(c);
+    sg_run_config_default(&a.rc);
+    a.devices = c->gpus;
+    a.slots = c->slots_per_gpu;
+    a.tasks = c->tasks;
+    a.iterations = c->iterations;
     const sg_opt opts[] = {
         {.name = "workload",
          .kind = SG_OPT_STR,
-         .out = &workload,
+         .out = &a.workload,
          .metavar = "W",
          .help = "a workload file, or the name of one in sim/workloads/ (reference, fitted)",
          .def = "the reference workload"},
-        {.name = "policy",
-         .kind = SG_OPT_STR,
-         .out = &policy,
-         .metavar = "P",
-         .help = "specgen|sequential|parallel:N|probe:K",
-         .def = "specgen"},
+        sg_opt_shared(SG_OD_POLICY, &a.policy),
         {.name = "seeds",
          .kind = SG_OPT_STR,
-         .out = &seeds,
+         .out = &a.seeds,
          .metavar = "A-B",
          .help = "seeds to run (the mean is shown)",
          .def = "1-3"},
-        {.name = "gpus",
+        {.name = "devices",
          .kind = SG_OPT_INT,
-         .out = &gpus,
+         .out = &a.devices,
          .metavar = "N",
-         .help = "GPUs in the validation/profiling pool",
-         .def = "8"},
-        {.name = "slots-per-gpu",
-         .kind = SG_OPT_INT,
-         .out = &slots,
-         .metavar = "N",
-         .help = "slots on each GPU",
-         .def = "1"},
+         .help = "simulated devices in the validation/profiling pool (a count: they are virtual)",
+         .def = "8",
+         .deprecated = "gpus",
+         .min = 1,
+         .max = 4096,
+         .units = "devices"},
+        sg_opt_shared(SG_OD_SLOTS_PER_DEVICE, &a.slots),
         {.name = "llm-instances",
          .kind = SG_OPT_INT,
-         .out = &instances,
+         .out = &a.instances,
          .metavar = "N",
          .help = "LLM serving instances",
-         .def = "the workload's"},
+         .def = "the workload's",
+         .min = 1,
+         .max = 4096},
         {.name = "tasks",
          .kind = SG_OPT_INT,
-         .out = &tasks,
+         .out = &a.tasks,
          .metavar = "N",
          .help = "tasks to run",
-         .def = "50"},
+         .def = "50",
+         .min = 1,
+         .max = 100000},
         {.name = "concurrency",
          .kind = SG_OPT_INT,
-         .out = &concurrency,
+         .out = &a.concurrency,
          .metavar = "N",
          .help = "tasks at once (the next starts when one ends; 0: all)",
-         .def = "all"},
-        {.name = "target",
-         .kind = SG_OPT_DOUBLE,
-         .out = &c.target,
-         .metavar = "X",
-         .help = "target speedup",
-         .def = "the workload's"},
-        {.name = "iterations",
-         .kind = SG_OPT_INT,
-         .out = &iterations,
-         .metavar = "N",
-         .help = "most iterations per task",
-         .def = "5"},
-        {.name = "budget-time",
-         .kind = SG_OPT_DURATION,
-         .out = &c.budget_ns,
-         .metavar = "T",
-         .help = "each task's time (virtual)",
-         .def = "2h"},
-        {.name = "budget-tokens",
-         .kind = SG_OPT_COUNT,
-         .out = &c.budget_tokens,
-         .metavar = "N",
-         .help = "each task's tokens",
-         .def = "500k"},
-        {.name = "pools",
-         .kind = SG_OPT_STR,
-         .out = &pools,
-         .metavar = "MODE",
-         .help = "elastic or static:V/P",
-         .def = "elastic"},
+         .def = "all",
+         .min = 0,
+         .max = 100000},
+        sg_opt_shared(SG_OD_TARGET, &c->target),
+        sg_opt_shared(SG_OD_ITERATIONS, &a.iterations),
+        sg_opt_shared(SG_OD_TASK_BUDGET_TIME, &c->budget_ns),
+        sg_opt_shared(SG_OD_TASK_BUDGET_TOKENS, &c->budget_tokens),
+        sg_opt_shared(SG_OD_POOLS, &a.pools),
         {.name = "no-priorities",
          .kind = SG_OPT_FLAG,
-         .out = &no_prio,
+         .out = &a.no_prio,
          .help = "jobs in arrival order"},
         {.name = "no-kvstore",
          .kind = SG_OPT_FLAG,
-         .out = &no_kv,
+         .out = &a.no_kv,
          .help = "no prefix cache for forks"},
-        {.name = "early-stop",
-         .kind = SG_OPT_FLAG,
-         .out = &early,
-         .help = "also end an iteration on a gain of 5% (--early-stop-margin) over its start"},
-        {.name = "no-early-stop",
-         .kind = SG_OPT_FLAG,
-         .out = &no_early,
-         .help = "end an iteration early only at the target (the default)"},
-        {.name = "no-fork", .kind = SG_OPT_FLAG, .out = &no_fork, .help = "never fork"},
-        {.name = "trigger",
-         .kind = SG_OPT_STR,
-         .out = &rc.trigger_file,
-         .metavar = "FILE",
-         .help = "specgen's trigger rules (JSON, as optimize --trigger; probe:K keeps its own)",
-         .def = "prompts/trigger.json"},
+        sg_opt_shared(SG_OD_EARLY_STOP, &a.early),
+        sg_opt_shared(SG_OD_NO_EARLY_STOP, &a.no_early),
+        sg_opt_shared(SG_OD_NO_FORK, &a.no_fork),
+        sg_opt_shared(SG_OD_TRIGGER, &a.rc.trigger_file),
         {.name = "early-stop-margin",
          .kind = SG_OPT_DOUBLE,
-         .out = &c.delta,
+         .out = &c->delta,
          .metavar = "X",
-         .help = "end an iteration on a gain of at least X over its start (every configuration; "
-                 "implies "
-                 "--early-stop)",
-         .def = "0.05 with --early-stop"},
+         .help = "end an iteration on a gain of at least X over its start (every "
+                 "configuration; implies --early-stop)",
+         .def = "0.05 with --early-stop",
+         .min = 1e-6,
+         .max = 100},
         {.name = "in-flight",
          .kind = SG_OPT_INT,
-         .out = &in_flight,
+         .out = &a.in_flight,
          .metavar = "N",
          .help = "forks in flight at most, overriding the trigger rules' (probe:K too)",
-         .def = "the rules'"},
+         .def = "the rules'",
+         .min = 1,
+         .max = 1024},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &a.out,
+         .metavar = "FILE",
+         .help = "write the table (what is printed) to FILE",
+         .def = "stdout",
+         .short_name = 'o'},
         {.name = "events",
          .kind = SG_OPT_STR,
-         .out = &events,
+         .out = &a.events,
          .metavar = "FILE",
          .help = "write every task's events (JSON lines, the first configuration's first seed)"},
         {.name = "db",
          .kind = SG_OPT_STR,
-         .out = &db,
+         .out = &a.db,
          .metavar = "FILE",
-         .help =
-             "record every configuration and seed as a simulated campaign in this results database",
+         .help = "record every configuration and seed as a simulated campaign in this results "
+                 "database",
          .def = "not recorded"},
         {.name = "plots",
          .kind = SG_OPT_STR,
-         .out = &plots,
+         .out = &a.plots,
          .metavar = "DIR",
          .help = "write DIR/time_to_target.svg and DIR/utilisation.svg (not with --sweep)"},
         {.name = "markdown",
          .kind = SG_OPT_FLAG,
-         .out = &md,
+         .out = &a.md,
          .help = "the table in Markdown, with --compare the published figures beside it "
                  "(docs/eval.md)"},
         {.name = "compare",
          .kind = SG_OPT_FLAG,
-         .out = &compare,
+         .out = &a.compare,
          .help = "specgen against three baselines and ablations"},
         {.name = "sweep",
          .kind = SG_OPT_FLAG,
-         .out = &sweep,
-         .help =
-             "search the policy's knobs: trigger spacing, forks in flight, early-stop margin, pool "
-             "hysteresis"},
+         .out = &a.sweep,
+         .help = "search the policy's knobs: trigger spacing, forks in flight, early-stop "
+                 "margin, pool hysteresis"},
         {0},
     };
     const sg_cmd_spec spec = {
         "sim", "", "Compare policies in a virtual-time simulation.", details, opts, 0, 0};
-    char **pos;
-    int npos;
-    int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    int rcode = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rcode == SG_CLI_HELP) return 0;
     if (rcode) return 2;
     sg_err err;
-    uint64_t from, to;
-    if (parse_seeds(seeds, &from, &to) < 0)
-        return sg_cli_fail(&spec, 2, "--seeds: '%s' is not N or A-B (at most 1000 seeds)", seeds);
-    if (gpus < 1 || gpus > 4096)
-        return sg_cli_fail(&spec, 2, "--gpus: '%lld' must be 1..4096", (long long)gpus);
-    if (slots < 1 || slots > 16)
-        return sg_cli_fail(&spec, 2, "--slots-per-gpu: '%lld' must be 1..16", (long long)slots);
-    if (tasks < 1 || tasks > 100000)
-        return sg_cli_fail(&spec, 2, "--tasks: '%lld' must be 1..100000", (long long)tasks);
-    if (concurrency < 0 || concurrency > 100000)
-        return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..100000 (0: all)",
-                           (long long)concurrency);
-    if (c.target < 0) return sg_cli_fail(&spec, 2, "--target: must be above 0");
-    if (iterations < 1 || iterations > 1000)
-        return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
-    if (instances < 0 || instances > 4096)
-        return sg_cli_fail(&spec, 2, "--llm-instances: '%lld' must be 1..4096",
-                           (long long)instances);
-    if (in_flight < 0 || in_flight > 1024)
-        return sg_cli_fail(&spec, 2, "--in-flight: '%lld' must be 1..1024", (long long)in_flight);
-    if (c.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be above 0");
-    c.in_flight = (int)in_flight;
-    if (sweep && (plots || md))
-        return sg_cli_fail(&spec, 2, "--sweep prints its ranking only (no --plots, no --markdown)");
-    if (workload && load_workload(workload, &c.w, &err) < 0)
-        return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (apply_policy(policy, &c, &err) < 0) return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
-    if (sg_pool_config_parse(pools, &c.pools, &err) < 0)
-        return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (instances) c.w.instances = (int)instances;
-    c.gpus = (int)gpus;
-    c.slots_per_gpu = (int)slots;
-    c.tasks = (int)tasks;
-    c.concurrency = (int)concurrency;
-    c.iterations = (int)iterations;
-    c.pools.fifo = no_prio;
-    if (no_kv) c.w.cache_tokens = 0;
-    if (early && no_early)
-        return sg_cli_fail(&spec, 2, "--early-stop and --no-early-stop contradict each other");
-    c.early_stop = early || c.delta > 0;
-    if (no_fork) c.policy.fork = 0;
-    snprintf(c.name, sizeof c.name, "%s", policy);
-
+    if (check_args(&a, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
-    if (sg_run_prompts_load(&rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    int orc = 0; /* SG_WFILE_REFUSED: an output names a device, a FIFO, a link: exit 2 */
-    if ((events && (orc = sg_wfile_check(events, "--events", &err)) < 0) ||
-        (plots && (orc = sg_sim_plots_check(plots, &err)) < 0) ||
-        (db && (orc = sg_results_open(db, 0, &c.db, &err)) < 0)) {
-        sg_run_prompts_free(&p);
-        return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
-    }
+    if (sg_run_prompts_load(&a.rc, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     FILE *evf = NULL;
-    if (events && (orc = sg_wfile_fopen(events, 0, &evf, &err)) < 0) {
+    int orc = open_outputs(&a, &evf, &err);
+    if (orc < 0) {
         sg_run_prompts_free(&p);
-        if (c.db) sg_results_close(c.db, NULL);
         return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     }
-    c.events = evf;
-    printf("%sworkload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "
-           "%llu-%llu%s\n",
-           md ? "*" : "", c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.gpus,
-           c.gpus == 1 ? "" : "s", c.slots_per_gpu, c.slots_per_gpu == 1 ? "" : "s", c.w.instances,
-           c.w.instances == 1 ? "" : "s", (unsigned long long)from, (unsigned long long)to,
-           md ? "*\n" : "");
-    sg_sim_print_header(md);
-    int rcx = 0;
-    if (sweep) {
-        rcx = run_sweep(&c, &p, from, to, &err);
-    } else if (compare) {
-        rcx = run_compare(&c, &p, from, to, md, plots, &err);
-    } else {
-        sg_sim_row r;
-        rcx = run_seeds(&c, &p, from, to, plots != NULL, &r, &err);
-        if (rcx == 0) sg_sim_print_row(&r, md);
-        if (rcx == 0 && plots) rcx = sg_sim_plots(plots, &r, 1, &err);
-        sg_sim_row_free(&r);
-    }
+    c->events = evf;
+    int rcx = run_all(&a, &p, &err);
     sg_run_prompts_free(&p);
     if (evf && fclose(evf) != 0 && rcx == 0) {
-        sg_errf(&err, "cannot write %s: %s", events, strerror(errno));
+        sg_errf(&err, "cannot write %s: %s", a.events, strerror(errno));
         rcx = -1;
     }
-    if (c.db && sg_results_close(c.db, rcx < 0 ? NULL : &err) < 0) rcx = -1;
+    if (a.out && fflush(stdout) != 0 && rcx == 0) {
+        sg_errf(&err, "cannot write %s: %s", a.out, strerror(errno));
+        rcx = -1;
+    }
+    if (c->db && sg_results_close(c->db, rcx < 0 ? NULL : &err) < 0) rcx = -1;
     if (rcx < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     return 0;
 }
