@@ -111,7 +111,7 @@ static void fmt_value(sg_opt_kind kind, double v, char *out, size_t n) {
             snprintf(out, n, "%g%s", v / units[i].scale, units[i].suffix);
             return;
         }
-    snprintf(out, n, v == (double)(int64_t)v && fabs(v) < 1e15 ? "%.0f" : "%g", v);
+    snprintf(out, n, v == (double)(int64_t)v && fabs(v) < 1e16 ? "%.0f" : "%g", v);
 }
 
 const char *sg_cli_range(const sg_opt *o, char *out, size_t n) {

@@ -176,25 +176,36 @@ int sg_cmd_llm_check(int argc, char **argv) {
          .out = &max_tokens,
          .metavar = "N",
          .help = "tokens for the full stream",
-         .def = "64"},
+         .def = "64",
+         .min = 1,
+         .max = 1e6,
+         .units = "tokens"},
         {.name = "abort-after",
          .kind = SG_OPT_INT,
          .out = &abort_after,
          .metavar = "N",
          .help = "tokens before the abort test closes its stream (0: skip)",
-         .def = "5"},
-        {.name = "timeout",
+         .def = "5",
+         .min = 0,
+         .max = 1e6,
+         .units = "tokens"},
+        {.name = "first-token-timeout",
          .kind = SG_OPT_DURATION,
          .out = &timeout_ns,
-         .metavar = "D",
-         .help = "first-token and idle timeout",
-         .def = "60s"},
+         .metavar = "T",
+         .help = "a stream with no token after T fails",
+         .def = "60s",
+         .deprecated = "timeout",
+         .min = 1e6,
+         .max = 86400e9},
         {.name = "idle-timeout",
          .kind = SG_OPT_DURATION,
          .out = &idle_ns,
-         .metavar = "D",
-         .help = "idle timeout once tokens flow",
-         .def = "--timeout"},
+         .metavar = "T",
+         .help = "a stream with no token for T, once tokens flow, fails",
+         .def = "--first-token-timeout",
+         .min = 1e6,
+         .max = 86400e9},
         {.name = "json",
          .kind = SG_OPT_FLAG,
          .out = &as_json,
@@ -222,10 +233,6 @@ int sg_cmd_llm_check(int argc, char **argv) {
     if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
     sg_err uerr;
     if (sg_llm_url_check(url, &uerr) < 0) return sg_cli_fail(&spec, 2, "--llm: %s", uerr.msg);
-    if (max_tokens < 1)
-        return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be >= 1", (long long)max_tokens);
-    if (abort_after < 0)
-        return sg_cli_fail(&spec, 2, "--abort-after: '%lld' must be >= 0", (long long)abort_after);
     sg_err err;
     if (extra) {
         json_t *x = json_loads(extra, 0, NULL);
@@ -240,7 +247,7 @@ int sg_cmd_llm_check(int argc, char **argv) {
     sg_llm_config cfg = {.urls = &url,
                          .n_urls = 1,
                          .first_token_timeout_ns = timeout_ns,
-                         .first_token_option = "--timeout",
+                         .first_token_option = "--first-token-timeout",
                          .idle_timeout_ns = idle_ns > 0 ? idle_ns : timeout_ns,
                          .max_retries = 2};
     sg_llm *llm = cl ? sg_llm_new(cl, &cfg, &err) : NULL;

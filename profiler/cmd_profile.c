@@ -5,6 +5,7 @@
 #include "common/paths.h"
 #include "common/units.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "profiler/profiler.h"
 
 #include <stdio.h>
@@ -137,59 +138,54 @@ int sg_cmd_profile(int argc, char **argv) {
          .metavar = "cuda|opencl",
          .help = "device backend",
          .def = "the candidate's extension, else opencl"},
-        {.name = "json", .kind = SG_OPT_FLAG, .out = &json, .help = "print one JSON object"},
+        sg_opt_shared(SG_OD_JSON, &json),
         {.name = "warmup",
          .kind = SG_OPT_INT,
          .out = &warmup,
          .metavar = "N",
          .help = "untimed runs of each kernel first (0: none)",
-         .def = "2"},
+         .def = "2",
+         .min = 0,
+         .max = 1000},
         {.name = "input-sets",
          .kind = SG_OPT_INT,
          .out = &sets,
          .metavar = "N",
-         .help = "input sets rotated over (1..64)",
-         .def = "3"},
+         .help = "input sets rotated over",
+         .def = "3",
+         .min = 1,
+         .max = 64},
         {.name = "min-runs",
          .kind = SG_OPT_INT,
          .out = &min_runs,
          .metavar = "N",
          .help = "timed runs before the stability rule applies",
-         .def = "10"},
+         .def = "10",
+         .min = 1,
+         .max = 100000},
         {.name = "max-runs",
          .kind = SG_OPT_INT,
          .out = &max_runs,
          .metavar = "N",
          .help = "most timed runs of each kernel",
-         .def = "200"},
+         .def = "200",
+         .min = 1,
+         .max = 100000},
         {.name = "tol",
          .kind = SG_OPT_DOUBLE,
          .out = &tol,
          .metavar = "X",
          .help = "relative tolerance of a stable median",
-         .def = "0.01"},
+         .def = "0.01",
+         .min = 1e-6,
+         .max = 0.999},
         {.name = "no-flush",
          .kind = SG_OPT_FLAG,
          .out = &no_flush,
          .help = "do not flush the cache before each run"},
-        {.name = "seed",
-         .kind = SG_OPT_INT,
-         .out = &seed,
-         .metavar = "N",
-         .help = "random seed for the inputs",
-         .def = "fresh each run"},
-        {.name = "timeout",
-         .kind = SG_OPT_DURATION,
-         .out = &timeout,
-         .metavar = "T",
-         .help = "run deadline per timing batch (the worker is killed)",
-         .def = "20s"},
-        {.name = "compile-timeout",
-         .kind = SG_OPT_DURATION,
-         .out = &ctimeout,
-         .metavar = "T",
-         .help = "compile deadline",
-         .def = "30s"},
+        sg_opt_shared(SG_OD_SEED, &seed),
+        sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
+        sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
         {.name = "prompts",
          .kind = SG_OPT_STR,
          .out = &prompts_opt,
@@ -221,17 +217,10 @@ int sg_cmd_profile(int argc, char **argv) {
     } else {
         sg_dev_lang_of_path(pos[1], &po.device);
     }
-    if (warmup < 0 || warmup > 1000)
-        return sg_cli_fail(&spec, 2, "--warmup: %lld is not 0..1000", (long long)warmup);
-    if (sets < 1 || sets > 64)
-        return sg_cli_fail(&spec, 2, "--input-sets: %lld is not 1..64", (long long)sets);
-    if (min_runs < 1 || max_runs < min_runs || max_runs > 100000)
+    if (max_runs < min_runs) /* each one's range is the table's */
         return sg_cli_fail(&spec, 2,
                            "--min-runs %lld / --max-runs %lld: need 1 <= min <= max <= 100000",
                            (long long)min_runs, (long long)max_runs);
-    if (!(tol > 0 && tol < 1))
-        return sg_cli_fail(&spec, 2, "--tol: %g is not between 0 and 1", tol);
-    if (seed < 0) return sg_cli_fail(&spec, 2, "--seed: must not be negative");
     char prompts[4096];
     if (prompts_opt)
         snprintf(prompts, sizeof prompts, "%s", prompts_opt);

@@ -3,6 +3,7 @@
 #include "common/proc.h"
 #include "common/net.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "replay/replay.h"
 
 #include <signal.h>
@@ -31,12 +32,7 @@ int sg_cmd_replay_llm(int argc, char **argv) {
          .metavar = "HOST:PORT",
          .help = "address to serve on (port 0: any free port)",
          .def = "127.0.0.1:8000"},
-        {.name = "speed",
-         .kind = SG_OPT_DOUBLE,
-         .out = &cfg.speed,
-         .metavar = "X",
-         .help = "time scale: 2 streams twice as fast as the trace",
-         .def = "1"},
+        sg_opt_shared(SG_OD_SPEED, &cfg.speed),
         {.name = "dialect",
          .kind = SG_OPT_FN,
          .out = &cfg.dialect,

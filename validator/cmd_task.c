@@ -42,7 +42,8 @@ int sg_cmd_task(int argc, char **argv) {
          .out = &out,
          .metavar = "DIR",
          .help = "output folder",
-         .def = "./KERNEL_NAME"},
+         .def = "./KERNEL_NAME",
+         .short_name = 'o'},
     };
     sg_val_init_cli_opts(&io, opts + 1); /* the last entry stays {NULL}: the end */
     const sg_cmd_spec spec = {"task",

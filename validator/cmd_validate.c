@@ -2,6 +2,7 @@
  * task's reference in a sandboxed worker. */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "validator/validator.h"
 
 #include <errno.h>
@@ -70,28 +71,10 @@ int sg_cmd_validate(int argc, char **argv) {
          .metavar = "sm_XX",
          .help = "CUDA architecture to compile for",
          .def = "the GPU's"},
-        {.name = "json",
-         .kind = SG_OPT_FLAG,
-         .out = &json,
-         .help = "print the result as one JSON object"},
-        {.name = "seed",
-         .kind = SG_OPT_INT,
-         .out = &seed,
-         .metavar = "N",
-         .help = "random seed for the inputs",
-         .def = "fresh each run"},
-        {.name = "timeout",
-         .kind = SG_OPT_DURATION,
-         .out = &timeout,
-         .metavar = "T",
-         .help = "run deadline (the worker is killed)",
-         .def = "20s"},
-        {.name = "compile-timeout",
-         .kind = SG_OPT_DURATION,
-         .out = &ctimeout,
-         .metavar = "T",
-         .help = "compile deadline",
-         .def = "30s"},
+        sg_opt_shared(SG_OD_JSON, &json),
+        sg_opt_shared(SG_OD_SEED, &seed),
+        sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
+        sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
         {0},
     };
     const sg_cmd_spec spec = {"validate",
@@ -120,7 +103,6 @@ int sg_cmd_validate(int argc, char **argv) {
     }
     if (arch && (strncmp(arch, "sm_", 3) || !arch[3]))
         return sg_cli_fail(&spec, 2, "--arch: '%s' is not an architecture like sm_90", arch);
-    if (seed < 0) return sg_cli_fail(&spec, 2, "--seed: must not be negative");
     o.arch = arch;
     o.compile_only = compile_only;
     o.run_timeout_ms = timeout / 1000000;

@@ -82,7 +82,7 @@ check_output "a kernel that changes its input only when launched again is caught
 
 check_output "a kernel that hangs while being timed is killed at the run deadline" \
     'passed validation but could not be timed: .*did not finish within 2000 ms.*the worker was killed' \
-    "$SPECGEN" profile $task $c/hang_second.cl --timeout 2s
+    "$SPECGEN" profile $task $c/hang_second.cl --run-timeout 2s
 
 if [ -e /dev/nvidiactl ]; then
     skip "cuda without a GPU explains itself" "this machine has an NVIDIA GPU"
