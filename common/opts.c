@@ -245,6 +245,10 @@ int sg_devsel_parse(const char *s, void *out, sg_err *err) {
     sg_devsel *d = out;
     memset(d, 0, sizeof *d);
     if (!strcmp(s, "all")) return 0;
+    if (!strcmp(s, "0")) { /* optimize's and campaign's old spelling of all */
+        fprintf(stderr, "specgen: --devices 0 is deprecated; use --devices all\n");
+        return 0;
+    }
     const char *colon = strchr(s, ':');
     if (!colon) {
         if (whole(s, s + strlen(s), SG_DEVICES_MAX, &d->count) < 0 || d->count < 1)
@@ -256,7 +260,8 @@ int sg_devsel_parse(const char *s, void *out, sg_err *err) {
     }
     size_t ll = (size_t)(colon - s);
     if (!((ll == 4 && !strncmp(s, "cuda", 4)) || (ll == 6 && !strncmp(s, "opencl", 6))))
-        return sg_errf(err, "'%s': the list's backend is cuda or opencl (cuda:0,1, opencl:0)", s);
+        return sg_errf(err, "unknown device '%.*s' (expected cuda or opencl) in '%s'", (int)ll, s,
+                       s);
     memcpy(d->lang, s, ll);
     for (const char *p = colon + 1;;) {
         const char *e = p + strcspn(p, ",");
