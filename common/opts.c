@@ -195,7 +195,7 @@ static const sg_opt table[SG_OD_COUNT_] = {
                     .help = "random seed for the inputs",
                     .def = "fresh each run",
                     .min = 1,
-                    .max = 9007199254740992.0},
+                    .max = 1e15},
     [SG_OD_RUN_TIMEOUT] = {.name = "run-timeout",
                            .kind = SG_OPT_DURATION,
                            .metavar = "T",
