@@ -141,6 +141,101 @@ static void probe_stop(const char *url, sg_buf *verdict, json_t *j) {
     json_object_set_new(j, "server_stopped", json_boolean(stopped));
 }
 
+static const char details[] =
+    "Streams one short request to the end and reports the dialect detected from the\n"
+    "chunks (vllm, vllm-legacy, sglang, deepseek, llamacpp, llama-cpp-python,\n"
+    "openai-compatible), reasoning and content tokens, time to first token, tokens per\n"
+    "second and whether the server reported usage. Then it streams again, closes the\n"
+    "connection after --abort-after tokens, and reads the server's /metrics to see\n"
+    "whether the request really stopped (vLLM, SGLang, llama.cpp --metrics).\n"
+    "The API key comes from $SPECGEN_API_KEY or $OPENAI_API_KEY and is never printed.\n"
+    "Exit status: 0 when the stream worked, 1 when it did not, 2 for usage errors.\n"
+    "\nExample:\n  specgen llm-check --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n";
+
+/* The full stream's result into j. */
+static void put_stream(json_t *j, const check *full, const char *url, int completions,
+                       const char *model) {
+    const sg_llm_result *r = &full->res;
+    char shown[512];
+    json_object_set_new(
+        j, "endpoint",
+        json_string(r->endpoint ? r->endpoint : sg_redact_url_fit(shown, sizeof shown, url)));
+    json_object_set_new(j, "api", json_string(completions ? "completions" : "chat"));
+    json_object_set_new(j, "model", json_string(model));
+    json_object_set_new(j, "ok", json_boolean(!full->failed));
+    if (full->failed) json_object_set_new(j, "error", json_string(full->err));
+    if (!full->failed || r->t_first_ns) {
+        int64_t reasoning = r->usage.estimated || !r->usage.reasoning_tokens
+                                ? r->reasoning_chunks
+                                : r->usage.reasoning_tokens;
+        double ttft = r->t_first_ns ? (double)(r->t_first_ns - r->t_start_ns) / 1e6 : -1;
+        int64_t toks = r->usage.completion_tokens;
+        double dur = (double)(r->t_end_ns - r->t_first_ns) / 1e9;
+        json_object_set_new(j, "dialect", json_string(r->dialect));
+        json_object_set_new(j, "reasoning_tokens", json_integer(reasoning));
+        json_object_set_new(j, "reasoning_chunks", json_integer(r->reasoning_chunks));
+        json_object_set_new(j, "content_chunks", json_integer(r->content_chunks));
+        json_object_set_new(j, "completion_tokens", json_integer(toks));
+        json_object_set_new(j, "prompt_tokens", json_integer(r->usage.prompt_tokens));
+        json_object_set_new(j, "usage_reported", json_boolean(!r->usage.estimated));
+        json_object_set_new(j, "first_token_ms", json_real(ttft));
+        json_object_set_new(j, "tokens_per_s",
+                            json_real(toks > 1 && dur > 0 ? (double)(toks - 1) / dur : 0));
+        json_object_set_new(j, "finish_reason", json_string(r->finish_reason));
+    }
+}
+
+/* Streams again and closes after abort_after tokens; then asks /metrics whether the
+ * server stopped. The verdict goes to j and into verdict. */
+static void abort_test(sg_llm *llm, sg_loop *loop, sg_llm_request *req, int64_t abort_after,
+                       const char *url, json_t *j, sg_buf *verdict) {
+    check ab;
+    req->max_tokens = 4096;
+    run_stream(llm, loop, req, abort_after, &ab);
+    json_object_set_new(j, "abort_tokens_received", json_integer(ab.seen));
+    if (ab.failed) {
+        sg_buf_printf(verdict, "the abort test failed: %s", ab.err);
+    } else if (!ab.aborted) {
+        sg_buf_printf(verdict,
+                      "not tested: the answer ended after %lld tokens, before --abort-after %lld",
+                      (long long)ab.seen, (long long)abort_after);
+    } else {
+        probe_stop(url, verdict, j);
+    }
+    json_object_set_new(j, "abort", json_string(verdict->data));
+}
+
+/* The result as lines for a person (stderr only when nothing streamed). */
+static void print_text(json_t *j, const check *full, int completions, const char *model,
+                       const sg_buf *verdict) {
+    const sg_llm_result *r = &full->res;
+    if (full->failed && !r->t_first_ns) {
+        fprintf(stderr, "specgen llm-check: %s\n", full->err);
+        return;
+    }
+    printf("endpoint      %s (%s)\nmodel         %s\n",
+           json_string_value(json_object_get(j, "endpoint")), completions ? "completions" : "chat",
+           model);
+    printf("dialect       %s\n", r->dialect);
+    printf("reasoning     %lld tokens%s\n",
+           (long long)json_integer_value(json_object_get(j, "reasoning_tokens")),
+           r->usage.estimated || !r->usage.reasoning_tokens ? " (counted from chunks)"
+                                                            : " (server's count)");
+    printf("content       %lld chunks\n", (long long)r->content_chunks);
+    if (r->usage.estimated)
+        printf("usage         not reported by the server (counts estimated from chunks)\n");
+    else
+        printf("usage         reported: prompt %lld, completion %lld, reasoning %lld\n",
+               (long long)r->usage.prompt_tokens, (long long)r->usage.completion_tokens,
+               (long long)r->usage.reasoning_tokens);
+    printf("first token   %.1f ms\nspeed         %.1f tokens/s\nfinish        %s\n",
+           json_real_value(json_object_get(j, "first_token_ms")),
+           json_real_value(json_object_get(j, "tokens_per_s")),
+           r->finish_reason[0] ? r->finish_reason : "(none)");
+    if (full->failed) printf("error         %s\n", full->err);
+    if (verdict->data) printf("abort         %s\n", verdict->data);
+}
+
 int sg_cmd_llm_check(int argc, char **argv) {
     const char *url = NULL, *model_opt = NULL, *prompt = NULL, *extra = NULL;
     int completions = 0, as_json = 0;
@@ -212,22 +307,13 @@ int sg_cmd_llm_check(int argc, char **argv) {
          .help = "print one JSON object (for scripts)"},
         {0},
     };
-    const sg_cmd_spec spec = {
-        "llm-check",
-        "",
-        "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.",
-        "Streams one short request to the end and reports the dialect detected from the\n"
-        "chunks (vllm, vllm-legacy, sglang, deepseek, llamacpp, llama-cpp-python,\n"
-        "openai-compatible), reasoning and content tokens, time to first token, tokens per\n"
-        "second and whether the server reported usage. Then it streams again, closes the\n"
-        "connection after --abort-after tokens, and reads the server's /metrics to see\n"
-        "whether the request really stopped (vLLM, SGLang, llama.cpp --metrics).\n"
-        "The API key comes from $SPECGEN_API_KEY or $OPENAI_API_KEY and is never printed.\n"
-        "Exit status: 0 when the stream worked, 1 when it did not, 2 for usage errors.\n"
-        "\nExample:\n  specgen llm-check --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n",
-        opts,
-        0,
-        0};
+    const sg_cmd_spec spec = {"llm-check",
+                              "",
+                              "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.",
+                              details,
+                              opts,
+                              0,
+                              0};
     int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc) return rc == SG_CLI_HELP ? 0 : rc;
     if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
@@ -267,54 +353,12 @@ int sg_cmd_llm_check(int argc, char **argv) {
                           .max_tokens = max_tokens,
                           .temperature = 0,
                           .extra_json = extra};
-    check full, ab;
+    check full;
     run_stream(llm, loop, &req, 0, &full);
-    const sg_llm_result *r = &full.res;
     json_t *j = json_object();
-    char shown[512];
-    json_object_set_new(
-        j, "endpoint",
-        json_string(r->endpoint ? r->endpoint : sg_redact_url_fit(shown, sizeof shown, url)));
-    json_object_set_new(j, "api", json_string(completions ? "completions" : "chat"));
-    json_object_set_new(j, "model", json_string(model));
-    json_object_set_new(j, "ok", json_boolean(!full.failed));
+    put_stream(j, &full, url, completions, model);
     sg_buf verdict = {0};
-    if (full.failed) json_object_set_new(j, "error", json_string(full.err));
-    if (!full.failed || r->t_first_ns) {
-        int64_t reasoning = r->usage.estimated || !r->usage.reasoning_tokens
-                                ? r->reasoning_chunks
-                                : r->usage.reasoning_tokens;
-        double ttft = r->t_first_ns ? (double)(r->t_first_ns - r->t_start_ns) / 1e6 : -1;
-        int64_t toks = r->usage.completion_tokens;
-        double dur = (double)(r->t_end_ns - r->t_first_ns) / 1e9;
-        json_object_set_new(j, "dialect", json_string(r->dialect));
-        json_object_set_new(j, "reasoning_tokens", json_integer(reasoning));
-        json_object_set_new(j, "reasoning_chunks", json_integer(r->reasoning_chunks));
-        json_object_set_new(j, "content_chunks", json_integer(r->content_chunks));
-        json_object_set_new(j, "completion_tokens", json_integer(toks));
-        json_object_set_new(j, "prompt_tokens", json_integer(r->usage.prompt_tokens));
-        json_object_set_new(j, "usage_reported", json_boolean(!r->usage.estimated));
-        json_object_set_new(j, "first_token_ms", json_real(ttft));
-        json_object_set_new(j, "tokens_per_s",
-                            json_real(toks > 1 && dur > 0 ? (double)(toks - 1) / dur : 0));
-        json_object_set_new(j, "finish_reason", json_string(r->finish_reason));
-    }
-    if (!full.failed && abort_after > 0) {
-        req.max_tokens = 4096;
-        run_stream(llm, loop, &req, abort_after, &ab);
-        json_object_set_new(j, "abort_tokens_received", json_integer(ab.seen));
-        if (ab.failed) {
-            sg_buf_printf(&verdict, "the abort test failed: %s", ab.err);
-        } else if (!ab.aborted) {
-            sg_buf_printf(
-                &verdict,
-                "not tested: the answer ended after %lld tokens, before --abort-after %lld",
-                (long long)ab.seen, (long long)abort_after);
-        } else {
-            probe_stop(url, &verdict, j);
-        }
-        json_object_set_new(j, "abort", json_string(verdict.data));
-    }
+    if (!full.failed && abort_after > 0) abort_test(llm, loop, &req, abort_after, url, j, &verdict);
     sg_llm_free(llm);
     sg_curl_loop_free(cl);
     sg_loop_free(loop);
@@ -322,30 +366,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
         char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("%s\n", s);
         free(s);
-    } else if (full.failed && !r->t_first_ns) {
-        fprintf(stderr, "specgen llm-check: %s\n", full.err);
     } else {
-        printf("endpoint      %s (%s)\nmodel         %s\n",
-               json_string_value(json_object_get(j, "endpoint")),
-               completions ? "completions" : "chat", model);
-        printf("dialect       %s\n", r->dialect);
-        printf("reasoning     %lld tokens%s\n",
-               (long long)json_integer_value(json_object_get(j, "reasoning_tokens")),
-               r->usage.estimated || !r->usage.reasoning_tokens ? " (counted from chunks)"
-                                                                : " (server's count)");
-        printf("content       %lld chunks\n", (long long)r->content_chunks);
-        if (r->usage.estimated)
-            printf("usage         not reported by the server (counts estimated from chunks)\n");
-        else
-            printf("usage         reported: prompt %lld, completion %lld, reasoning %lld\n",
-                   (long long)r->usage.prompt_tokens, (long long)r->usage.completion_tokens,
-                   (long long)r->usage.reasoning_tokens);
-        printf("first token   %.1f ms\nspeed         %.1f tokens/s\nfinish        %s\n",
-               json_real_value(json_object_get(j, "first_token_ms")),
-               json_real_value(json_object_get(j, "tokens_per_s")),
-               r->finish_reason[0] ? r->finish_reason : "(none)");
-        if (full.failed) printf("error         %s\n", full.err);
-        if (verdict.data) printf("abort         %s\n", verdict.data);
+        print_text(j, &full, completions, model, &verdict);
     }
     json_decref(j);
     sg_buf_free(&verdict);

@@ -125,6 +125,16 @@ static void print_text(const sg_val_result *vr, const sg_prof_result *pr, const 
     printf("feedback for the model:\n%s", feedback);
 }
 
+/* The feedback templates of the prompt folder (--prompts, else specgen's prompts/). */
+static int load_feedback(const char *dir, sg_feedback_templates *fb, sg_err *err) {
+    char prompts[4096];
+    if (dir)
+        snprintf(prompts, sizeof prompts, "%s", dir);
+    else if (sg_data_dir("prompts", prompts, sizeof prompts, err) < 0)
+        return -1;
+    return sg_feedback_load(prompts, fb, err);
+}
+
 int sg_cmd_profile(int argc, char **argv) {
     const char *device = NULL, *prompts_opt = NULL;
     int json = 0, no_flush = 0;
@@ -218,16 +228,10 @@ int sg_cmd_profile(int argc, char **argv) {
         sg_dev_lang_of_path(pos[1], &po.device);
     }
     if (max_runs < min_runs) /* each one's range is the table's */
-        return sg_cli_fail(&spec, 2,
-                           "--min-runs %lld / --max-runs %lld: need 1 <= min <= max <= 100000",
-                           (long long)min_runs, (long long)max_runs);
-    char prompts[4096];
-    if (prompts_opt)
-        snprintf(prompts, sizeof prompts, "%s", prompts_opt);
-    else if (sg_data_dir("prompts", prompts, sizeof prompts, &err) < 0)
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+        return sg_cli_fail(&spec, 2, "--max-runs %lld: below --min-runs %lld", (long long)max_runs,
+                           (long long)min_runs);
     sg_feedback_templates fb;
-    if (sg_feedback_load(prompts, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (load_feedback(prompts_opt, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     sg_val_task task; /* a task's own fault is no candidate's verdict */
     if (sg_val_task_load_cli(pos[0], &task, &err) < 0) {
         sg_feedback_free(&fb);
