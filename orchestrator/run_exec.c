@@ -155,7 +155,7 @@ static void task_config(const sg_run_config *c, const sg_run_prompts *p, const s
                         sg_task_config *cfg) {
     *cfg = (sg_task_config){.policy = c->policy, .feedback_last = 4};
     sg_criterion_default(&cfg->crit);
-    double task_target = t->spec.target_speedup > 0 ? t->spec.target_speedup : 2.0;
+    double task_target = t->spec.target_speedup > 0 ? t->spec.target_speedup : SG_TARGET_DEFAULT;
     cfg->crit.target_speedup = c->target > 0 ? c->target : task_target;
     cfg->crit.budget_ns = c->budget_ns;
     cfg->crit.budget_tokens = c->budget_tokens;

@@ -50,6 +50,22 @@ static int read_candidate(const char *path, sg_buf *b, sg_err *err) {
     return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
 }
 
+/* One result as one JSON line, naming the candidate's file when there is one. */
+static void print_json_line(const char *path, const sg_val_result *r) {
+    char *s = sg_val_result_json(r);
+    sg_buf line = {0};
+    if (path) {
+        sg_buf_append_str(&line, "{\"candidate\":");
+        sg_buf_append_json_string(&line, path);
+        sg_buf_printf(&line, ",%s", s + 1);
+    } else {
+        sg_buf_append_str(&line, s);
+    }
+    printf("%s\n", line.data);
+    sg_buf_free(&line);
+    free(s);
+}
+
 int sg_cmd_validate(int argc, char **argv) {
     const char *device = NULL, *arch = NULL;
     int compile_only = 0, json = 0;
@@ -138,18 +154,7 @@ int sg_cmd_validate(int argc, char **argv) {
             return sg_cli_fail(&spec, 1, "%s", err.msg);
         }
         if (json) {
-            char *s = sg_val_result_json(&r);
-            sg_buf line = {0};
-            if (path) {
-                sg_buf_append_str(&line, "{\"candidate\":");
-                sg_buf_append_json_string(&line, path);
-                sg_buf_printf(&line, ",%s", s + 1);
-            } else {
-                sg_buf_append_str(&line, s);
-            }
-            printf("%s\n", line.data);
-            sg_buf_free(&line);
-            free(s);
+            print_json_line(path, &r);
         } else {
             if (n > 1) printf("== %s\n", path);
             sg_val_result_print(&r, stdout);

@@ -111,7 +111,7 @@ check_output "a mid-stream stall ends at the idle timeout, not the first-token o
 check_output "and within 4 s" '^[0-3]$' echo $((($(date +%s%N) - t0) / 1000000000))
 stop_replay
 start_replay vllm --fault stall:after=0:ms=3000
-check_output "no first token within the timeout is an error" 'no token within the first-token timeout of 1 s \(--timeout\)' \
+check_output "no first token within the timeout is an error" 'no token within the first-token timeout of 1 s \(--first-token-timeout\)' \
     "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 20 --abort-after 0 --first-token-timeout 1s
 stop_replay
 start_replay sglang --fault abort:after=3

@@ -12,7 +12,7 @@ check_output "--help teaches the method" 'interleaved' "$SPECGEN" profile --help
 check_fails "a missing CANDIDATE is a usage error" 2 "$SPECGEN" profile $task
 check_output "a bad --input-sets value is named" '--input-sets 0: 0 is not accepted here' \
     "$SPECGEN" profile $task $c/slow4x.cl --input-sets 0
-check_output "a bad --tol value is named" 'tol: 2 is not between 0 and 1' \
+check_output "a bad --tol value is named" "--tol: '2' must be 1e-06\.\.0\.999" \
     "$SPECGEN" profile $task $c/slow4x.cl --tol 2
 check_output "an unreadable candidate is named" 'candidate /nonexistent.cl: cannot read' \
     "$SPECGEN" profile $task /nonexistent.cl
