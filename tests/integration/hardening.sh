@@ -56,7 +56,7 @@ fi
 # ---- 14: messages name the value given ----
 check_output "kvstore --memory 1M names 1048576 bytes, not 0" \
     "needs at least 2 MiB \(got 1048576 bytes\)" "$SPECGEN" kvstore --memory 1M --listen 127.0.0.1:0
-check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1' must be a speedup above 0" \
+check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1' must be 0\.01\.\.1000" \
     "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 check_fails "  ... as a usage error" 2 "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 
