@@ -3,13 +3,31 @@
 #include "common/units.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static const sg_opt *find_opt(const sg_opt *opts, const char *name, size_t len) {
+/* Whether the space-separated list names name[0..len). */
+static int in_list(const char *list, const char *name, size_t len) {
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, " ");
+        if (n == len && strncmp(p, name, len) == 0) return 1;
+        p += n;
+        p += strspn(p, " ");
+    }
+    return 0;
+}
+
+/* The option called name[0..len), by its name, an alias or (*old set) a deprecated name. */
+static const sg_opt *find_opt(const sg_opt *opts, const char *name, size_t len, int *old) {
+    *old = 0;
     for (const sg_opt *o = opts; o && o->name; o++)
         if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) return o;
+    for (const sg_opt *o = opts; o && o->name; o++)
+        if (in_list(o->aliases, name, len)) return o;
+    for (const sg_opt *o = opts; o && o->name; o++)
+        if (in_list(o->deprecated, name, len)) return *old = 1, o;
     return NULL;
 }
 
@@ -57,6 +75,75 @@ static const char *zero_refused(const sg_opt *o) {
     }
 }
 
+static sg_cli_describe_fn describe_fn;
+static void *describe_arg;
+
+void sg_cli_describe(sg_cli_describe_fn fn, void *arg) {
+    describe_fn = fn;
+    describe_arg = arg;
+}
+
+const char *sg_cli_kind_name(sg_opt_kind kind) {
+    static const char *const names[] = {"flag",     "string", "int",   "number",
+                                        "duration", "size",   "count", "string"};
+    return kind >= 0 && kind <= SG_OPT_FN ? names[kind] : "?";
+}
+
+/* v as a user types it: 30s, 10m, 2h for durations; 4k, 1G for sizes; 500k for counts. */
+static void fmt_value(sg_opt_kind kind, double v, char *out, size_t n) {
+    static const struct {
+        sg_opt_kind kind;
+        double scale;
+        const char *suffix;
+    } units[] = {{SG_OPT_DURATION, 3600e9, "h"},
+                 {SG_OPT_DURATION, 60e9, "m"},
+                 {SG_OPT_DURATION, 1e9, "s"},
+                 {SG_OPT_DURATION, 1e6, "ms"},
+                 {SG_OPT_SIZE, 1099511627776.0, "T"},
+                 {SG_OPT_SIZE, 1073741824.0, "G"},
+                 {SG_OPT_SIZE, 1048576.0, "M"},
+                 {SG_OPT_SIZE, 1024.0, "k"},
+                 {SG_OPT_COUNT, 1e6, "M"},
+                 {SG_OPT_COUNT, 1e3, "k"}};
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (units[i].kind == kind && v >= units[i].scale && v / units[i].scale <= 1e4 &&
+            v / units[i].scale == (double)(int64_t)(v / units[i].scale)) {
+            snprintf(out, n, "%g%s", v / units[i].scale, units[i].suffix);
+            return;
+        }
+    snprintf(out, n, v == (double)(int64_t)v && fabs(v) < 1e16 ? "%.0f" : "%g", v);
+}
+
+const char *sg_cli_range(const sg_opt *o, char *out, size_t n) {
+    out[0] = '\0';
+    if (!(o->min < o->max)) return out;
+    char lo[32], hi[32];
+    fmt_value(o->kind, o->min, lo, sizeof lo);
+    fmt_value(o->kind, o->max, hi, sizeof hi);
+    snprintf(out, n, "%s..%s", lo, hi);
+    return out;
+}
+
+/* The parsed value of a numeric option, or NAN. */
+static double value_of(const sg_opt *o) {
+    switch (o->kind) {
+    case SG_OPT_INT:
+    case SG_OPT_DURATION: return (double)*(int64_t *)o->out;
+    case SG_OPT_DOUBLE: return *(double *)o->out;
+    case SG_OPT_SIZE:
+    case SG_OPT_COUNT: return (double)*(uint64_t *)o->out;
+    default: return NAN;
+    }
+}
+
+/* Out of the option's range (0 documented as a meaning is let through: the zero rule). */
+static int out_of_range(const sg_opt *o) {
+    double v = value_of(o);
+    if (!(o->min < o->max) || v != v) return 0;
+    if (v == 0 && zero_documented(o)) return 0;
+    return v < o->min || v > o->max;
+}
+
 int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...) {
     char msg[1200];
     va_list ap;
@@ -69,6 +156,10 @@ int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...) {
 }
 
 int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos) {
+    if (describe_fn) {
+        describe_fn(spec, describe_arg);
+        return SG_CLI_HELP;
+    }
     int np = 0, only_pos = 0;
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
@@ -86,6 +177,7 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
         }
         const sg_opt *o;
         const char *eq;
+        int old = 0;
         if (a[1] != '-') { /* -o VALUE, -oVALUE, -o=VALUE */
             o = find_short(spec->opts, a[1]);
             if (!o)
@@ -99,9 +191,12 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
             const char *name = a + 2;
             eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            o = find_opt(spec->opts, name, len);
+            o = find_opt(spec->opts, name, len, &old);
             if (!o)
                 return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
+            if (old)
+                fprintf(stderr, "specgen %s: --%.*s is deprecated; use --%s\n", spec->name,
+                        (int)len, name, o->name);
         }
         const char *value = NULL;
         if (o->kind == SG_OPT_FLAG) {
@@ -124,6 +219,10 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
             return sg_cli_fail(spec, SG_CLI_USAGE,
                                "--%s %s: 0 is not accepted here (no 0 in its --help); give %s",
                                o->name, value, takes);
+        char range[80];
+        if (out_of_range(o))
+            return sg_cli_fail(spec, SG_CLI_USAGE, "--%s: '%s' must be %s", o->name, value,
+                               sg_cli_range(o, range, sizeof range));
     }
     if (np < spec->min_pos)
         return sg_cli_fail(spec, SG_CLI_USAGE, "missing argument: expected %s", spec->args);
@@ -148,8 +247,16 @@ void sg_cli_print_help(const sg_cmd_spec *spec) {
             else
                 snprintf(left, sizeof left, "%s--%s %s", shrt, o->name,
                          o->metavar ? o->metavar : "VALUE");
+            char range[80];
             printf("  %-26s %s", left, o->help);
+            if (*sg_cli_range(o, range, sizeof range)) printf(" (%s)", range);
             if (o->def) printf(" (default: %s)", o->def);
+            for (const char *p = o->aliases; p && *p; p += strspn(p, " ")) {
+                size_t n = strcspn(p, " ");
+                printf("%s--%.*s", p == o->aliases ? " (also " : ", ", (int)n, p);
+                p += n;
+                if (!*p) printf(")");
+            }
             printf("\n");
         }
     }

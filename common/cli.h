@@ -13,13 +13,20 @@
  * Zero: a numeric option (INT, DOUBLE, DURATION, SIZE, COUNT) refuses a value that is 0
  * (a usage error naming the option and what it takes) unless its help or def says what 0
  * means, spelled "0: MEANING" (e.g. "(0: no limit)"): the help is the flag, so --help and
- * the parser cannot disagree, and 0 never silently means a default. Other bounds are the
- * command's to check. */
+ * the parser cannot disagree, and 0 never silently means a default.
+ * Range: a numeric option with min < max refuses a value outside min..max (in the kind's
+ * units: nanoseconds, bytes), naming the option and the range; --help shows the range.
+ * Other names: `aliases` are accepted as they are and shown in --help ("also --slots");
+ * `deprecated` names are accepted with a warning on stderr ("--slots-per-gpu is deprecated;
+ * use --slots-per-device") and not shown in --help (docs/options.md lists them).
+ * Write option tables with designated initializers ({.name = "out", .kind = SG_OPT_STR, ...});
+ * options shared by several commands come from one table (common/opts.h). */
 #ifndef SG_CLI_H
 #define SG_CLI_H
 
 #include "common/err.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* One `specgen <command>`: the table of them lives on top (orchestrator/commands.c). */
@@ -48,7 +55,11 @@ typedef struct sg_opt {
     const char *help;
     const char *def; /* default shown in help, or NULL */
     int (*fn)(const char *value, void *out, sg_err *err);
-    char short_name; /* 'o' for -o, or 0: none ('h' is taken by --help) */
+    char short_name;        /* 'o' for -o, or 0: none ('h' is taken by --help) */
+    const char *aliases;    /* other names, space-separated, shown in help ("slots"), or NULL */
+    const char *deprecated; /* old names, space-separated, accepted with a warning, or NULL */
+    double min, max;        /* the range checked by the parser when min < max (ns, bytes) */
+    const char *units;      /* what the number counts ("tokens"), for docs; NULL: the kind's */
 } sg_opt;
 
 typedef struct sg_cmd_spec {
@@ -64,6 +75,18 @@ enum { SG_CLI_OK = 0, SG_CLI_HELP = 1, SG_CLI_USAGE = 2 };
 
 int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos);
 void sg_cli_print_help(const sg_cmd_spec *spec);
+
+/* The kind's name for docs and completion: "int", "duration", "size", ... */
+const char *sg_cli_kind_name(sg_opt_kind kind);
+/* An option's range as a user types it ("1..64", "1s..10m", "4k..1G"), or "" (no range). */
+const char *sg_cli_range(const sg_opt *o, char *out, size_t n);
+
+/* Describe mode, for `specgen completion` and `specgen options` (which run nothing else):
+ * while fn is set, sg_cli_parse hands each spec it is given to fn and returns SG_CLI_HELP
+ * without parsing or printing, so running a command with no arguments yields its table.
+ * NULL ends it. Process-wide: call only from a command that runs no other work. */
+typedef void (*sg_cli_describe_fn)(const sg_cmd_spec *spec, void *arg);
+void sg_cli_describe(sg_cli_describe_fn fn, void *arg);
 
 /* For commands whose implementation has not landed: parse (so bad options are still
  * reported), then say plainly that it is not built yet and which issue tracks it.

@@ -4,6 +4,7 @@
  * the business of the job kinds and of the caller, who maps outcomes to verdicts. */
 #include "device/device.h"
 
+#include "common/opts.h"
 #include "common/proc.h"
 #include "device/sandbox.h"
 #include "device/worker.h"
@@ -45,7 +46,8 @@ void sg_dev_opts_default(sg_dev_opts *o) {
 }
 
 int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err) {
-    if (o->slots < 1 || o->slots > 256) return sg_errf(err, "pool: %d slots (1..256)", o->slots);
+    if (o->slots < 1 || o->slots > SG_SLOTS_PER_DEVICE_MAX) /* the slots of one device */
+        return sg_errf(err, "pool: %d slots (1..%d)", o->slots, SG_SLOTS_PER_DEVICE_MAX);
     sg_dev_pool *p = sg_xcalloc(1, sizeof *p);
     p->o = *o;
     if (o->arch) {

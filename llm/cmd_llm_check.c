@@ -141,56 +141,184 @@ static void probe_stop(const char *url, sg_buf *verdict, json_t *j) {
     json_object_set_new(j, "server_stopped", json_boolean(stopped));
 }
 
+static const char details[] =
+    "Streams one short request to the end and reports the dialect detected from the\n"
+    "chunks (vllm, vllm-legacy, sglang, deepseek, llamacpp, llama-cpp-python,\n"
+    "openai-compatible), reasoning and content tokens, time to first token, tokens per\n"
+    "second and whether the server reported usage. Then it streams again, closes the\n"
+    "connection after --abort-after tokens, and reads the server's /metrics to see\n"
+    "whether the request really stopped (vLLM, SGLang, llama.cpp --metrics).\n"
+    "The API key comes from $SPECGEN_API_KEY or $OPENAI_API_KEY and is never printed.\n"
+    "Exit status: 0 when the stream worked, 1 when it did not, 2 for usage errors.\n"
+    "\nExample:\n  specgen llm-check --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n";
+
+/* The full stream's result into j. */
+static void put_stream(json_t *j, const check *full, const char *url, int completions,
+                       const char *model) {
+    const sg_llm_result *r = &full->res;
+    char shown[512];
+    json_object_set_new(
+        j, "endpoint",
+        json_string(r->endpoint ? r->endpoint : sg_redact_url_fit(shown, sizeof shown, url)));
+    json_object_set_new(j, "api", json_string(completions ? "completions" : "chat"));
+    json_object_set_new(j, "model", json_string(model));
+    json_object_set_new(j, "ok", json_boolean(!full->failed));
+    if (full->failed) json_object_set_new(j, "error", json_string(full->err));
+    if (!full->failed || r->t_first_ns) {
+        int64_t reasoning = r->usage.estimated || !r->usage.reasoning_tokens
+                                ? r->reasoning_chunks
+                                : r->usage.reasoning_tokens;
+        double ttft = r->t_first_ns ? (double)(r->t_first_ns - r->t_start_ns) / 1e6 : -1;
+        int64_t toks = r->usage.completion_tokens;
+        double dur = (double)(r->t_end_ns - r->t_first_ns) / 1e9;
+        json_object_set_new(j, "dialect", json_string(r->dialect));
+        json_object_set_new(j, "reasoning_tokens", json_integer(reasoning));
+        json_object_set_new(j, "reasoning_chunks", json_integer(r->reasoning_chunks));
+        json_object_set_new(j, "content_chunks", json_integer(r->content_chunks));
+        json_object_set_new(j, "completion_tokens", json_integer(toks));
+        json_object_set_new(j, "prompt_tokens", json_integer(r->usage.prompt_tokens));
+        json_object_set_new(j, "usage_reported", json_boolean(!r->usage.estimated));
+        json_object_set_new(j, "first_token_ms", json_real(ttft));
+        json_object_set_new(j, "tokens_per_s",
+                            json_real(toks > 1 && dur > 0 ? (double)(toks - 1) / dur : 0));
+        json_object_set_new(j, "finish_reason", json_string(r->finish_reason));
+    }
+}
+
+/* Streams again and closes after abort_after tokens; then asks /metrics whether the
+ * server stopped. The verdict goes to j and into verdict. */
+static void abort_test(sg_llm *llm, sg_loop *loop, sg_llm_request *req, int64_t abort_after,
+                       const char *url, json_t *j, sg_buf *verdict) {
+    check ab;
+    req->max_tokens = 4096;
+    run_stream(llm, loop, req, abort_after, &ab);
+    json_object_set_new(j, "abort_tokens_received", json_integer(ab.seen));
+    if (ab.failed) {
+        sg_buf_printf(verdict, "the abort test failed: %s", ab.err);
+    } else if (!ab.aborted) {
+        sg_buf_printf(verdict,
+                      "not tested: the answer ended after %lld tokens, before --abort-after %lld",
+                      (long long)ab.seen, (long long)abort_after);
+    } else {
+        probe_stop(url, verdict, j);
+    }
+    json_object_set_new(j, "abort", json_string(verdict->data));
+}
+
+/* The result as lines for a person (stderr only when nothing streamed). */
+static void print_text(json_t *j, const check *full, int completions, const char *model,
+                       const sg_buf *verdict) {
+    const sg_llm_result *r = &full->res;
+    if (full->failed && !r->t_first_ns) {
+        fprintf(stderr, "specgen llm-check: %s\n", full->err);
+        return;
+    }
+    printf("endpoint      %s (%s)\nmodel         %s\n",
+           json_string_value(json_object_get(j, "endpoint")), completions ? "completions" : "chat",
+           model);
+    printf("dialect       %s\n", r->dialect);
+    printf("reasoning     %lld tokens%s\n",
+           (long long)json_integer_value(json_object_get(j, "reasoning_tokens")),
+           r->usage.estimated || !r->usage.reasoning_tokens ? " (counted from chunks)"
+                                                            : " (server's count)");
+    printf("content       %lld chunks\n", (long long)r->content_chunks);
+    if (r->usage.estimated)
+        printf("usage         not reported by the server (counts estimated from chunks)\n");
+    else
+        printf("usage         reported: prompt %lld, completion %lld, reasoning %lld\n",
+               (long long)r->usage.prompt_tokens, (long long)r->usage.completion_tokens,
+               (long long)r->usage.reasoning_tokens);
+    printf("first token   %.1f ms\nspeed         %.1f tokens/s\nfinish        %s\n",
+           json_real_value(json_object_get(j, "first_token_ms")),
+           json_real_value(json_object_get(j, "tokens_per_s")),
+           r->finish_reason[0] ? r->finish_reason : "(none)");
+    if (full->failed) printf("error         %s\n", full->err);
+    if (verdict->data) printf("abort         %s\n", verdict->data);
+}
+
 int sg_cmd_llm_check(int argc, char **argv) {
     const char *url = NULL, *model_opt = NULL, *prompt = NULL, *extra = NULL;
     int completions = 0, as_json = 0;
     int64_t max_tokens = 64, abort_after = 5, timeout_ns = 60 * SG_SEC, idle_ns = 0;
     const sg_opt opts[] = {
-        {"llm", SG_OPT_STR, &url, "URL", "endpoint base URL (http://host:port or .../v1)", NULL,
-         NULL, 0},
-        {"model", SG_OPT_STR, &model_opt, "NAME", "model name (default: the first in /v1/models)",
-         NULL, NULL, 0},
-        {"completions", SG_OPT_FLAG, &completions, NULL, "use /v1/completions instead of chat",
-         NULL, NULL, 0},
-        {"prompt", SG_OPT_STR, &prompt, "TEXT", "prompt to send", "a short arithmetic question",
-         NULL, 0},
-        {"extra", SG_OPT_STR, &extra, "JSON",
-         "object merged into each request body (e.g. logit_bias)", NULL, NULL, 0},
-        {"max-tokens", SG_OPT_INT, &max_tokens, "N", "tokens for the full stream", "64", NULL, 0},
-        {"abort-after", SG_OPT_INT, &abort_after, "N",
-         "tokens before the abort test closes its stream (0: skip)", "5", NULL, 0},
-        {"timeout", SG_OPT_DURATION, &timeout_ns, "D", "first-token and idle timeout", "60s", NULL,
-         0},
-        {"idle-timeout", SG_OPT_DURATION, &idle_ns, "D", "idle timeout once tokens flow",
-         "--timeout", NULL, 0},
-        {"json", SG_OPT_FLAG, &as_json, NULL, "print one JSON object (for scripts)", NULL, NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        {.name = "llm",
+         .kind = SG_OPT_STR,
+         .out = &url,
+         .metavar = "URL",
+         .help = "endpoint base URL (http://host:port or .../v1)"},
+        {.name = "model",
+         .kind = SG_OPT_STR,
+         .out = &model_opt,
+         .metavar = "NAME",
+         .help = "model name (default: the first in /v1/models)"},
+        {.name = "completions",
+         .kind = SG_OPT_FLAG,
+         .out = &completions,
+         .help = "use /v1/completions instead of chat"},
+        {.name = "prompt",
+         .kind = SG_OPT_STR,
+         .out = &prompt,
+         .metavar = "TEXT",
+         .help = "prompt to send",
+         .def = "a short arithmetic question"},
+        {.name = "extra",
+         .kind = SG_OPT_STR,
+         .out = &extra,
+         .metavar = "JSON",
+         .help = "object merged into each request body (e.g. logit_bias)"},
+        {.name = "max-tokens",
+         .kind = SG_OPT_INT,
+         .out = &max_tokens,
+         .metavar = "N",
+         .help = "tokens for the full stream",
+         .def = "64",
+         .min = 1,
+         .max = 1e6,
+         .units = "tokens"},
+        {.name = "abort-after",
+         .kind = SG_OPT_INT,
+         .out = &abort_after,
+         .metavar = "N",
+         .help = "tokens before the abort test closes its stream (0: skip)",
+         .def = "5",
+         .min = 0,
+         .max = 1e6,
+         .units = "tokens"},
+        {.name = "first-token-timeout",
+         .kind = SG_OPT_DURATION,
+         .out = &timeout_ns,
+         .metavar = "T",
+         .help = "a stream with no token after T fails",
+         .def = "60s",
+         .deprecated = "timeout",
+         .min = 1e6,
+         .max = 86400e9},
+        {.name = "idle-timeout",
+         .kind = SG_OPT_DURATION,
+         .out = &idle_ns,
+         .metavar = "T",
+         .help = "a stream with no token for T, once tokens flow, fails",
+         .def = "--first-token-timeout",
+         .min = 1e6,
+         .max = 86400e9},
+        {.name = "json",
+         .kind = SG_OPT_FLAG,
+         .out = &as_json,
+         .help = "print one JSON object (for scripts)"},
+        {0},
     };
-    const sg_cmd_spec spec = {
-        "llm-check",
-        "",
-        "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.",
-        "Streams one short request to the end and reports the dialect detected from the\n"
-        "chunks (vllm, vllm-legacy, sglang, deepseek, llamacpp, llama-cpp-python,\n"
-        "openai-compatible), reasoning and content tokens, time to first token, tokens per\n"
-        "second and whether the server reported usage. Then it streams again, closes the\n"
-        "connection after --abort-after tokens, and reads the server's /metrics to see\n"
-        "whether the request really stopped (vLLM, SGLang, llama.cpp --metrics).\n"
-        "The API key comes from $SPECGEN_API_KEY or $OPENAI_API_KEY and is never printed.\n"
-        "Exit status: 0 when the stream worked, 1 when it did not, 2 for usage errors.\n"
-        "\nExample:\n  specgen llm-check --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n",
-        opts,
-        0,
-        0};
+    const sg_cmd_spec spec = {"llm-check",
+                              "",
+                              "Probe an OpenAI-compatible endpoint: dialect, speed, usage, abort.",
+                              details,
+                              opts,
+                              0,
+                              0};
     int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc) return rc == SG_CLI_HELP ? 0 : rc;
     if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
     sg_err uerr;
     if (sg_llm_url_check(url, &uerr) < 0) return sg_cli_fail(&spec, 2, "--llm: %s", uerr.msg);
-    if (max_tokens < 1)
-        return sg_cli_fail(&spec, 2, "--max-tokens: '%lld' must be >= 1", (long long)max_tokens);
-    if (abort_after < 0)
-        return sg_cli_fail(&spec, 2, "--abort-after: '%lld' must be >= 0", (long long)abort_after);
     sg_err err;
     if (extra) {
         json_t *x = json_loads(extra, 0, NULL);
@@ -205,7 +333,7 @@ int sg_cmd_llm_check(int argc, char **argv) {
     sg_llm_config cfg = {.urls = &url,
                          .n_urls = 1,
                          .first_token_timeout_ns = timeout_ns,
-                         .first_token_option = "--timeout",
+                         .first_token_option = "--first-token-timeout",
                          .idle_timeout_ns = idle_ns > 0 ? idle_ns : timeout_ns,
                          .max_retries = 2};
     sg_llm *llm = cl ? sg_llm_new(cl, &cfg, &err) : NULL;
@@ -225,54 +353,12 @@ int sg_cmd_llm_check(int argc, char **argv) {
                           .max_tokens = max_tokens,
                           .temperature = 0,
                           .extra_json = extra};
-    check full, ab;
+    check full;
     run_stream(llm, loop, &req, 0, &full);
-    const sg_llm_result *r = &full.res;
     json_t *j = json_object();
-    char shown[512];
-    json_object_set_new(
-        j, "endpoint",
-        json_string(r->endpoint ? r->endpoint : sg_redact_url_fit(shown, sizeof shown, url)));
-    json_object_set_new(j, "api", json_string(completions ? "completions" : "chat"));
-    json_object_set_new(j, "model", json_string(model));
-    json_object_set_new(j, "ok", json_boolean(!full.failed));
+    put_stream(j, &full, url, completions, model);
     sg_buf verdict = {0};
-    if (full.failed) json_object_set_new(j, "error", json_string(full.err));
-    if (!full.failed || r->t_first_ns) {
-        int64_t reasoning = r->usage.estimated || !r->usage.reasoning_tokens
-                                ? r->reasoning_chunks
-                                : r->usage.reasoning_tokens;
-        double ttft = r->t_first_ns ? (double)(r->t_first_ns - r->t_start_ns) / 1e6 : -1;
-        int64_t toks = r->usage.completion_tokens;
-        double dur = (double)(r->t_end_ns - r->t_first_ns) / 1e9;
-        json_object_set_new(j, "dialect", json_string(r->dialect));
-        json_object_set_new(j, "reasoning_tokens", json_integer(reasoning));
-        json_object_set_new(j, "reasoning_chunks", json_integer(r->reasoning_chunks));
-        json_object_set_new(j, "content_chunks", json_integer(r->content_chunks));
-        json_object_set_new(j, "completion_tokens", json_integer(toks));
-        json_object_set_new(j, "prompt_tokens", json_integer(r->usage.prompt_tokens));
-        json_object_set_new(j, "usage_reported", json_boolean(!r->usage.estimated));
-        json_object_set_new(j, "first_token_ms", json_real(ttft));
-        json_object_set_new(j, "tokens_per_s",
-                            json_real(toks > 1 && dur > 0 ? (double)(toks - 1) / dur : 0));
-        json_object_set_new(j, "finish_reason", json_string(r->finish_reason));
-    }
-    if (!full.failed && abort_after > 0) {
-        req.max_tokens = 4096;
-        run_stream(llm, loop, &req, abort_after, &ab);
-        json_object_set_new(j, "abort_tokens_received", json_integer(ab.seen));
-        if (ab.failed) {
-            sg_buf_printf(&verdict, "the abort test failed: %s", ab.err);
-        } else if (!ab.aborted) {
-            sg_buf_printf(
-                &verdict,
-                "not tested: the answer ended after %lld tokens, before --abort-after %lld",
-                (long long)ab.seen, (long long)abort_after);
-        } else {
-            probe_stop(url, &verdict, j);
-        }
-        json_object_set_new(j, "abort", json_string(verdict.data));
-    }
+    if (!full.failed && abort_after > 0) abort_test(llm, loop, &req, abort_after, url, j, &verdict);
     sg_llm_free(llm);
     sg_curl_loop_free(cl);
     sg_loop_free(loop);
@@ -280,30 +366,8 @@ int sg_cmd_llm_check(int argc, char **argv) {
         char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("%s\n", s);
         free(s);
-    } else if (full.failed && !r->t_first_ns) {
-        fprintf(stderr, "specgen llm-check: %s\n", full.err);
     } else {
-        printf("endpoint      %s (%s)\nmodel         %s\n",
-               json_string_value(json_object_get(j, "endpoint")),
-               completions ? "completions" : "chat", model);
-        printf("dialect       %s\n", r->dialect);
-        printf("reasoning     %lld tokens%s\n",
-               (long long)json_integer_value(json_object_get(j, "reasoning_tokens")),
-               r->usage.estimated || !r->usage.reasoning_tokens ? " (counted from chunks)"
-                                                                : " (server's count)");
-        printf("content       %lld chunks\n", (long long)r->content_chunks);
-        if (r->usage.estimated)
-            printf("usage         not reported by the server (counts estimated from chunks)\n");
-        else
-            printf("usage         reported: prompt %lld, completion %lld, reasoning %lld\n",
-                   (long long)r->usage.prompt_tokens, (long long)r->usage.completion_tokens,
-                   (long long)r->usage.reasoning_tokens);
-        printf("first token   %.1f ms\nspeed         %.1f tokens/s\nfinish        %s\n",
-               json_real_value(json_object_get(j, "first_token_ms")),
-               json_real_value(json_object_get(j, "tokens_per_s")),
-               r->finish_reason[0] ? r->finish_reason : "(none)");
-        if (full.failed) printf("error         %s\n", full.err);
-        if (verdict.data) printf("abort         %s\n", verdict.data);
+        print_text(j, &full, completions, model, &verdict);
     }
     json_decref(j);
     sg_buf_free(&verdict);

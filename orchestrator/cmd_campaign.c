@@ -45,9 +45,11 @@ static const char details[] =
     "\n"
     "The tasks run --concurrency at a time on one event loop: they share the LLM endpoints\n"
     "(--max-streams running streams per endpoint) and the validation/profiling pools\n"
-    "(docs/pools.md), where tasks take turns. Each task has --per-task-time; the campaign\n"
-    "stops starting tasks and cancels the running ones when its own --budget-time or\n"
-    "--budget-tokens is spent. Without --llm, every task is served its own scripted trace\n"
+    "(docs/pools.md), where tasks take turns. Each task has --task-budget-time and\n"
+    "--task-budget-tokens (and --target, when given, overriding each task's); the campaign\n"
+    "stops starting tasks and cancels the running ones when its --campaign-budget-time or\n"
+    "--campaign-budget-tokens is spent. Without --llm, every task is served its own scripted "
+    "trace\n"
     "(prompts/traces/TASK.jsonl), so `specgen campaign suites/demo` runs anywhere.\n"
     "\n"
     "Everything is recorded in the results database (--db; `specgen results` queries it,\n"
@@ -68,18 +70,10 @@ static const char details[] =
     "Qwen/Qwen3-8B\n"
     "  specgen campaign suites/builtin --resume 3\n";
 
-/* What the parse cannot check alone: 0, or the exit status of a usage error. */
-static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc, int64_t concurrency,
-                 int64_t max_streams, int64_t resume) {
+/* What the parse cannot check alone (the ranges are the table's), as a usage error. */
+static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc) {
     sg_err err;
     if (sg_run_opts_apply(ro, rc, &err) < 0) return sg_cli_fail(spec, 2, "%s", err.msg);
-    if (concurrency < 1 || concurrency > 256)
-        return sg_cli_fail(spec, 2, "--concurrency: '%lld' must be 1..256", (long long)concurrency);
-    if (max_streams < 0 || max_streams > 4096)
-        return sg_cli_fail(spec, 2, "--max-streams: '%lld' must be 0..4096",
-                           (long long)max_streams);
-    if (resume < 0)
-        return sg_cli_fail(spec, 2, "--resume: '%lld' is not a campaign id", (long long)resume);
     /* A --db that is a FIFO or a device is bad usage, said before any task starts. */
     if (rc->db && strcmp(rc->db, "none") && sg_wfile_check(rc->db, "--db", &err) < 0)
         return sg_cli_fail(spec, 2, "%s", err.msg);
@@ -142,71 +136,49 @@ int sg_cmd_campaign(int argc, char **argv) {
     sg_run_opts ro;
     sg_run_opts_default(&ro, &rc);
     int64_t concurrency = cc.concurrency, resume = 0, max_streams = 0;
-    const sg_opt opts[] = {
-        {"tasks", SG_OPT_STR, &cc.glob, "GLOB", "only the task folders whose name matches", "all",
-         NULL, 0},
-        {"concurrency", SG_OPT_INT, &concurrency, "N", "tasks running at once", "2", NULL, 0},
-        {"budget-time", SG_OPT_DURATION, &cc.budget_ns, "T", "the whole campaign's time", "2h",
-         NULL, 0},
-        {"budget-tokens", SG_OPT_COUNT, &cc.budget_tokens, "N", "the whole campaign's tokens", "5M",
-         NULL, 0},
-        {"per-task-time", SG_OPT_DURATION, &rc.budget_ns, "T", "each task's time", "30m", NULL, 0},
-        {"per-task-tokens", SG_OPT_COUNT, &rc.budget_tokens, "N", "each task's tokens", "500k",
-         NULL, 0},
-        {"resume", SG_OPT_INT, &resume, "ID", "continue campaign ID (same suite)", NULL, NULL, 0},
-        {"db", SG_OPT_STR, &rc.db, "FILE", "results database", SG_RESULTS_DEFAULT_DB, NULL, 0},
-        {"out", SG_OPT_STR, &rc.out_dir, "DIR", "output folder (one subfolder per task)",
-         "specgen-out/campaign-ID", NULL, 0},
-        {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
-         "the embedded replay", NULL, 0},
-        {"model", SG_OPT_STR, &ro.model, "NAME", "model name the server knows", "replay", NULL, 0},
-        {"first-token-timeout", SG_OPT_DURATION, &rc.first_token_timeout_ns, "T",
-         "a stream with no token after T fails (a stalled server; warned at 10s, then every 30s)",
-         "300s", NULL, 0},
-        {"max-streams", SG_OPT_INT, &max_streams, "N", "running streams per endpoint (0: no cap)",
-         "no cap", NULL, 0},
-        {"template", SG_OPT_STR, &rc.template_name, "NAME",
-         "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL, 0},
-        {"iterations", SG_OPT_INT, &ro.iterations, "N", "most iterations per task", "5", NULL, 0},
-        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N",
-         "cap on each reasoning stream's tokens (0: the server's)", "the server's", NULL, 0},
-        {"device", SG_OPT_STR, &ro.device, "cuda|opencl", "device backend (one for all tasks)",
-         "cuda with a GPU, else opencl", NULL, 0},
-        {"devices", SG_OPT_INT, &ro.devices, "N", "devices to use (0: all)", "all", NULL, 0},
-        {"slots-per-device", SG_OPT_INT, &ro.slots, "N", "worker slots on each device", "1", NULL,
-         0},
-        {"pool", SG_OPT_STR, &rc.pool_urls, "URL[,URL]|@FILE",
-         "pool agents (`specgen pool`) whose slots join the local ones", NULL, NULL, 0},
-        {"pool-token-file", SG_OPT_STR, &rc.pool_token_file, "F", "the agents' bearer token", NULL,
-         NULL, 0},
-        {"pool-cacert", SG_OPT_STR, &rc.pool_cacert, "F", "CA certificate for https agents",
-         "the system's", NULL, 0},
-        {"pool-timeout", SG_OPT_DURATION, &rc.pool_timeout_ns, "T",
-         "an agent that has not answered for T is lost: its jobs run elsewhere", "5s", NULL, 0},
-        {"no-local", SG_OPT_FLAG, &ro.no_local, NULL, "only the --pool agents' slots", NULL, NULL,
-         0},
-        {"pools", SG_OPT_STR, &ro.pools, "MODE", "elastic or static:V/P", "elastic", NULL, 0},
-        {"policy", SG_OPT_STR, &ro.policy, "P", "specgen|sequential|parallel:N", "specgen", NULL,
-         0},
-        {"no-fork", SG_OPT_FLAG, &ro.no_fork, NULL, "ablation: never fork", NULL, NULL, 0},
-        {"early-stop", SG_OPT_FLAG, &ro.early_stop, NULL,
-         "also end an iteration when a candidate beats its start by 5% (off: measured slower, "
-         "docs/eval.md)",
-         NULL, NULL, 0},
-        {"no-early-stop", SG_OPT_FLAG, &ro.no_early_stop, NULL,
-         "end an iteration early only at the target (the default; kept for scripts)", NULL, NULL,
-         0},
-        {"fork-mode", SG_OPT_STR, &ro.fork_mode, "M", "completions or continue", "completions",
-         NULL, 0},
-        {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE", "trigger rules (JSON)",
-         "prompts/trigger.json", NULL, 0},
-        {"prompts", SG_OPT_STR, &rc.prompts_dir, "DIR", "prompt and template folder",
-         "specgen's prompts/", NULL, 0},
-        {"trace", SG_OPT_STR, &rc.trace, "FILE|DIR", "replay trace(s) for the embedded LLM",
-         "prompts/traces", NULL, 0},
-        {"speed", SG_OPT_DOUBLE, &rc.speed, "X", "embedded replay speed", "1", NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+    sg_opt opts[SG_RUN_NOPTS + 16] = {
+        {.name = "tasks",
+         .kind = SG_OPT_STR,
+         .out = &cc.glob,
+         .metavar = "GLOB",
+         .help = "only the task folders whose name matches",
+         .def = "all"},
+        {.name = "concurrency",
+         .kind = SG_OPT_INT,
+         .out = &concurrency,
+         .metavar = "N",
+         .help = "tasks running at once",
+         .def = "2",
+         .min = 1,
+         .max = 256},
+        sg_opt_shared(SG_OD_CAMPAIGN_BUDGET_TIME, &cc.budget_ns),
+        sg_opt_shared(SG_OD_CAMPAIGN_BUDGET_TOKENS, &cc.budget_tokens),
+        {.name = "resume",
+         .kind = SG_OPT_INT,
+         .out = &resume,
+         .metavar = "ID",
+         .help = "continue campaign ID (same suite)",
+         .min = 1,
+         .max = 1e9},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &rc.out_dir,
+         .metavar = "DIR",
+         .help = "output folder (one subfolder per task)",
+         .def = "specgen-out/campaign-ID",
+         .short_name = 'o'},
+        {.name = "max-streams",
+         .kind = SG_OPT_INT,
+         .out = &max_streams,
+         .metavar = "N",
+         .help = "running streams per endpoint (0: no cap)",
+         .def = "no cap",
+         .min = 0,
+         .max = 4096},
     };
+    int nopts = 0;
+    while (opts[nopts].name) nopts++;
+    sg_run_opts_table(&ro, &rc, 1, opts + nopts);
     const sg_cmd_spec spec = {"campaign",
                               "SUITE_DIR|suite.json",
                               "Optimize a whole kernel suite under time and token budgets; every "
@@ -220,7 +192,7 @@ int sg_cmd_campaign(int argc, char **argv) {
     char **args = sg_xcalloc((size_t)argc + 1, sizeof *args); /* the parse reorders argv */
     memcpy(args, argv, (size_t)argc * sizeof *args);
     int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
-    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc, concurrency, max_streams, resume);
+    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc);
     if (rcode == SG_CLI_OK) {
         cc.suite = pos[0];
         cc.concurrency = (int)concurrency;

@@ -57,70 +57,15 @@ int sg_cmd_optimize(int argc, char **argv) {
     sg_val_init_opts io;
     memset(&io, 0, sizeof io);
     sg_opt opts[64] = {
-        {"llm", SG_OPT_STR, &rc.llm_urls, "URL[,URL]", "OpenAI-compatible endpoint(s)",
-         "the embedded replay", NULL, 0},
-        {"model", SG_OPT_STR, &ro.model, "NAME", "model name the server knows", "replay", NULL, 0},
-        {"template", SG_OPT_STR, &rc.template_name, "NAME",
-         "chat template: qwen3|deepseek-r1|glm|generic", "from --model", NULL, 0},
-        {"target", SG_OPT_DOUBLE, &rc.target, "X", "target speedup over the baseline", "the task's",
-         NULL, 0},
-        {"budget-time", SG_OPT_DURATION, &rc.budget_ns, "T", "wall-time budget", "30m", NULL, 0},
-        {"budget-tokens", SG_OPT_COUNT, &rc.budget_tokens, "N", "token budget (reasoning + forks)",
-         "500k", NULL, 0},
-        {"iterations", SG_OPT_INT, &ro.iterations, "N", "most iterations", "5", NULL, 0},
-        {"first-token-timeout", SG_OPT_DURATION, &rc.first_token_timeout_ns, "T",
-         "a stream with no token after T fails (a stalled server; warned at 10s, then every 30s)",
-         "300s", NULL, 0},
-        {"max-tokens", SG_OPT_INT, &rc.max_tokens, "N",
-         "cap on each reasoning stream's tokens (0: the server's)", "the server's", NULL, 0},
-        {"device", SG_OPT_STR, &ro.device, "cuda|opencl", "device backend",
-         "cuda with a GPU, else opencl", NULL, 0},
-        {"slots-per-device", SG_OPT_INT, &ro.slots, "N",
-         "worker slots on each device (validate and profile roles)", "1", NULL, 0},
-        {"slots", SG_OPT_INT, &ro.slots, "N", "the same as --slots-per-device (older name)", NULL,
-         NULL, 0},
-        {"devices", SG_OPT_INT, &ro.devices, "N",
-         "devices to use (CUDA GPUs / OpenCL devices 0..N-1; 0: all)", "all", NULL, 0},
-        {"pool", SG_OPT_STR, &rc.pool_urls, "URL[,URL]|@FILE",
-         "pool agents (`specgen pool`) whose slots join the local ones", NULL, NULL, 0},
-        {"pool-token-file", SG_OPT_STR, &rc.pool_token_file, "F", "the agents' bearer token", NULL,
-         NULL, 0},
-        {"pool-cacert", SG_OPT_STR, &rc.pool_cacert, "F", "CA certificate for https agents",
-         "the system's", NULL, 0},
-        {"pool-timeout", SG_OPT_DURATION, &rc.pool_timeout_ns, "T",
-         "an agent that has not answered for T is lost: its jobs run elsewhere", "5s", NULL, 0},
-        {"no-local", SG_OPT_FLAG, &ro.no_local, NULL, "only the --pool agents' slots", NULL, NULL,
-         0},
-        {"pools", SG_OPT_STR, &ro.pools, "MODE",
-         "elastic (roles follow the load) or static:V/P (V validate, P profile slots)", "elastic",
-         NULL, 0},
-        {"policy", SG_OPT_STR, &ro.policy, "P", "specgen|sequential|parallel:N", "specgen", NULL,
-         0},
-        {"no-fork", SG_OPT_FLAG, &ro.no_fork, NULL, "ablation: never fork", NULL, NULL, 0},
-        {"early-stop", SG_OPT_FLAG, &ro.early_stop, NULL,
-         "also end an iteration when a candidate beats its start by 5% (off: measured slower, "
-         "docs/eval.md)",
-         NULL, NULL, 0},
-        {"no-early-stop", SG_OPT_FLAG, &ro.no_early_stop, NULL,
-         "end an iteration early only at the target (the default; kept for scripts)", NULL, NULL,
-         0},
-        {"fork-mode", SG_OPT_STR, &ro.fork_mode, "M",
-         "completions (raw prompt) or continue (chat, continue_final_message)", "completions", NULL,
-         0},
-        {"trigger", SG_OPT_STR, &rc.trigger_file, "FILE", "trigger rules (JSON)",
-         "prompts/trigger.json", NULL, 0},
-        {"out", SG_OPT_STR, &rc.out_dir, "DIR", "output folder", "specgen-out/TASK", NULL, 0},
-        {"db", SG_OPT_STR, &rc.db, "FILE", "results database (none: do not record)",
-         SG_RESULTS_DEFAULT_DB, NULL, 0},
-        {"prompts", SG_OPT_STR, &rc.prompts_dir, "DIR", "prompt and template folder",
-         "specgen's prompts/", NULL, 0},
-        {"trace", SG_OPT_STR, &rc.trace, "FILE|DIR", "replay trace(s) for the embedded LLM",
-         "prompts/traces", NULL, 0},
-        {"speed", SG_OPT_DOUBLE, &rc.speed, "X", "embedded replay speed (2 = twice as fast)", "1",
-         NULL, 0},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &rc.out_dir,
+         .metavar = "DIR",
+         .help = "output folder",
+         .def = "specgen-out/TASK",
+         .short_name = 'o'},
     };
-    int nopts = 0;
-    while (opts[nopts].name) nopts++;
+    int nopts = 1 + sg_run_opts_table(&ro, &rc, 0, opts + 1);
     sg_val_init_cli_opts(&io, opts + nopts); /* a kernel file's hints, as for `task init` */
     const sg_cmd_spec spec = {
         "optimize",
@@ -138,9 +83,6 @@ int sg_cmd_optimize(int argc, char **argv) {
     if (rcode) return 2;
     sg_err err;
     if (sg_run_opts_apply(&ro, &rc, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (rc.target < 0 || rc.target != rc.target) /* 0 (the task's) is refused by the parser */
-        return sg_cli_fail(&spec, 2, "--target: '%g' must be a speedup above 0 (2 = twice as fast)",
-                           rc.target);
     rc.task = pos[0];
     rc.init = &io;
     struct stat st;

@@ -1,6 +1,7 @@
 /* `specgen sim`: policies compared in virtual time, on the real policy code (sim_run.h). */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "common/paths.h"
 #include "common/wfile.h"
 #include "orchestrator/commands.h"
@@ -19,15 +20,15 @@ static const char details[] =
     "trigger policy, early-stop criterion, device port and pool scheduler, with modelled parts\n"
     "behind the same ports: an LLM serving model (--llm-instances, decode rate falling with\n"
     "the batch, prefill, a prefix cache) whose reasoning holds code blocks and cues where a\n"
-    "real model writes them, and --gpus simulated GPUs whose verdicts and speedups follow the\n"
+    "real model writes them, and --devices simulated GPUs whose verdicts and speedups follow the\n"
     "quality of each kernel (better the more reasoning came before it). A workload file sets\n"
     "the parameters, every value with its source or marked as an assumption: `reference` (the\n"
     "default) or `fitted` (GLM-5 and DeepSeek-V4 on H200s, the published setup), both in\n"
     "sim/workloads/; docs/eval.md.\n"
     "\n"
     "Prints, per configuration, the mean over --seeds of: end-to-end time per task (to the\n"
-    "target, or to its end when it did not reach it, under --budget-time and\n"
-    "--budget-tokens), time to the first correct kernel, timings fed back (profiling\n"
+    "target, or to its end when it did not reach it, under --task-budget-time and\n"
+    "--task-budget-tokens), time to the first correct kernel, timings fed back (profiling\n"
     "feedback), pool utilisation (all the time, and while work waited), tokens, the best\n"
     "speedup, tasks that met the target. The same seeds give the same output, byte for byte;\n"
     "wall-clock times go to stderr only.\n"
@@ -45,8 +46,9 @@ static const char details[] =
     "  specgen sim\n"
     "  specgen sim --compare --seeds 1-5\n"
     "  specgen sim --compare --workload fitted --db sim.db --plots plots/\n"
-    "  specgen sim --policy probe:1000 --gpus 16 --tasks 100\n"
-    "  specgen sim --sweep --seeds 1-3 --tasks 20\n";
+    "  specgen sim --policy probe:1000 --devices 16 --tasks 100\n"
+    "  specgen sim --sweep --seeds 1-3 --tasks 20\n"
+    "  specgen sim --compare --markdown -o table.md\n";
 
 /* "3" or "1-20". */
 static int parse_seeds(const char *s, uint64_t *from, uint64_t *to) {
@@ -290,167 +292,250 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
     return rc;
 }
 
-int sg_cmd_sim(int argc, char **argv) {
+/* The options of one `specgen sim`, parsed, then checked together. */
+typedef struct sim_args {
     sg_sim_config c;
-    sg_sim_config_default(&c);
-    int64_t in_flight = 0;
-    const char *workload = NULL, *policy = "specgen", *seeds = "1-3", *pools = "elastic",
-               *events = NULL, *db = NULL, *plots = NULL;
-    int64_t gpus = c.run.devices, slots = c.run.slots_per_device, instances = 0, tasks = c.tasks,
-            iterations = c.run.iterations, concurrency = 0;
-    int compare = 0, sweep = 0, no_prio = 0, no_kv = 0, no_early = 0, early = 0, no_fork = 0,
-        md = 0;
+    int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
+    const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
+    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md;
+    uint64_t from, to;
+} sim_args;
+
+/* What the parse cannot check alone (the ranges are the table's); fills a->c. */
+static int check_args(sim_args *a, sg_err *err) {
+    sg_sim_config *c = &a->c;
+    if (parse_seeds(a->seeds, &a->from, &a->to) < 0)
+        return sg_errf(err, "--seeds: '%s' is not N or A-B (at most 1000 seeds)", a->seeds);
+    if (c->run.target < 0) return sg_errf(err, "--target: must be above 0");
+    if (c->run.delta < 0) return sg_errf(err, "--early-stop-margin: must be above 0");
+    if (a->sweep && (a->plots || a->md))
+        return sg_errf(err, "--sweep prints its ranking only (no --plots, no --markdown)");
+    if (a->early && a->no_early)
+        return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
+    if (a->workload && load_workload(a->workload, &c->w, err) < 0) return -1;
+    if (apply_policy(a->policy, c, err) < 0) return sg_err_prefix(err, "--policy"), -1;
+    if (sg_pool_config_parse(a->pools, &c->run.pools, err) < 0) return -1;
+    c->run.in_flight = (int)a->in_flight;
+    if (a->instances) c->w.instances = (int)a->instances;
+    c->run.devices = (int)a->devices;
+    c->run.slots_per_device = (int)a->slots;
+    c->tasks = (int)a->tasks;
+    c->concurrency = (int)a->concurrency;
+    c->run.iterations = (int)a->iterations;
+    c->run.pools.fifo = a->no_prio;
+    if (a->no_kv) c->w.cache_tokens = 0;
+    c->run.early_stop = a->early || c->run.delta > 0;
+    if (a->no_fork) c->run.policy.fork = 0;
+    snprintf(c->name, sizeof c->name, "%s", a->policy);
+    return 0;
+}
+
+/* -o (the printed table goes there), --events, --plots and --db, checked and opened before
+ * anything runs; *evf: the events file. SG_WFILE_REFUSED: an output names a device, a
+ * FIFO, a link (a usage error). */
+static int open_outputs(sim_args *a, FILE **evf, sg_err *err) {
+    int orc = 0;
+    FILE *out = NULL;
+    if ((a->out && (orc = sg_wfile_check(a->out, "-o", err)) < 0) ||
+        (a->events && (orc = sg_wfile_check(a->events, "--events", err)) < 0) ||
+        (a->plots && (orc = sg_sim_plots_check(a->plots, err)) < 0))
+        return orc;
+    if (a->out && (orc = sg_wfile_fopen(a->out, 0, &out, err)) < 0) return orc;
+    if (out) { /* stdout becomes the file: every row printed goes there */
+        fflush(stdout);
+        int ok = dup2(fileno(out), STDOUT_FILENO) >= 0;
+        fclose(out);
+        if (!ok) return sg_errf(err, "cannot write %s: %s", a->out, strerror(errno));
+    }
+    if (a->db && (orc = sg_results_open(a->db, 0, &a->c.db, err)) < 0) return orc;
+    if (a->events && (orc = sg_wfile_fopen(a->events, 0, evf, err)) < 0) {
+        if (a->c.db) sg_results_close(a->c.db, NULL);
+        a->c.db = NULL;
+        return orc;
+    }
+    return 0;
+}
+
+/* The runs the options ask for, printed; 0 or -1 with err. */
+static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
+    sg_sim_config *c = &a->c;
+    int md = a->md;
+    printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
+           "seeds %llu-%llu%s\n",
+           md ? "*" : "", c->w.name, c->tasks, c->concurrency ? c->concurrency : c->tasks, c->run.devices,
+           c->run.devices == 1 ? "" : "s", c->run.slots_per_device, c->run.slots_per_device == 1 ? "" : "s",
+           c->w.instances, c->w.instances == 1 ? "" : "s", (unsigned long long)a->from,
+           (unsigned long long)a->to, md ? "*\n" : "");
+    sg_sim_print_header(md);
+    if (a->sweep) return run_sweep(c, p, a->from, a->to, err);
+    if (a->compare) return run_compare(c, p, a->from, a->to, md, a->plots, err);
+    sg_sim_row r;
+    int rc = run_seeds(c, p, a->from, a->to, a->plots != NULL, &r, err);
+    if (rc == 0) sg_sim_print_row(&r, md);
+    if (rc == 0 && a->plots) rc = sg_sim_plots(a->plots, &r, 1, err);
+    sg_sim_row_free(&r);
+    return rc;
+}
+
+int sg_cmd_sim(int argc, char **argv) {
+    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic"};
+    sg_sim_config *c = &a.c;
+    sg_sim_config_default(c);
+    a.devices = c->run.devices;
+    a.slots = c->run.slots_per_device;
+    a.tasks = c->tasks;
+    a.iterations = c->run.iterations;
     const sg_opt opts[] = {
-        {"workload", SG_OPT_STR, &workload, "W",
-         "a workload file, or the name of one in sim/workloads/ (reference, fitted)",
-         "the reference workload", NULL, 0},
-        {"policy", SG_OPT_STR, &policy, "P", "specgen|sequential|parallel:N|probe:K", "specgen",
-         NULL, 0},
-        {"seeds", SG_OPT_STR, &seeds, "A-B", "seeds to run (the mean is shown)", "1-3", NULL, 0},
-        {"gpus", SG_OPT_INT, &gpus, "N", "GPUs in the validation/profiling pool", "8", NULL, 0},
-        {"slots-per-gpu", SG_OPT_INT, &slots, "N", "slots on each GPU", "1", NULL, 0},
-        {"llm-instances", SG_OPT_INT, &instances, "N", "LLM serving instances", "the workload's",
-         NULL, 0},
-        {"tasks", SG_OPT_INT, &tasks, "N", "tasks to run", "50", NULL, 0},
-        {"concurrency", SG_OPT_INT, &concurrency, "N",
-         "tasks at once (the next starts when one ends; 0: all)", "all", NULL, 0},
-        {"target", SG_OPT_DOUBLE, &c.run.target, "X", "target speedup", "the workload's", NULL, 0},
-        {"iterations", SG_OPT_INT, &iterations, "N", "most iterations per task", "5", NULL, 0},
-        {"budget-time", SG_OPT_DURATION, &c.run.budget_ns, "T", "each task's time (virtual)", "2h",
-         NULL, 0},
-        {"budget-tokens", SG_OPT_COUNT, &c.run.budget_tokens, "N", "each task's tokens", "500k",
-         NULL, 0},
-        {"pools", SG_OPT_STR, &pools, "MODE", "elastic or static:V/P", "elastic", NULL, 0},
-        {"no-priorities", SG_OPT_FLAG, &no_prio, NULL, "jobs in arrival order", NULL, NULL, 0},
-        {"no-kvstore", SG_OPT_FLAG, &no_kv, NULL, "no prefix cache for forks", NULL, NULL, 0},
-        {"early-stop", SG_OPT_FLAG, &early, NULL,
-         "also end an iteration on a gain of 5% (--early-stop-margin) over its start", NULL, NULL,
-         0},
-        {"no-early-stop", SG_OPT_FLAG, &no_early, NULL,
-         "end an iteration early only at the target (the default)", NULL, NULL, 0},
-        {"no-fork", SG_OPT_FLAG, &no_fork, NULL, "never fork", NULL, NULL, 0},
-        {"trigger", SG_OPT_STR, &c.run.trigger_file, "FILE",
-         "specgen's trigger rules (JSON, as optimize --trigger; probe:K keeps its own)",
-         "prompts/trigger.json", NULL, 0},
-        {"early-stop-margin", SG_OPT_DOUBLE, &c.run.delta, "X",
-         "end an iteration on a gain of at least X over its start (every configuration; implies "
-         "--early-stop)",
-         "0.05 with --early-stop", NULL, 0},
-        {"in-flight", SG_OPT_INT, &in_flight, "N",
-         "forks in flight at most, overriding the trigger rules' (probe:K too)", "the rules'", NULL,
-         0},
-        {"events", SG_OPT_STR, &events, "FILE",
-         "write every task's events (JSON lines, the first configuration's first seed)", NULL, NULL,
-         0},
-        {"db", SG_OPT_STR, &db, "FILE",
-         "record every configuration and seed as a simulated campaign in this results database",
-         "not recorded", NULL, 0},
-        {"plots", SG_OPT_STR, &plots, "DIR",
-         "write DIR/time_to_target.svg and DIR/utilisation.svg (not with --sweep)", NULL, NULL, 0},
-        {"markdown", SG_OPT_FLAG, &md, NULL,
-         "the table in Markdown, with --compare the published figures beside it (docs/eval.md)",
-         NULL, NULL, 0},
-        {"compare", SG_OPT_FLAG, &compare, NULL, "specgen against three baselines and ablations",
-         NULL, NULL, 0},
-        {"sweep", SG_OPT_FLAG, &sweep, NULL,
-         "search the policy's knobs: trigger spacing, forks in flight, early-stop margin, pool "
-         "hysteresis",
-         NULL, NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        {.name = "workload",
+         .kind = SG_OPT_STR,
+         .out = &a.workload,
+         .metavar = "W",
+         .help = "a workload file, or the name of one in sim/workloads/ (reference, fitted)",
+         .def = "the reference workload"},
+        sg_opt_shared(SG_OD_POLICY, &a.policy),
+        {.name = "seeds",
+         .kind = SG_OPT_STR,
+         .out = &a.seeds,
+         .metavar = "A-B",
+         .help = "seeds to run (the mean is shown)",
+         .def = "1-3"},
+        {.name = "devices",
+         .kind = SG_OPT_INT,
+         .out = &a.devices,
+         .metavar = "N",
+         .help = "simulated devices in the validation/profiling pool (a count: they are virtual)",
+         .def = "8",
+         .deprecated = "gpus",
+         .min = 1,
+         .max = 4096,
+         .units = "devices"},
+        sg_opt_shared(SG_OD_SLOTS_PER_DEVICE, &a.slots),
+        {.name = "llm-instances",
+         .kind = SG_OPT_INT,
+         .out = &a.instances,
+         .metavar = "N",
+         .help = "LLM serving instances",
+         .def = "the workload's",
+         .min = 1,
+         .max = 4096},
+        {.name = "tasks",
+         .kind = SG_OPT_INT,
+         .out = &a.tasks,
+         .metavar = "N",
+         .help = "tasks to run",
+         .def = "50",
+         .min = 1,
+         .max = 100000},
+        {.name = "concurrency",
+         .kind = SG_OPT_INT,
+         .out = &a.concurrency,
+         .metavar = "N",
+         .help = "tasks at once (the next starts when one ends; 0: all)",
+         .def = "all",
+         .min = 0,
+         .max = 100000},
+        sg_opt_shared(SG_OD_TARGET, &c->run.target),
+        sg_opt_shared(SG_OD_ITERATIONS, &a.iterations),
+        sg_opt_shared(SG_OD_TASK_BUDGET_TIME, &c->run.budget_ns),
+        sg_opt_shared(SG_OD_TASK_BUDGET_TOKENS, &c->run.budget_tokens),
+        sg_opt_shared(SG_OD_POOLS, &a.pools),
+        {.name = "no-priorities",
+         .kind = SG_OPT_FLAG,
+         .out = &a.no_prio,
+         .help = "jobs in arrival order"},
+        {.name = "no-kvstore",
+         .kind = SG_OPT_FLAG,
+         .out = &a.no_kv,
+         .help = "no prefix cache for forks"},
+        sg_opt_shared(SG_OD_EARLY_STOP, &a.early),
+        sg_opt_shared(SG_OD_NO_EARLY_STOP, &a.no_early),
+        sg_opt_shared(SG_OD_NO_FORK, &a.no_fork),
+        sg_opt_shared(SG_OD_TRIGGER, &c->run.trigger_file),
+        {.name = "early-stop-margin",
+         .kind = SG_OPT_DOUBLE,
+         .out = &c->run.delta,
+         .metavar = "X",
+         .help = "end an iteration on a gain of at least X over its start (every "
+                 "configuration; implies --early-stop)",
+         .def = "0.05 with --early-stop",
+         .min = 1e-6,
+         .max = 100},
+        {.name = "in-flight",
+         .kind = SG_OPT_INT,
+         .out = &a.in_flight,
+         .metavar = "N",
+         .help = "forks in flight at most, overriding the trigger rules' (probe:K too)",
+         .def = "the rules'",
+         .min = 1,
+         .max = 1024},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &a.out,
+         .metavar = "FILE",
+         .help = "write the table (what is printed) to FILE",
+         .def = "stdout",
+         .short_name = 'o'},
+        {.name = "events",
+         .kind = SG_OPT_STR,
+         .out = &a.events,
+         .metavar = "FILE",
+         .help = "write every task's events (JSON lines, the first configuration's first seed)"},
+        {.name = "db",
+         .kind = SG_OPT_STR,
+         .out = &a.db,
+         .metavar = "FILE",
+         .help = "record every configuration and seed as a simulated campaign in this results "
+                 "database",
+         .def = "not recorded"},
+        {.name = "plots",
+         .kind = SG_OPT_STR,
+         .out = &a.plots,
+         .metavar = "DIR",
+         .help = "write DIR/time_to_target.svg and DIR/utilisation.svg (not with --sweep)"},
+        {.name = "markdown",
+         .kind = SG_OPT_FLAG,
+         .out = &a.md,
+         .help = "the table in Markdown, with --compare the published figures beside it "
+                 "(docs/eval.md)"},
+        {.name = "compare",
+         .kind = SG_OPT_FLAG,
+         .out = &a.compare,
+         .help = "specgen against three baselines and ablations"},
+        {.name = "sweep",
+         .kind = SG_OPT_FLAG,
+         .out = &a.sweep,
+         .help = "search the policy's knobs: trigger spacing, forks in flight, early-stop "
+                 "margin, pool hysteresis"},
+        {0},
     };
     const sg_cmd_spec spec = {
         "sim", "", "Compare policies in a virtual-time simulation.", details, opts, 0, 0};
-    char **pos;
-    int npos;
-    int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
+    int rcode = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rcode == SG_CLI_HELP) return 0;
     if (rcode) return 2;
     sg_err err;
-    uint64_t from, to;
-    if (parse_seeds(seeds, &from, &to) < 0)
-        return sg_cli_fail(&spec, 2, "--seeds: '%s' is not N or A-B (at most 1000 seeds)", seeds);
-    if (gpus < 1 || gpus > 4096)
-        return sg_cli_fail(&spec, 2, "--gpus: '%lld' must be 1..4096", (long long)gpus);
-    if (slots < 1 || slots > 16)
-        return sg_cli_fail(&spec, 2, "--slots-per-gpu: '%lld' must be 1..16", (long long)slots);
-    if (tasks < 1 || tasks > 100000)
-        return sg_cli_fail(&spec, 2, "--tasks: '%lld' must be 1..100000", (long long)tasks);
-    if (concurrency < 0 || concurrency > 100000)
-        return sg_cli_fail(&spec, 2, "--concurrency: '%lld' must be 1..100000 (0: all)",
-                           (long long)concurrency);
-    if (c.run.target < 0) return sg_cli_fail(&spec, 2, "--target: must be above 0");
-    if (iterations < 1 || iterations > 1000)
-        return sg_cli_fail(&spec, 2, "--iterations: '%lld' must be 1..1000", (long long)iterations);
-    if (instances < 0 || instances > 4096)
-        return sg_cli_fail(&spec, 2, "--llm-instances: '%lld' must be 1..4096",
-                           (long long)instances);
-    if (in_flight < 0 || in_flight > 1024)
-        return sg_cli_fail(&spec, 2, "--in-flight: '%lld' must be 1..1024", (long long)in_flight);
-    if (c.run.delta < 0) return sg_cli_fail(&spec, 2, "--early-stop-margin: must be above 0");
-    c.run.in_flight = (int)in_flight;
-    if (sweep && (plots || md))
-        return sg_cli_fail(&spec, 2, "--sweep prints its ranking only (no --plots, no --markdown)");
-    if (workload && load_workload(workload, &c.w, &err) < 0)
-        return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (apply_policy(policy, &c, &err) < 0) return sg_cli_fail(&spec, 2, "--policy: %s", err.msg);
-    if (sg_pool_config_parse(pools, &c.run.pools, &err) < 0)
-        return sg_cli_fail(&spec, 2, "%s", err.msg);
-    if (instances) c.w.instances = (int)instances;
-    c.run.devices = (int)gpus;
-    c.run.slots_per_device = (int)slots;
-    c.tasks = (int)tasks;
-    c.concurrency = (int)concurrency;
-    c.run.iterations = (int)iterations;
-    c.run.pools.fifo = no_prio;
-    if (no_kv) c.w.cache_tokens = 0;
-    if (early && no_early)
-        return sg_cli_fail(&spec, 2, "--early-stop and --no-early-stop contradict each other");
-    c.run.early_stop = early || c.run.delta > 0;
-    if (no_fork) c.run.policy.fork = 0;
-    snprintf(c.name, sizeof c.name, "%s", policy);
-
+    if (check_args(&a, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
     sg_run_prompts p;
     memset(&p, 0, sizeof p);
-    if (sg_run_prompts_load(&c.run, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
-    int orc = 0; /* SG_WFILE_REFUSED: an output names a device, a FIFO, a link: exit 2 */
-    if ((events && (orc = sg_wfile_check(events, "--events", &err)) < 0) ||
-        (plots && (orc = sg_sim_plots_check(plots, &err)) < 0) ||
-        (db && (orc = sg_results_open(db, 0, &c.db, &err)) < 0)) {
-        sg_run_prompts_free(&p);
-        return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
-    }
+    if (sg_run_prompts_load(&c->run, &p, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     FILE *evf = NULL;
-    if (events && (orc = sg_wfile_fopen(events, 0, &evf, &err)) < 0) {
+    int orc = open_outputs(&a, &evf, &err);
+    if (orc < 0) {
         sg_run_prompts_free(&p);
-        if (c.db) sg_results_close(c.db, NULL);
         return sg_cli_fail(&spec, orc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     }
-    c.events = evf;
-    printf("%sworkload %s: %d tasks (%d at once), %d GPU%s x %d slot%s, %d LLM instance%s, seeds "
-           "%llu-%llu%s\n",
-           md ? "*" : "", c.w.name, c.tasks, c.concurrency ? c.concurrency : c.tasks, c.run.devices,
-           c.run.devices == 1 ? "" : "s", c.run.slots_per_device,
-           c.run.slots_per_device == 1 ? "" : "s", c.w.instances, c.w.instances == 1 ? "" : "s",
-           (unsigned long long)from, (unsigned long long)to, md ? "*\n" : "");
-    sg_sim_print_header(md);
-    int rcx = 0;
-    if (sweep) {
-        rcx = run_sweep(&c, &p, from, to, &err);
-    } else if (compare) {
-        rcx = run_compare(&c, &p, from, to, md, plots, &err);
-    } else {
-        sg_sim_row r;
-        rcx = run_seeds(&c, &p, from, to, plots != NULL, &r, &err);
-        if (rcx == 0) sg_sim_print_row(&r, md);
-        if (rcx == 0 && plots) rcx = sg_sim_plots(plots, &r, 1, &err);
-        sg_sim_row_free(&r);
-    }
+    c->events = evf;
+    int rcx = run_all(&a, &p, &err);
     sg_run_prompts_free(&p);
     if (evf && fclose(evf) != 0 && rcx == 0) {
-        sg_errf(&err, "cannot write %s: %s", events, strerror(errno));
+        sg_errf(&err, "cannot write %s: %s", a.events, strerror(errno));
         rcx = -1;
     }
-    if (c.db && sg_results_close(c.db, rcx < 0 ? NULL : &err) < 0) rcx = -1;
+    if (a.out && fflush(stdout) != 0 && rcx == 0) {
+        sg_errf(&err, "cannot write %s: %s", a.out, strerror(errno));
+        rcx = -1;
+    }
+    if (c->db && sg_results_close(c->db, rcx < 0 ? NULL : &err) < 0) rcx = -1;
     if (rcx < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     return 0;
 }

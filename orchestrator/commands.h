@@ -15,6 +15,8 @@
 int sg_cmd_optimize(int argc, char **argv);
 int sg_cmd_campaign(int argc, char **argv);
 int sg_cmd_sim(int argc, char **argv);
+int sg_cmd_completion(int argc, char **argv); /* cmd_completion.c */
+int sg_cmd_options(int argc, char **argv);
 
 /* The table, in the order `specgen --help` lists it; ends with {NULL}. */
 extern const sg_command sg_commands[];

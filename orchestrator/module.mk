@@ -4,3 +4,8 @@
 ## make bench-llm     256 streams x 100 tokens/s from replay-llm: CPU per 1k tokens, delivery latency, trigger->fork
 bench-llm: $(SPECGEN_BIN) $(BUILD)/bench/bench_llm
 	$(BUILD)/bench/bench_llm $(CURDIR)/$(SPECGEN_BIN)
+
+.PHONY: docs-options
+## make docs-options  regenerate docs/options.md (every command's options) from the option tables
+docs-options: $(SPECGEN_BIN)
+	$(SPECGEN_BIN) options > docs/options.md

@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/loop.h"
+#include "common/opts.h"
 #include "orchestrator/port_dev.h"
 #include "orchestrator/port_llm.h"
 #include "orchestrator/task.h"
@@ -49,7 +50,9 @@ typedef struct sg_run_config {
     double speed;                 /* embedded replay speed: 1 */
     int device;                   /* an sg_dev_lang, or SG_RUN_DEVICE_AUTO */
     int slots_per_device;         /* worker slots on each device: 1 */
-    int devices;                  /* devices to use; 0: all there are */
+    int devices;                  /* devices to use (the first N); 0: all there are */
+    const int *device_ids;        /* or these devices (--devices cuda:0,1), ndevice_ids of them */
+    int ndevice_ids;              /* 0: devices decides */
     sg_pool_config pools;         /* elastic */
     sg_policy policy;             /* specgen */
     double target;                /* target speedup; 0: the task's, else 2 */
@@ -79,10 +82,17 @@ void sg_run_config_default(sg_run_config *c);
 /* The options optimize and campaign share, as given on the command line (run_opts.c). */
 typedef struct sg_run_opts {
     const char *model, *device, *policy, *pools, *fork_mode; /* NULL model/device: default */
-    int64_t iterations, slots, devices;
+    int64_t iterations, slots;
+    sg_devsel devices; /* --devices: all, the first N, or a list (common/opts.h) */
     int no_fork, early_stop, no_early_stop, no_local;
 } sg_run_opts;
 void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c);
+/* The option rows optimize and campaign share (common/opts.h's entries, writing into o and
+ * c), into rows (room for SG_RUN_NOPTS); returns how many. campaign: the task budgets'
+ * old spellings are campaign's --per-task-time/--per-task-tokens (its --budget-time and
+ * --budget-tokens were the campaign's, optimize's the task's). */
+enum { SG_RUN_NOPTS = 32 };
+int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *rows);
 /* Check them (and c's own fields set by options: max_tokens, speed, llm_urls) and fill c.
  * -1 with a message naming the option and the bad value: a usage error. */
 int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err);

@@ -13,7 +13,61 @@ void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c) {
     o->fork_mode = "completions";
     o->iterations = c->iterations;
     o->slots = c->slots_per_device;
-    o->devices = c->devices;
+    o->devices.count = c->devices;
+}
+
+/* --device and the backend a --devices list names (cuda:0,1) must agree; the list's
+ * devices go to c. The ranges of the counts are the parser's (common/opts.c). */
+static int apply_devices(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
+    const sg_devsel *d = &o->devices;
+    const char *lang = o->device;
+    if (d->lang[0] && lang && strcmp(lang, d->lang))
+        return sg_errf(err, "--device %s and --devices %s:... name different backends", lang,
+                       d->lang);
+    if (d->lang[0]) lang = d->lang;
+    sg_dev_lang l = SG_DEV_OPENCL;
+    sg_err e;
+    if (lang && sg_dev_lang_parse(lang, &l, &e) < 0) return sg_errf(err, "--device: %s", e.msg);
+    c->device = lang ? (int)l : SG_RUN_DEVICE_AUTO;
+    c->devices = d->count;
+    c->device_ids = d->n ? d->idx : NULL;
+    c->ndevice_ids = d->n;
+    return 0;
+}
+
+int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *rows) {
+    int n = 0;
+    rows[n++] = sg_opt_shared(SG_OD_LLM, &c->llm_urls);
+    rows[n++] = sg_opt_shared(SG_OD_MODEL, &o->model);
+    rows[n++] = sg_opt_shared(SG_OD_TEMPLATE, &c->template_name);
+    rows[n++] = sg_opt_shared(SG_OD_TARGET, &c->target);
+    rows[n++] = sg_opt_shared_dep(SG_OD_TASK_BUDGET_TIME, &c->budget_ns,
+                                  campaign ? "per-task-time" : "budget-time");
+    rows[n++] = sg_opt_shared_dep(SG_OD_TASK_BUDGET_TOKENS, &c->budget_tokens,
+                                  campaign ? "per-task-tokens" : "budget-tokens");
+    rows[n++] = sg_opt_shared(SG_OD_ITERATIONS, &o->iterations);
+    rows[n++] = sg_opt_shared(SG_OD_FIRST_TOKEN_TIMEOUT, &c->first_token_timeout_ns);
+    rows[n++] = sg_opt_shared(SG_OD_MAX_TOKENS, &c->max_tokens);
+    rows[n++] = sg_opt_shared(SG_OD_DEVICE, &o->device);
+    rows[n++] = sg_opt_shared(SG_OD_DEVICES, &o->devices);
+    rows[n++] = sg_opt_shared(SG_OD_SLOTS_PER_DEVICE, &o->slots);
+    rows[n++] = sg_opt_shared(SG_OD_POOL, &c->pool_urls);
+    rows[n++] = sg_opt_shared(SG_OD_POOL_TOKEN_FILE, &c->pool_token_file);
+    rows[n++] = sg_opt_shared(SG_OD_POOL_CACERT, &c->pool_cacert);
+    rows[n++] = sg_opt_shared(SG_OD_POOL_TIMEOUT, &c->pool_timeout_ns);
+    rows[n++] = sg_opt_shared(SG_OD_NO_LOCAL, &o->no_local);
+    rows[n++] = sg_opt_shared(SG_OD_POOLS, &o->pools);
+    rows[n++] = sg_opt_shared(SG_OD_POLICY, &o->policy);
+    rows[n++] = sg_opt_shared(SG_OD_NO_FORK, &o->no_fork);
+    rows[n++] = sg_opt_shared(SG_OD_EARLY_STOP, &o->early_stop);
+    rows[n++] = sg_opt_shared(SG_OD_NO_EARLY_STOP, &o->no_early_stop);
+    rows[n++] = sg_opt_shared(SG_OD_FORK_MODE, &o->fork_mode);
+    rows[n++] = sg_opt_shared(SG_OD_TRIGGER, &c->trigger_file);
+    rows[n++] = sg_opt_shared(SG_OD_DB, &c->db);
+    rows[n++] = sg_opt_shared(SG_OD_PROMPTS, &c->prompts_dir);
+    rows[n++] = sg_opt_shared(SG_OD_TRACE, &c->trace);
+    rows[n++] = sg_opt_shared(SG_OD_SPEED, &c->speed);
+    return n;
 }
 
 /* --llm's comma-separated URLs (at most 16, as run_ports.c takes them), each well formed. */
@@ -39,37 +93,23 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
     sg_err e;
     if (sg_policy_parse(o->policy, &c->policy, &e) < 0) return sg_errf(err, "--policy: %s", e.msg);
     if (o->no_fork) c->policy.fork = 0;
-    if (o->iterations < 1 || o->iterations > 1000)
-        return sg_errf(err, "--iterations: '%lld' must be 1..1000", (long long)o->iterations);
-    if (o->slots < 1 || o->slots > 64)
-        return sg_errf(err, "--slots-per-device: '%lld' must be 1..64", (long long)o->slots);
-    if (o->devices < 0 || o->devices > 64)
-        return sg_errf(err, "--devices: '%lld' must be 1..64 (0: all)", (long long)o->devices);
     if (sg_pool_config_parse(o->pools, &c->pools, err) < 0) return -1;
     if (strcmp(o->fork_mode, "completions") && strcmp(o->fork_mode, "continue"))
         return sg_errf(err, "--fork-mode: '%s' is not completions or continue", o->fork_mode);
-    if (c->max_tokens < 0)
-        return sg_errf(err, "--max-tokens: '%lld' must be 0 or more", (long long)c->max_tokens);
-    if (!(c->speed > 0)) return sg_errf(err, "--speed: must be above 0");
+    if (c->target < 0 || c->target != c->target) /* 0 (the task's) is refused by the parser */
+        return sg_errf(err, "--target: '%g' must be a speedup above 0 (2 = twice as fast)",
+                       c->target);
     if (c->llm_urls && check_urls(c->llm_urls, err) < 0) return -1;
     if (c->llm_urls && !o->model)
         return sg_errf(err, "--llm needs --model (the name the server serves)");
-    sg_dev_lang lang = SG_DEV_OPENCL;
-    if (o->device && sg_dev_lang_parse(o->device, &lang, &e) < 0)
-        return sg_errf(err, "--device: %s", e.msg);
+    if (apply_devices(o, c, err) < 0) return -1;
     if (o->no_local && !c->pool_urls)
         return sg_errf(err, "--no-local needs --pool (some slots must run the jobs)");
-    if (c->pool_timeout_ns < SG_SEC || c->pool_timeout_ns > 600 * SG_SEC)
-        return sg_errf(err, "--pool-timeout: must be between 1s and 10m");
-    if (c->first_token_timeout_ns < SG_SEC || c->first_token_timeout_ns > 24 * 3600 * SG_SEC)
-        return sg_errf(err, "--first-token-timeout: must be between 1s and 24h");
     c->no_local = o->no_local;
     if (o->model) c->model = o->model;
     c->fork_mode = strcmp(o->fork_mode, "continue") ? SG_FORK_COMPLETIONS : SG_FORK_CONTINUE;
-    c->device = o->device ? (int)lang : SG_RUN_DEVICE_AUTO;
     c->iterations = (int)o->iterations;
     c->slots_per_device = (int)o->slots;
-    c->devices = (int)o->devices;
     if (o->early_stop && o->no_early_stop)
         return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
     c->early_stop = o->early_stop;

@@ -150,7 +150,7 @@ int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_
     sg_dev_opts po;
     sg_dev_opts_default(&po);
     po.device = lang;
-    int n = c->devices, nlocal = 0, nremote = 0;
+    int n = c->ndevice_ids ? c->ndevice_ids : c->devices, nlocal = 0, nremote = 0;
     if (n == 0 && !c->no_local) { /* all of them; one when the backend cannot count */
         sg_err e2;
         n = sg_dev_count(&po, &e2);
@@ -158,7 +158,8 @@ int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_
             fprintf(stderr, "%s: %s; using one device\n", c->log_name, e2.msg);
         if (n < 1) n = 1;
     }
-    if (!c->no_local && sg_pool_local_new(loop, &po, n, c->slots_per_device, &out->local, err) < 0)
+    if (!c->no_local && sg_pool_local_new(loop, &po, c->ndevice_ids ? c->device_ids : NULL, n,
+                                          c->slots_per_device, &out->local, err) < 0)
         return -1;
     const sg_pool_slot_desc *ld = out->local ? sg_pool_local_slots(out->local, &nlocal) : NULL;
     if (c->pool_urls && remote_new(loop, c, lang, nlocal, c->no_local ? 0 : n, out, err) < 0) {

@@ -98,7 +98,7 @@ void sg_sim_print_compare(const sg_sim_row *rows, int md) {
          "and profile_s (ASSUMPTION-based)"},
         {"specgen no priorities",
          "contention for the GPUs: how many candidates wait (the utilisation while work waited), "
-         "so --gpus and the candidate rate"},
+         "so --devices and the candidate rate"},
         {"specgen no kvstore",
          "the prefix cache: cache_tokens, prefill_tok_s and the reasoning length (measured and "
          "computed, with an ASSUMPTION on the share left for prefixes)"},

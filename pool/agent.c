@@ -4,6 +4,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/opts.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -285,9 +286,10 @@ static void on_local_done(void *arg, int index, sg_pool_result *r) {
 
 /* ---- setup ---- */
 int sg_agent_new(sg_loop *loop, const sg_agent_config *cfg, sg_agent **out, sg_err *err) {
-    if (cfg->ndevices < 1 || cfg->ndevices > 64 || cfg->per_device < 1 || cfg->per_device > 64)
-        return sg_errf(err, "%d device(s) x %d slot(s): each must be 1..64", cfg->ndevices,
-                       cfg->per_device);
+    if (cfg->ndevices < 1 || cfg->ndevices > SG_DEVICES_MAX || cfg->per_device < 1 ||
+        cfg->per_device > SG_SLOTS_PER_DEVICE_MAX)
+        return sg_errf(err, "%d device(s) x %d slot(s): must be 1..%d x 1..%d", cfg->ndevices,
+                       cfg->per_device, SG_DEVICES_MAX, SG_SLOTS_PER_DEVICE_MAX);
     sg_agent *a = sg_xcalloc(1, sizeof *a);
     a->loop = loop;
     a->cfg = *cfg;
@@ -308,7 +310,7 @@ int sg_agent_new(sg_loop *loop, const sg_agent_config *cfg, sg_agent **out, sg_e
             o.cuda_device = cfg->devices[d];
         else
             o.opencl_device = cfg->devices[d];
-        if (sg_pool_local_new(loop, &o, 1, cfg->per_device, &a->local[d], err) < 0) {
+        if (sg_pool_local_new(loop, &o, NULL, 1, cfg->per_device, &a->local[d], err) < 0) {
             sg_agent_free(a);
             return -1;
         }

@@ -2,6 +2,7 @@
  * job table and the HTTP server on one real loop until SIGINT/SIGTERM (pool/agent.h). */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "common/proc.h"
@@ -23,6 +24,7 @@ static const char *details =
     "source; each runs in a sandboxed worker process, as local slots do.\n"
     "\n"
     "--devices all          every GPU CUDA sees here (else every OpenCL device; PoCL: the CPU)\n"
+    "--devices 2            the first two of them\n"
     "--devices cuda:0,1     those CUDA devices (numbers as CUDA_VISIBLE_DEVICES leaves them)\n"
     "--devices opencl:0     that OpenCL device\n"
     "\n"
@@ -80,45 +82,36 @@ static int parse_kv_memory(const char *v, void *out, sg_err *err) {
     return 0;
 }
 
-/* "all", "cuda:0,1", "opencl:0" into cfg's language and device numbers. */
-static int parse_devices(const char *s, sg_agent_config *cfg, sg_err *err) {
-    sg_dev_opts o;
-    sg_dev_opts_default(&o);
-    if (!strcmp(s, "all")) {
-        sg_err e;
-        o.device = SG_DEV_CUDA;
-        int n = sg_dev_count(&o, &e);
-        if (n < 1) {
-            o.device = SG_DEV_OPENCL;
-            n = sg_dev_count(&o, &e);
-            if (n < 1)
-                return sg_errf(err, "--devices all: no CUDA GPU and no OpenCL device: %s", e.msg);
-        }
-        if (n > 64) n = 64;
-        cfg->lang = o.device;
-        cfg->ndevices = n;
-        for (int i = 0; i < n; i++) cfg->devices[i] = i;
+/* --devices (all, the first N, or LANG:I,..; common/opts.h) into cfg's language and device
+ * numbers; all and N take CUDA's GPUs, else OpenCL's devices. */
+static int resolve_devices(const sg_devsel *d, sg_agent_config *cfg, sg_err *err) {
+    char shown[256];
+    sg_devsel_str(d, shown, sizeof shown);
+    if (d->n) {
+        if (sg_dev_lang_parse(d->lang, &cfg->lang, err) < 0) return sg_err_prefix(err, "--devices");
+        cfg->ndevices = d->n;
+        memcpy(cfg->devices, d->idx, (size_t)d->n * sizeof *d->idx);
         return 0;
     }
-    const char *colon = strchr(s, ':');
-    char lang[16];
-    if (!colon || colon - s >= (long)sizeof lang || !colon[1])
-        return sg_errf(err, "--devices '%s': expected all, cuda:N[,N...] or opencl:N[,N...]", s);
-    snprintf(lang, sizeof lang, "%.*s", (int)(colon - s), s);
-    if (sg_dev_lang_parse(lang, &cfg->lang, err) < 0) return sg_err_prefix(err, "--devices"), -1;
-    cfg->ndevices = 0;
-    for (const char *p = colon + 1; *p;) {
-        char *end;
-        long d = strtol(p, &end, 10);
-        if (end == p || d < 0 || d > 255 || (*end && *end != ','))
-            return sg_errf(err, "--devices '%s': '%s' is not a list of device numbers", s,
-                           colon + 1);
-        for (int i = 0; i < cfg->ndevices; i++)
-            if (cfg->devices[i] == d) return sg_errf(err, "--devices '%s': %ld twice", s, d);
-        if (cfg->ndevices == 64) return sg_errf(err, "--devices '%s': at most 64 devices", s);
-        cfg->devices[cfg->ndevices++] = (int)d;
-        p = *end ? end + 1 : end;
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    sg_err e;
+    o.device = SG_DEV_CUDA;
+    int n = sg_dev_count(&o, &e);
+    if (n < 1) {
+        o.device = SG_DEV_OPENCL;
+        n = sg_dev_count(&o, &e);
+        if (n < 1)
+            return sg_errf(err, "--devices %s: no CUDA GPU and no OpenCL device: %s", shown, e.msg);
     }
+    if (d->count > n)
+        return sg_errf(err, "--devices %s: this machine has %d %s device%s", shown, n,
+                       sg_dev_lang_name(o.device), n == 1 ? "" : "s");
+    if (d->count) n = d->count;
+    if (n > SG_DEVICES_MAX) n = SG_DEVICES_MAX;
+    cfg->lang = o.device;
+    cfg->ndevices = n;
+    for (int i = 0; i < n; i++) cfg->devices[i] = i;
     return 0;
 }
 
@@ -137,142 +130,63 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
     sg_loop_stop(loop);
 }
 
-int sg_cmd_pool(int argc, char **argv) {
-    static const char *listen_s, *devices_s, *token_file, *cert_file, *key_file, *cache_dir;
-    static const char *kv_listen, *kv_pass_file;
-    static uint64_t kv_memory;
-    static int64_t per_device, max_jobs;
-    static uint64_t max_body, max_task_bytes;
-    static int64_t request_timeout, max_conns, max_conns_addr, max_tasks;
-    listen_s = "127.0.0.1:9000";
-    devices_s = "all";
-    token_file = cert_file = key_file = cache_dir = kv_listen = kv_pass_file = NULL;
-    kv_memory = 0;
-    per_device = 1;
-    max_jobs = 0;
-    max_body = (uint64_t)16 << 20;
-    request_timeout = 10 * SG_SEC;
-    max_conns = 512;
-    max_conns_addr = 64;
-    max_tasks = 1000;
-    max_task_bytes = (uint64_t)1 << 30;
-    static const sg_opt opts[] = {
-        {"listen", SG_OPT_STR, &listen_s, "HOST:PORT",
-         "address to serve on (port 0: any free one, printed); beyond loopback needs "
-         "--token-file",
-         "127.0.0.1:9000", NULL, 0},
-        {"devices", SG_OPT_STR, &devices_s, "LIST", "all, cuda:0,1 or opencl:0 (see below)", "all",
-         NULL, 0},
-        {"slots-per-device", SG_OPT_INT, &per_device, "N", "worker slots on each device (1..64)",
-         "1", NULL, 0},
-        {"token-file", SG_OPT_STR, &token_file, "F",
-         "bearer token every request must carry (the file's first line)", NULL, NULL, 0},
-        {"tls-cert", SG_OPT_STR, &cert_file, "F", "serve HTTPS with this PEM certificate", NULL,
-         NULL, 0},
-        {"tls-key", SG_OPT_STR, &key_file, "F", "the certificate's PEM private key", NULL, NULL, 0},
-        {"max-body", SG_OPT_SIZE, &max_body, "SIZE", "largest request body (larger: 413)", "16M",
-         NULL, 0},
-        {"max-jobs", SG_OPT_INT, &max_jobs, "N",
-         "jobs queued or running at once (more: 429); 0: 16 per slot", "0", NULL, 0},
-        {"max-tasks", SG_OPT_INT, &max_tasks, "N",
-         "new tasks clients may store in the cache (more: 429; 1..1000000)", "1000", NULL, 0},
-        {"max-task-bytes", SG_OPT_SIZE, &max_task_bytes, "SIZE",
-         "their files' bytes together (more: 429; 1M..1T)", "1G", NULL, 0},
-        {"request-timeout", SG_OPT_DURATION, &request_timeout, "T",
-         "a request's headers and body must arrive within T, else the connection is closed; "
-         "also the idle limit of a connection (1s..10m)",
-         "10s", NULL, 0},
-        {"max-connections", SG_OPT_INT, &max_conns, "N", "connections open at once (1..100000)",
-         "512", NULL, 0},
-        {"max-connections-per-address", SG_OPT_INT, &max_conns_addr, "N",
-         "connections open at once from one client address (1..--max-connections)", "64", NULL, 0},
-        {"cache-dir", SG_OPT_STR, &cache_dir, "DIR",
-         "where tasks sent by clients are kept, by hash", "$TMPDIR/specgen-pool-UID", NULL, 0},
-        {"kv-listen", SG_OPT_STR, &kv_listen, "HOST:PORT",
-         "serve a kvstore in the memory the jobs leave spare (see below); beyond loopback "
-         "needs --kv-requirepass-file",
-         NULL, NULL, 0},
-        {"kv-memory", SG_OPT_FN, &kv_memory, "auto|SIZE",
-         "the kvstore's region; on PoCL the memory it shares with the jobs", "auto",
-         parse_kv_memory, 0},
-        {"kv-requirepass-file", SG_OPT_STR, &kv_pass_file, "F",
-         "the kvstore's password (the file's first line); clients AUTH with it", NULL, NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
-    };
-    static const sg_cmd_spec spec = {
-        "pool", "", "Run a pool agent serving validation and profiling jobs over HTTP.", NULL, opts,
-        0,      0};
-    sg_cmd_spec sp = spec;
-    sp.details = details;
-    char **pos;
-    int npos;
-    int prc = sg_cli_parse(&sp, argc, argv, &pos, &npos);
-    if (prc == SG_CLI_HELP) return 0;
-    if (prc != SG_CLI_OK) return 2;
-    if (per_device < 1 || per_device > 64)
-        return sg_cli_fail(&sp, 2, "--slots-per-device: '%lld' must be 1..64",
-                           (long long)per_device);
-    if (max_jobs < 0 || max_jobs > 100000)
-        return sg_cli_fail(&sp, 2, "--max-jobs: '%lld' must be 0..100000", (long long)max_jobs);
-    if (max_body < 4096 || max_body > ((uint64_t)1 << 30))
-        return sg_cli_fail(&sp, 2, "--max-body: must be between 4k and 1G");
-    if (max_tasks < 1 || max_tasks > 1000000)
-        return sg_cli_fail(&sp, 2, "--max-tasks: '%lld' must be 1..1000000", (long long)max_tasks);
-    if (max_task_bytes < ((uint64_t)1 << 20) || max_task_bytes > ((uint64_t)1 << 40))
-        return sg_cli_fail(&sp, 2, "--max-task-bytes: must be between 1M and 1T");
-    if (request_timeout < SG_SEC || request_timeout > 600 * SG_SEC)
-        return sg_cli_fail(&sp, 2, "--request-timeout: must be between 1s and 10m");
-    if (max_conns < 1 || max_conns > 100000)
-        return sg_cli_fail(&sp, 2, "--max-connections: '%lld' must be 1..100000",
-                           (long long)max_conns);
-    if (max_conns_addr < 1 || max_conns_addr > max_conns)
-        return sg_cli_fail(&sp, 2,
-                           "--max-connections-per-address: '%lld' must be 1..%lld "
-                           "(--max-connections)",
-                           (long long)max_conns_addr, (long long)max_conns);
-    sg_err err;
-    sg_agent_http_config hc = {.max_body = (size_t)max_body,
-                               .request_timeout_ns = request_timeout,
-                               .max_conns = (unsigned)max_conns,
-                               .max_conns_per_addr = (unsigned)max_conns_addr};
-    char host[256];
-    if (sg_net_parse_hostport(listen_s, host, sizeof host, &hc.port, &err) < 0)
-        return sg_cli_fail(&sp, 2, "--listen: %s", err.msg);
-    hc.host = host;
-    char *token = NULL, *cert = NULL, *key = NULL;
-    int rc = 2;
-    if (token_file && !(token = sg_pool_token_read("--token-file", token_file, &err))) goto usage;
-    if (!sg_net_is_loopback(host) && !token) {
-        sg_errf(&err,
-                "--listen %s: refusing to listen beyond loopback without --token-file (anyone "
-                "who can reach it could run code on this machine's devices)",
-                listen_s);
-        goto usage;
-    }
-    if (!cert_file != !key_file) {
-        sg_errf(&err, "--tls-cert and --tls-key go together");
-        goto usage;
-    }
-    if (cert_file && (!(cert = read_pem("--tls-cert", cert_file, &err)) ||
-                      !(key = read_pem("--tls-key", key_file, &err))))
-        goto usage;
-    hc.token = token;
-    hc.tls_cert = cert;
-    hc.tls_key = key;
-    sg_agent_config ac = {.per_device = (int)per_device};
-    if (parse_devices(devices_s, &ac, &err) < 0) goto usage;
-    ac.max_jobs = max_jobs ? (int)max_jobs : 16 * ac.ndevices * ac.per_device;
-    ac.max_tasks = (int)max_tasks;
-    ac.max_task_bytes = max_task_bytes;
-    char cache[4096];
-    if (cache_dir)
-        snprintf(cache, sizeof cache, "%s", cache_dir);
-    else
-        snprintf(cache, sizeof cache, "%s/specgen-pool-%u",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (unsigned)getuid());
-    ac.cache_dir = cache;
+/* The options of `specgen pool`. */
+typedef struct pool_args {
+    const char *listen_s, *token_file, *cert_file, *key_file, *cache_dir;
+    const char *kv_listen, *kv_pass_file;
+    sg_devsel devices;
+    uint64_t kv_memory, max_body, max_task_bytes;
+    int64_t per_device, max_jobs, request_timeout, max_conns, max_conns_addr, max_tasks;
+    char host[256], cache[4096];
+    char *token, *cert, *key; /* read from their files (freed by the caller) */
+} pool_args;
 
-    rc = 1;
+/* What the parse cannot check alone (the ranges are the table's), into hc and ac. */
+static int check_args(pool_args *p, sg_agent_http_config *hc, sg_agent_config *ac, sg_err *err) {
+    if (p->max_conns_addr > p->max_conns)
+        return sg_errf(err,
+                       "--max-connections-per-address: '%lld' must be 1..%lld "
+                       "(--max-connections)",
+                       (long long)p->max_conns_addr, (long long)p->max_conns);
+    *hc = (sg_agent_http_config){.max_body = (size_t)p->max_body,
+                                 .request_timeout_ns = p->request_timeout,
+                                 .max_conns = (unsigned)p->max_conns,
+                                 .max_conns_per_addr = (unsigned)p->max_conns_addr};
+    if (sg_net_parse_hostport(p->listen_s, p->host, sizeof p->host, &hc->port, err) < 0)
+        return sg_err_prefix(err, "--listen");
+    hc->host = p->host;
+    if (p->token_file && !(p->token = sg_pool_token_read("--token-file", p->token_file, err)))
+        return -1;
+    if (!sg_net_is_loopback(p->host) && !p->token)
+        return sg_errf(err,
+                       "--listen %s: refusing to listen beyond loopback without --token-file "
+                       "(anyone who can reach it could run code on this machine's devices)",
+                       p->listen_s);
+    if (!p->cert_file != !p->key_file) return sg_errf(err, "--tls-cert and --tls-key go together");
+    if (p->cert_file && (!(p->cert = read_pem("--tls-cert", p->cert_file, err)) ||
+                         !(p->key = read_pem("--tls-key", p->key_file, err))))
+        return -1;
+    hc->token = p->token;
+    hc->tls_cert = p->cert;
+    hc->tls_key = p->key;
+    *ac = (sg_agent_config){.per_device = (int)p->per_device};
+    if (resolve_devices(&p->devices, ac, err) < 0) return -1;
+    ac->max_jobs = p->max_jobs ? (int)p->max_jobs : 16 * ac->ndevices * ac->per_device;
+    ac->max_tasks = (int)p->max_tasks;
+    ac->max_task_bytes = p->max_task_bytes;
+    if (p->cache_dir)
+        snprintf(p->cache, sizeof p->cache, "%s", p->cache_dir);
+    else
+        snprintf(p->cache, sizeof p->cache, "%s/specgen-pool-%u",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (unsigned)getuid());
+    ac->cache_dir = p->cache;
+    return 0;
+}
+
+/* Serves until SIGINT/SIGTERM; the exit status (a message on stderr for 1). */
+static int serve(pool_args *p, const sg_agent_http_config *hc, sg_agent_config *ac) {
+    sg_err err;
+    int rc = 1;
     sigset_t sigs;
     sg_proc_block_stop_signals(&sigs);
     int sfd = -1;
@@ -281,19 +195,19 @@ int sg_cmd_pool(int argc, char **argv) {
     sg_agent_http *h = NULL;
     sg_agent_kv *kv = NULL;
     sg_loop *loop = sg_loop_new_real(&err);
-    if (loop && kv_listen) {
-        sg_agent_kv_config kc = {.listen = kv_listen,
-                                 .is_auto = kv_memory == 0,
-                                 .size = kv_memory,
-                                 .password_file = kv_pass_file,
-                                 .lang = ac.lang,
-                                 .ndevices = ac.ndevices,
-                                 .devices = ac.devices};
+    if (loop && p->kv_listen) {
+        sg_agent_kv_config kc = {.listen = p->kv_listen,
+                                 .is_auto = p->kv_memory == 0,
+                                 .size = p->kv_memory,
+                                 .password_file = p->kv_pass_file,
+                                 .lang = ac->lang,
+                                 .ndevices = ac->ndevices,
+                                 .devices = ac->devices};
         if (sg_agent_kv_start(loop, &kc, &kv, &err) < 0) goto out;
-        ac.hooks = sg_agent_kv_hooks(kv);
+        ac->hooks = sg_agent_kv_hooks(kv);
     }
-    if (!loop || sg_agent_new(loop, &ac, &a, &err) < 0 ||
-        !(h = sg_agent_http_start(loop, a, &hc, &err)))
+    if (!loop || sg_agent_new(loop, ac, &a, &err) < 0 ||
+        !(h = sg_agent_http_start(loop, a, hc, &err)))
         goto out;
     st.loop = loop;
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -301,10 +215,11 @@ int sg_cmd_pool(int argc, char **argv) {
         if (sfd < 0) sg_errf(&err, "signalfd failed");
         goto out;
     }
+    char shown[256];
     fprintf(stderr, "specgen pool: serving %d slot%s (%s) at %s://%s:%d%s; tasks in %s\n",
-            sg_agent_slots(a), sg_agent_slots(a) == 1 ? "" : "s", devices_s,
-            cert ? "https" : "http", host, sg_agent_http_port(h), token ? " (token required)" : "",
-            cache);
+            sg_agent_slots(a), sg_agent_slots(a) == 1 ? "" : "s",
+            sg_devsel_str(&p->devices, shown, sizeof shown), p->cert ? "https" : "http", p->host,
+            sg_agent_http_port(h), p->token ? " (token required)" : "", p->cache);
     if (kv) fprintf(stderr, "specgen pool: %s\n", sg_agent_kv_describe(kv));
     if (sg_loop_run(loop, &err) < 0) goto out;
     sg_agent_drain(a);
@@ -316,13 +231,140 @@ out:
     sg_agent_kv_free(kv); /* after the agent: its hooks use the kvstore */
     if (sfd >= 0) close(sfd);
     sg_loop_free(loop);
-    free(token);
-    free(cert);
-    free(key);
     return rc;
-usage:
-    free(token);
-    free(cert);
-    free(key);
-    return sg_cli_fail(&sp, 2, "%s", err.msg);
+}
+
+int sg_cmd_pool(int argc, char **argv) {
+    pool_args p = {.listen_s = "127.0.0.1:9000",
+                   .per_device = 1,
+                   .max_body = (uint64_t)16 << 20,
+                   .request_timeout = 10 * SG_SEC,
+                   .max_conns = 512,
+                   .max_conns_addr = 64,
+                   .max_tasks = 1000,
+                   .max_task_bytes = (uint64_t)1 << 30};
+    const sg_opt opts[] = {
+        {.name = "listen",
+         .kind = SG_OPT_STR,
+         .out = &p.listen_s,
+         .metavar = "HOST:PORT",
+         .help = "address to serve on (port 0: any free one, printed); beyond loopback needs "
+                 "--token-file",
+         .def = "127.0.0.1:9000"},
+        sg_opt_shared(SG_OD_DEVICES, &p.devices),
+        sg_opt_shared(SG_OD_SLOTS_PER_DEVICE, &p.per_device),
+        {.name = "token-file",
+         .kind = SG_OPT_STR,
+         .out = &p.token_file,
+         .metavar = "F",
+         .help = "bearer token every request must carry (the file's first line)"},
+        {.name = "tls-cert",
+         .kind = SG_OPT_STR,
+         .out = &p.cert_file,
+         .metavar = "F",
+         .help = "serve HTTPS with this PEM certificate"},
+        {.name = "tls-key",
+         .kind = SG_OPT_STR,
+         .out = &p.key_file,
+         .metavar = "F",
+         .help = "the certificate's PEM private key"},
+        {.name = "max-body",
+         .kind = SG_OPT_SIZE,
+         .out = &p.max_body,
+         .metavar = "SIZE",
+         .help = "largest request body (larger: 413)",
+         .def = "16M",
+         .min = 4096,
+         .max = 1073741824.0},
+        {.name = "max-jobs",
+         .kind = SG_OPT_INT,
+         .out = &p.max_jobs,
+         .metavar = "N",
+         .help = "jobs queued or running at once (more: 429); 0: 16 per slot",
+         .def = "0",
+         .min = 0,
+         .max = 100000},
+        {.name = "max-tasks",
+         .kind = SG_OPT_INT,
+         .out = &p.max_tasks,
+         .metavar = "N",
+         .help = "new tasks clients may store in the cache (more: 429)",
+         .def = "1000",
+         .min = 1,
+         .max = 1000000},
+        {.name = "max-task-bytes",
+         .kind = SG_OPT_SIZE,
+         .out = &p.max_task_bytes,
+         .metavar = "SIZE",
+         .help = "their files' bytes together (more: 429)",
+         .def = "1G",
+         .min = 1048576.0,
+         .max = 1099511627776.0},
+        {.name = "request-timeout",
+         .kind = SG_OPT_DURATION,
+         .out = &p.request_timeout,
+         .metavar = "T",
+         .help = "a request's headers and body must arrive within T, else the connection is "
+                 "closed; also the idle limit of a connection",
+         .def = "10s",
+         .min = 1e9,
+         .max = 600e9},
+        {.name = "max-connections",
+         .kind = SG_OPT_INT,
+         .out = &p.max_conns,
+         .metavar = "N",
+         .help = "connections open at once",
+         .def = "512",
+         .min = 1,
+         .max = 100000},
+        {.name = "max-connections-per-address",
+         .kind = SG_OPT_INT,
+         .out = &p.max_conns_addr,
+         .metavar = "N",
+         .help = "connections open at once from one client address (at most --max-connections)",
+         .def = "64",
+         .min = 1,
+         .max = 100000},
+        {.name = "cache-dir",
+         .kind = SG_OPT_STR,
+         .out = &p.cache_dir,
+         .metavar = "DIR",
+         .help = "where tasks sent by clients are kept, by hash",
+         .def = "$TMPDIR/specgen-pool-UID"},
+        {.name = "kv-listen",
+         .kind = SG_OPT_STR,
+         .out = &p.kv_listen,
+         .metavar = "HOST:PORT",
+         .help = "serve a kvstore in the memory the jobs leave spare (see below); beyond "
+                 "loopback needs --kv-requirepass-file"},
+        {.name = "kv-memory",
+         .kind = SG_OPT_FN,
+         .out = &p.kv_memory,
+         .metavar = "auto|SIZE",
+         .help = "the kvstore's region; on PoCL the memory it shares with the jobs",
+         .def = "auto",
+         .fn = parse_kv_memory},
+        {.name = "kv-requirepass-file",
+         .kind = SG_OPT_STR,
+         .out = &p.kv_pass_file,
+         .metavar = "F",
+         .help = "the kvstore's password (the file's first line); clients AUTH with it"},
+        {0},
+    };
+    const sg_cmd_spec spec = {
+        "pool",  "",   "Run a pool agent serving validation and profiling jobs over HTTP.",
+        details, opts, 0,
+        0};
+    int prc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
+    if (prc == SG_CLI_HELP) return 0;
+    if (prc != SG_CLI_OK) return 2;
+    sg_err err;
+    sg_agent_http_config hc;
+    sg_agent_config ac;
+    int rc = check_args(&p, &hc, &ac, &err) < 0 ? sg_cli_fail(&spec, 2, "%s", err.msg)
+                                                : serve(&p, &hc, &ac);
+    free(p.token);
+    free(p.cert);
+    free(p.key);
+    return rc;
 }

@@ -14,7 +14,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
 "$SPECGEN" optimize suites/demo/vector_scale --device cuda --devices 1 --slots-per-device 2 \
-    --pools static:1/1 --budget-time 120s --out "$out/run" >"$out/log" 2>&1
+    --pools static:1/1 --task-budget-time 120s --out "$out/run" >"$out/log" 2>&1
 rc=$?
 grep -E '^(end|pools|  validate|  profile|feedback):' "$out/log"
 [ $rc -eq 0 ] || { echo "optimize exited $rc:"; tail -n 20 "$out/log"; fail=1; }

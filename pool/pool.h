@@ -211,13 +211,14 @@ void sg_pool_stats_get(const sg_pool *p, sg_pool_stats *s);
 void sg_pool_load(const sg_pool *p, int *queued, int *slots);
 
 /* ---- local slots (pool/slot_local.c) ---- */
-/* ndevices x per_device slots: device d is CUDA device base->cuda_device + d or OpenCL
+/* ndevices x per_device slots (each 1..; per_device at most SG_SLOTS_PER_DEVICE_MAX): device
+ * d is ids[d], or (ids NULL) CUDA device base->cuda_device + d or OpenCL
  * device base->opencl_device + d (base->slots and base->kinds are ignored: each device
  * gets per_device workers serving validate and profile jobs). Workers start on first
  * use. Slot names read "opencl:0/1" (device 0, its second worker). */
 typedef struct sg_pool_local sg_pool_local;
-int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int per_device,
-                      sg_pool_local **out, sg_err *err);
+int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, const int *ids, int ndevices,
+                      int per_device, sg_pool_local **out, sg_err *err);
 /* The slot descriptions to create the scheduler with (owned by l). */
 const sg_pool_slot_desc *sg_pool_local_slots(const sg_pool_local *l, int *n);
 /* The scheduler to report to (before the first job). */

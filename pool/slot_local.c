@@ -5,6 +5,7 @@
 #include "pool/pool.h"
 
 #include "common/buf.h"
+#include "common/opts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,9 @@ struct sg_pool_local {
 
 static int64_t now_ms(const sg_pool_local *l) { return sg_loop_now(l->loop) / SG_MS; }
 
-int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int per_device,
-                      sg_pool_local **out, sg_err *err) {
-    if (ndevices < 1 || per_device < 1)
+int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, const int *ids, int ndevices,
+                      int per_device, sg_pool_local **out, sg_err *err) {
+    if (ndevices < 1 || per_device < 1 || per_device > SG_SLOTS_PER_DEVICE_MAX)
         return sg_errf(err, "local slots: %d device(s) x %d slot(s) per device", ndevices,
                        per_device);
     sg_pool_local *l = sg_xcalloc(1, sizeof *l);
@@ -56,9 +57,9 @@ int sg_pool_local_new(sg_loop *loop, const sg_dev_opts *base, int ndevices, int 
         o.kinds = sg_prof_kinds; /* validate and profile */
         o.nkinds = 2;
         if (base->device == SG_DEV_CUDA)
-            o.cuda_device = base->cuda_device + d;
+            o.cuda_device = ids ? ids[d] : base->cuda_device + d;
         else
-            o.opencl_device = base->opencl_device + d;
+            o.opencl_device = ids ? ids[d] : base->opencl_device + d;
         if (sg_val_pool_new(&o, &l->dev[d], err) < 0) {
             sg_pool_local_free(l);
             return -1;

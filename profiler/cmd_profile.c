@@ -5,6 +5,7 @@
 #include "common/paths.h"
 #include "common/units.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "profiler/profiler.h"
 
 #include <stdio.h>
@@ -124,6 +125,16 @@ static void print_text(const sg_val_result *vr, const sg_prof_result *pr, const 
     printf("feedback for the model:\n%s", feedback);
 }
 
+/* The feedback templates of the prompt folder (--prompts, else specgen's prompts/). */
+static int load_feedback(const char *dir, sg_feedback_templates *fb, sg_err *err) {
+    char prompts[4096];
+    if (dir)
+        snprintf(prompts, sizeof prompts, "%s", dir);
+    else if (sg_data_dir("prompts", prompts, sizeof prompts, err) < 0)
+        return -1;
+    return sg_feedback_load(prompts, fb, err);
+}
+
 int sg_cmd_profile(int argc, char **argv) {
     const char *device = NULL, *prompts_opt = NULL;
     int json = 0, no_flush = 0;
@@ -131,25 +142,67 @@ int sg_cmd_profile(int argc, char **argv) {
     int64_t timeout = 20000000000LL, ctimeout = 30000000000LL;
     double tol = 0.01;
     const sg_opt opts[] = {
-        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend",
-         "the candidate's extension, else opencl", NULL, 0},
-        {"json", SG_OPT_FLAG, &json, NULL, "print one JSON object", NULL, NULL, 0},
-        {"warmup", SG_OPT_INT, &warmup, "N", "untimed runs of each kernel first (0: none)", "2",
-         NULL, 0},
-        {"input-sets", SG_OPT_INT, &sets, "N", "input sets rotated over (1..64)", "3", NULL, 0},
-        {"min-runs", SG_OPT_INT, &min_runs, "N", "timed runs before the stability rule applies",
-         "10", NULL, 0},
-        {"max-runs", SG_OPT_INT, &max_runs, "N", "most timed runs of each kernel", "200", NULL, 0},
-        {"tol", SG_OPT_DOUBLE, &tol, "X", "relative tolerance of a stable median", "0.01", NULL, 0},
-        {"no-flush", SG_OPT_FLAG, &no_flush, NULL, "do not flush the cache before each run", NULL,
-         NULL, 0},
-        {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL, 0},
-        {"timeout", SG_OPT_DURATION, &timeout, "T",
-         "run deadline per timing batch (the worker is killed)", "20s", NULL, 0},
-        {"compile-timeout", SG_OPT_DURATION, &ctimeout, "T", "compile deadline", "30s", NULL, 0},
-        {"prompts", SG_OPT_STR, &prompts_opt, "DIR", "folder with feedback.json",
-         "specgen's prompts/", NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        {.name = "device",
+         .kind = SG_OPT_STR,
+         .out = &device,
+         .metavar = "cuda|opencl",
+         .help = "device backend",
+         .def = "the candidate's extension, else opencl"},
+        sg_opt_shared(SG_OD_JSON, &json),
+        {.name = "warmup",
+         .kind = SG_OPT_INT,
+         .out = &warmup,
+         .metavar = "N",
+         .help = "untimed runs of each kernel first (0: none)",
+         .def = "2",
+         .min = 0,
+         .max = 1000},
+        {.name = "input-sets",
+         .kind = SG_OPT_INT,
+         .out = &sets,
+         .metavar = "N",
+         .help = "input sets rotated over",
+         .def = "3",
+         .min = 1,
+         .max = 64},
+        {.name = "min-runs",
+         .kind = SG_OPT_INT,
+         .out = &min_runs,
+         .metavar = "N",
+         .help = "timed runs before the stability rule applies",
+         .def = "10",
+         .min = 1,
+         .max = 100000},
+        {.name = "max-runs",
+         .kind = SG_OPT_INT,
+         .out = &max_runs,
+         .metavar = "N",
+         .help = "most timed runs of each kernel",
+         .def = "200",
+         .min = 1,
+         .max = 100000},
+        {.name = "tol",
+         .kind = SG_OPT_DOUBLE,
+         .out = &tol,
+         .metavar = "X",
+         .help = "relative tolerance of a stable median",
+         .def = "0.01",
+         .min = 1e-6,
+         .max = 0.999},
+        {.name = "no-flush",
+         .kind = SG_OPT_FLAG,
+         .out = &no_flush,
+         .help = "do not flush the cache before each run"},
+        sg_opt_shared(SG_OD_SEED, &seed),
+        sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
+        sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
+        {.name = "prompts",
+         .kind = SG_OPT_STR,
+         .out = &prompts_opt,
+         .metavar = "DIR",
+         .help = "folder with feedback.json",
+         .def = "specgen's prompts/"},
+        {0},
     };
     const sg_cmd_spec spec = {"profile",
                               "TASK_DIR CANDIDATE",
@@ -174,24 +227,11 @@ int sg_cmd_profile(int argc, char **argv) {
     } else {
         sg_dev_lang_of_path(pos[1], &po.device);
     }
-    if (warmup < 0 || warmup > 1000)
-        return sg_cli_fail(&spec, 2, "--warmup: %lld is not 0..1000", (long long)warmup);
-    if (sets < 1 || sets > 64)
-        return sg_cli_fail(&spec, 2, "--input-sets: %lld is not 1..64", (long long)sets);
-    if (min_runs < 1 || max_runs < min_runs || max_runs > 100000)
-        return sg_cli_fail(&spec, 2,
-                           "--min-runs %lld / --max-runs %lld: need 1 <= min <= max <= 100000",
-                           (long long)min_runs, (long long)max_runs);
-    if (!(tol > 0 && tol < 1))
-        return sg_cli_fail(&spec, 2, "--tol: %g is not between 0 and 1", tol);
-    if (seed < 0) return sg_cli_fail(&spec, 2, "--seed: must not be negative");
-    char prompts[4096];
-    if (prompts_opt)
-        snprintf(prompts, sizeof prompts, "%s", prompts_opt);
-    else if (sg_data_dir("prompts", prompts, sizeof prompts, &err) < 0)
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (max_runs < min_runs) /* each one's range is the table's */
+        return sg_cli_fail(&spec, 2, "--max-runs %lld: below --min-runs %lld", (long long)max_runs,
+                           (long long)min_runs);
     sg_feedback_templates fb;
-    if (sg_feedback_load(prompts, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
+    if (load_feedback(prompts_opt, &fb, &err) < 0) return sg_cli_fail(&spec, 1, "%s", err.msg);
     sg_val_task task; /* a task's own fault is no candidate's verdict */
     if (sg_val_task_load_cli(pos[0], &task, &err) < 0) {
         sg_feedback_free(&fb);

@@ -3,6 +3,7 @@
 #include "common/proc.h"
 #include "common/net.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "replay/replay.h"
 
 #include <signal.h>
@@ -20,24 +21,43 @@ int sg_cmd_replay_llm(int argc, char **argv) {
     const char *trace = NULL, *listen = "127.0.0.1:8000";
     sg_replay_config cfg = {.speed = 1, .dialect = SG_DIALECT_VLLM};
     const sg_opt opts[] = {
-        {"trace", SG_OPT_STR, &trace, "FILE|DIR", "replay trace, or a folder of *.jsonl traces",
-         NULL, NULL, 0},
-        {"listen", SG_OPT_STR, &listen, "HOST:PORT", "address to serve on (port 0: any free port)",
-         "127.0.0.1:8000", NULL, 0},
-        {"speed", SG_OPT_DOUBLE, &cfg.speed, "X",
-         "time scale: 2 streams twice as fast as the trace", "1", NULL, 0},
-        {"dialect", SG_OPT_FN, &cfg.dialect, "D",
-         "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate", "vllm", parse_dialect, 0},
-        {"fault", SG_OPT_FN, &cfg.fault, "SPEC", "inject a fault (see below)", NULL, parse_fault,
-         0},
-        {"log-requests", SG_OPT_STR, &cfg.log_requests, "FILE",
-         "append each completion request to FILE as a JSON line (what clients sent)", NULL, NULL,
-         0},
-        {"cached-prefix", SG_OPT_FLAG, &cfg.cached_prefix, NULL,
-         "report cached prompt tokens in usage: the leading tokens a prompt shares with one "
-         "served before (as a server's prefix cache)",
-         NULL, NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        {.name = "trace",
+         .kind = SG_OPT_STR,
+         .out = &trace,
+         .metavar = "FILE|DIR",
+         .help = "replay trace, or a folder of *.jsonl traces"},
+        {.name = "listen",
+         .kind = SG_OPT_STR,
+         .out = &listen,
+         .metavar = "HOST:PORT",
+         .help = "address to serve on (port 0: any free port)",
+         .def = "127.0.0.1:8000"},
+        sg_opt_shared(SG_OD_SPEED, &cfg.speed),
+        {.name = "dialect",
+         .kind = SG_OPT_FN,
+         .out = &cfg.dialect,
+         .metavar = "D",
+         .help = "vllm|sglang|deepseek|llamacpp|raw: whose chunks to imitate",
+         .def = "vllm",
+         .fn = parse_dialect},
+        {.name = "fault",
+         .kind = SG_OPT_FN,
+         .out = &cfg.fault,
+         .metavar = "SPEC",
+         .help = "inject a fault (see below)",
+         .fn = parse_fault},
+        {.name = "log-requests",
+         .kind = SG_OPT_STR,
+         .out = &cfg.log_requests,
+         .metavar = "FILE",
+         .help = "append each completion request to FILE as a JSON line (what clients sent)"},
+        {.name = "cached-prefix",
+         .kind = SG_OPT_FLAG,
+         .out = &cfg.cached_prefix,
+         .help =
+             "report cached prompt tokens in usage: the leading tokens a prompt shares with one "
+             "served before (as a server's prefix cache)"},
+        {0},
     };
     const sg_cmd_spec spec = {
         "replay-llm",

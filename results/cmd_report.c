@@ -2,6 +2,7 @@
  * temporary name and renamed, so a failure never leaves half a report; -o naming something
  * other than a regular file (a device, a FIFO, a symbolic link) or the database is refused. */
 #include "common/cli.h"
+#include "common/opts.h"
 #include "common/wfile.h"
 #include "results/internal.h"
 
@@ -26,10 +27,22 @@ int sg_cmd_report(int argc, char **argv) {
     const char *db = SG_RESULTS_DEFAULT_DB, *out = NULL;
     int64_t campaign = 0;
     const sg_opt opts[] = {
-        {"db", SG_OPT_STR, &db, "FILE", "results database", SG_RESULTS_DEFAULT_DB, NULL, 0},
-        {"campaign", SG_OPT_INT, &campaign, "ID", "the campaign to draw", "the latest", NULL, 0},
-        {"out", SG_OPT_STR, &out, "FILE", "the HTML file to write (required)", NULL, NULL, 'o'},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        sg_opt_shared(SG_OD_DB, &db),
+        {.name = "campaign",
+         .kind = SG_OPT_INT,
+         .out = &campaign,
+         .metavar = "ID",
+         .help = "the campaign to draw",
+         .def = "the latest",
+         .min = 1,
+         .max = 1e15},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &out,
+         .metavar = "FILE",
+         .help = "the HTML file to write (required)",
+         .short_name = 'o'},
+        {0},
     };
     const sg_cmd_spec spec = {"report", "", "Write an HTML report of a campaign.", details, opts,
                               0,        0};
@@ -37,9 +50,6 @@ int sg_cmd_report(int argc, char **argv) {
     if (rc == SG_CLI_HELP) return 0;
     if (rc != SG_CLI_OK) return rc;
     if (!out) return sg_cli_fail(&spec, SG_CLI_USAGE, "missing -o FILE (the HTML file to write)");
-    if (campaign < 0)
-        return sg_cli_fail(&spec, SG_CLI_USAGE, "--campaign %lld: expected a campaign id (> 0)",
-                           (long long)campaign);
     struct stat sb;
     if (stat(db, &sb) < 0)
         return sg_cli_fail(&spec, 1,

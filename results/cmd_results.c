@@ -1,5 +1,6 @@
 /* `specgen results`: the subcommands over a read-only connection to the database. */
 #include "common/cli.h"
+#include "common/opts.h"
 #include "common/wfile.h"
 #include "results/internal.h"
 
@@ -13,6 +14,7 @@ typedef struct args {
     int64_t campaign;
     int json, csv;
     sg_results_fmt fmt;
+    FILE *to; /* stdout, or -o FILE (export opens its own) */
     sg_results *r;
     const sg_cmd_spec *spec;
 } args;
@@ -75,7 +77,9 @@ static const char *const details =
     "\n"
     "A task T is a task id or name (the latest task of that name); a CANDIDATE is its id or\n"
     "TASK:N (candidate N of the task); an iteration I is TASK:N or its id. Tables on a\n"
-    "terminal, --json or --csv for scripts. The database is opened read-only.\n"
+    "terminal, --json or --csv (--format json|csv) for scripts; show writes a table or JSON,\n"
+    "export CSV or JSON, and a format a subcommand cannot write is refused. -o FILE writes\n"
+    "to FILE instead of stdout. The database is opened read-only.\n"
     "\n"
     "Examples:\n"
     "  specgen results campaigns\n"
@@ -106,27 +110,27 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
         return -1;
     int64_t task, n;
     if (!strcmp(sub, "campaigns"))
-        return sg_results_query(r, campaigns_sql, NULL, 0, a->fmt, 60, stdout, err);
+        return sg_results_query(r, campaigns_sql, NULL, 0, a->fmt, 60, a->to, err);
     if (!strcmp(sub, "tasks"))
-        return sg_results_query(r, tasks_sql, &campaign, 1, a->fmt, 60, stdout, err);
+        return sg_results_query(r, tasks_sql, &campaign, 1, a->fmt, 60, a->to, err);
     if (!strcmp(sub, "best")) {
         if (a->task && sg_results_resolve_task(r, a->task, a->campaign, &task, err) < 0) return -1;
         const char *p[] = {campaign, a->task};
-        return sg_results_query(r, best_sql, p, 2, a->fmt, 60, stdout, err);
+        return sg_results_query(r, best_sql, p, 2, a->fmt, 60, a->to, err);
     }
     if (!strcmp(sub, "candidates") || !strcmp(sub, "iterations")) {
         if (need_task(a, sub, &task, err) < 0) return -1;
         snprintf(id, sizeof id, "%lld", (long long)task);
         const char *p[] = {id};
         return sg_results_query(r, sub[0] == 'c' ? candidates_sql : iterations_sql, p, 1, a->fmt,
-                                60, stdout, err);
+                                60, a->to, err);
     }
     if (!strcmp(sub, "show")) {
         if (!arg)
             return sg_errf(err,
                            "show needs a CANDIDATE (its id, or TASK:N such as vector_scale:2)");
         if (sg_results_resolve_candidate(r, arg, &n, err) < 0) return -1;
-        return sg_results_show_candidate(r, n, a->fmt, stdout, err);
+        return sg_results_show_candidate(r, n, a->fmt, a->to, err);
     }
     if (!strcmp(sub, "timeline")) {
         const char *ref = a->iteration ? a->iteration : arg;
@@ -138,11 +142,10 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
         snprintf(id, sizeof id, "%lld", (long long)task);
         snprintf(id2, sizeof id2, "%lld", (long long)n);
         const char *p[] = {id, id2};
-        return sg_results_query(r, timeline_sql, p, 2, a->fmt, 120, stdout, err);
+        return sg_results_query(r, timeline_sql, p, 2, a->fmt, 120, a->to, err);
     }
     if (!strcmp(sub, "export")) {
-        if (!a->format) return sg_errf(err, "export needs --format csv|json");
-        sg_results_fmt f = !strcmp(a->format, "csv") ? SG_RESULTS_CSV : SG_RESULTS_JSON;
+        sg_results_fmt f = a->fmt; /* csv or json: pick_format */
         int to_dir = a->out && f == SG_RESULTS_CSV && !a->table;
         FILE *out = stdout;
         int rc = a->out && !to_dir ? sg_wfile_check(a->out, "-o", err) : 0;
@@ -155,12 +158,33 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
     }
     if (!strcmp(sub, "query")) {
         if (!arg) return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
-        return sg_results_query_user(r, arg, a->fmt, stdout, err);
+        return sg_results_query_user(r, arg, a->fmt, a->to, err);
     }
     return sg_errf(err,
                    "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, iterations, "
                    "timeline, export, query)",
                    sub);
+}
+
+/* --format, --json and --csv into a->fmt. Each subcommand is refused a format it cannot
+ * write: show writes a table or JSON; export CSV or JSON, and needs one. */
+static int pick_format(args *a, const char *sub, sg_err *err) {
+    const char *f = a->format, *flag = a->json ? "json" : a->csv ? "csv" : NULL;
+    if (f && strcmp(f, "csv") && strcmp(f, "json") && strcmp(f, "table"))
+        return sg_errf(err, "--format '%s': expected csv, json or table", f);
+    if (a->json && a->csv) return sg_errf(err, "--json --csv: choose one of --json and --csv");
+    if (flag && f && strcmp(flag, f))
+        return sg_errf(err, "--%s and --format %s: choose one", flag, f);
+    if (!f) f = flag;
+    int is_export = !strcmp(sub, "export"), is_show = !strcmp(sub, "show");
+    if (is_export && !f) return sg_errf(err, "export needs --format csv|json (or --csv, --json)");
+    if (f && ((is_export && !strcmp(f, "table")) || (is_show && !strcmp(f, "csv"))))
+        return sg_errf(err, "results %s cannot write %s (it writes %s)", sub, f,
+                       is_export ? "csv or json" : "a table or json");
+    a->fmt = !f || !strcmp(f, "table") ? SG_RESULTS_TEXT
+             : !strcmp(f, "csv")       ? SG_RESULTS_CSV
+                                       : SG_RESULTS_JSON;
+    return 0;
 }
 
 /* What can be told wrong before the database is opened (exit 2). */
@@ -184,10 +208,9 @@ static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
     if (!strcmp(sub, "timeline") && !arg && !a->iteration)
         return sg_errf(err, "timeline needs --iteration I (TASK:N such as vector_scale:1, or an "
                             "iteration id)");
-    if (!strcmp(sub, "export") && !a->format) return sg_errf(err, "export needs --format csv|json");
     if (!strcmp(sub, "query") && !arg)
         return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
-    return 0;
+    return pick_format(a, sub, err);
 }
 
 static int open_db(args *a, sg_err *err) {
@@ -211,22 +234,76 @@ static int open_db(args *a, sg_err *err) {
     return 0;
 }
 
+/* -o FILE for a subcommand other than export (which writes a file or a folder itself):
+ * what would be printed goes there. After the open: naming the database is refused. */
+static int open_to(args *a, const char *sub, sg_err *err) {
+    a->to = stdout;
+    if (!a->out || !strcmp(sub, "export")) return 0;
+    int rc = sg_wfile_check(a->out, "-o", err);
+    return rc < 0 ? rc : sg_wfile_fopen(a->out, 0, &a->to, err);
+}
+
+/* Opens the database, runs sub, closes; the exit status. */
+static int run(args *a, const char *sub, const char *arg) {
+    sg_err err = {{0}};
+    int rc;
+    if ((rc = open_db(a, &err)) < 0 || (rc = open_to(a, sub, &err)) < 0 ||
+        (rc = run_sub(a, sub, arg, &err)) < 0) {
+        /* an -o that names a device, a FIFO, a link or the database: bad input */
+        rc = sg_cli_fail(a->spec, rc == SG_WFILE_REFUSED ? SG_CLI_USAGE : 1, "%s", err.msg);
+    } else {
+        rc = 0;
+    }
+    if (a->to && a->to != stdout && fclose(a->to) != 0 && rc == 0)
+        rc = sg_cli_fail(a->spec, 1, "cannot write %s: %s", a->out, strerror(errno));
+    sg_results_close(a->r, NULL);
+    return rc;
+}
+
 int sg_cmd_results(int argc, char **argv) {
     args a = {.db = SG_RESULTS_DEFAULT_DB};
     const sg_opt opts[] = {
-        {"db", SG_OPT_STR, &a.db, "FILE", "results database", SG_RESULTS_DEFAULT_DB, NULL, 0},
-        {"json", SG_OPT_FLAG, &a.json, NULL, "print JSON", NULL, NULL, 0},
-        {"csv", SG_OPT_FLAG, &a.csv, NULL, "print CSV with a header line", NULL, NULL, 0},
-        {"campaign", SG_OPT_INT, &a.campaign, "ID", "only this campaign (tasks, best, ...)", NULL,
-         NULL, 0},
-        {"task", SG_OPT_STR, &a.task, "T", "task id or name", NULL, NULL, 0},
-        {"iteration", SG_OPT_STR, &a.iteration, "I", "TASK:N or iteration id (timeline)", NULL,
-         NULL, 0},
-        {"format", SG_OPT_STR, &a.format, "csv|json", "export format", NULL, NULL, 0},
-        {"table", SG_OPT_STR, &a.table, "NAME", "export one table", NULL, NULL, 0},
-        {"out", SG_OPT_STR, &a.out, "FILE|DIR", "export to a file (CSV of every table: a folder)",
-         NULL, NULL, 'o'},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        sg_opt_shared(SG_OD_DB, &a.db),
+        sg_opt_shared(SG_OD_JSON, &a.json),
+        {.name = "csv",
+         .kind = SG_OPT_FLAG,
+         .out = &a.csv,
+         .help = "print CSV with a header line (--format csv)"},
+        {.name = "format",
+         .kind = SG_OPT_STR,
+         .out = &a.format,
+         .metavar = "csv|json|table",
+         .help = "output format (show: table|json; export: csv|json)",
+         .def = "table"},
+        {.name = "campaign",
+         .kind = SG_OPT_INT,
+         .out = &a.campaign,
+         .metavar = "ID",
+         .help = "only this campaign (tasks, best, ...)",
+         .min = 1,
+         .max = 1e15},
+        {.name = "task",
+         .kind = SG_OPT_STR,
+         .out = &a.task,
+         .metavar = "T",
+         .help = "task id or name"},
+        {.name = "iteration",
+         .kind = SG_OPT_STR,
+         .out = &a.iteration,
+         .metavar = "I",
+         .help = "TASK:N or iteration id (timeline)"},
+        {.name = "table",
+         .kind = SG_OPT_STR,
+         .out = &a.table,
+         .metavar = "NAME",
+         .help = "export one table"},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &a.out,
+         .metavar = "FILE|DIR",
+         .help = "write to FILE instead of stdout (export in CSV of every table: a folder)",
+         .short_name = 'o'},
+        {0},
     };
     const sg_cmd_spec spec = {
         "results", "SUBCOMMAND [ARG]", "Query the results database.", details, opts, 1, 2};
@@ -236,11 +313,6 @@ int sg_cmd_results(int argc, char **argv) {
     int rc = sg_cli_parse(&spec, argc, argv, &pos, &npos);
     if (rc == SG_CLI_HELP) return 0;
     if (rc != SG_CLI_OK) return rc;
-    if (a.json && a.csv) return usage(&a, "%s: choose one of --json and --csv", "--json --csv");
-    a.fmt = a.json ? SG_RESULTS_JSON : a.csv ? SG_RESULTS_CSV : SG_RESULTS_TEXT;
-    if (a.format && strcmp(a.format, "csv") && strcmp(a.format, "json"))
-        return usage(&a, "--format '%s': expected csv or json", a.format);
-    if (a.campaign < 0) return usage(&a, "--campaign %s: expected a campaign id (> 0)", "");
     const char *sub = pos[0], *arg = npos > 1 ? pos[1] : NULL;
     static const char *const with_arg[] = {"show", "query", "timeline"};
     int takes = 0;
@@ -248,12 +320,5 @@ int sg_cmd_results(int argc, char **argv) {
     if (arg && !takes) return usage(&a, "unexpected argument '%s'", arg);
     sg_err err = {{0}};
     if (check_usage(&a, sub, arg, &err) < 0) return sg_cli_fail(&spec, SG_CLI_USAGE, "%s", err.msg);
-    if ((rc = open_db(&a, &err)) < 0 || (rc = run_sub(&a, sub, arg, &err)) < 0) {
-        /* an -o that names a device, a FIFO, a link or the database: bad input */
-        rc = sg_cli_fail(&spec, rc == SG_WFILE_REFUSED ? SG_CLI_USAGE : 1, "%s", err.msg);
-        sg_results_close(a.r, NULL);
-        return rc;
-    }
-    sg_results_close(a.r, NULL);
-    return 0;
+    return run(&a, sub, arg);
 }

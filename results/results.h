@@ -33,6 +33,7 @@
 #define SG_RESULTS_H
 
 #include "common/err.h"
+#include "common/opts.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -41,7 +42,7 @@
 typedef struct sg_results sg_results;
 
 /* The default database of every command: specgen-out/results.db. */
-#define SG_RESULTS_DEFAULT_DB "specgen-out/results.db"
+#define SG_RESULTS_DEFAULT_DB SG_DB_DEFAULT /* common/opts.h: the --db row */
 
 /* A path that is not a regular file (a device, a FIFO, a folder: after symbolic links) is
  * refused (SG_WFILE_REFUSED, common/wfile.h); while open, the database is protected from

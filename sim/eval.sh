@@ -30,9 +30,9 @@ scale() {
         "runs its whole $budget budget (target out of reach, iterations and tokens uncapped)," \
         "so $(((tasks + conc - 1) / conc)) rounds of $budget of virtual time (goal: 24 h in under ${goal} s on one core)"
     local TIMEFORMAT='%R %U %S'
-    { time "${pin[@]}" "$specgen" sim --tasks "$tasks" --gpus 64 --seeds 1 --llm-instances "$llm" \
-        --concurrency "$conc" --target 10 --iterations 1000 --budget-time "$budget" \
-        --budget-tokens 1000000000 >"$tmp/out" 2>"$tmp/err"; } 2>"$tmp/time"
+    { time "${pin[@]}" "$specgen" sim --tasks "$tasks" --devices 64 --seeds 1 --llm-instances "$llm" \
+        --concurrency "$conc" --target 10 --iterations 1000 --task-budget-time "$budget" \
+        --task-budget-tokens 1000000000 >"$tmp/out" 2>"$tmp/err"; } 2>"$tmp/time"
     cat "$tmp/out"
     local span util utilq feedback wall user sys
     span=$(sed -n 's/.*(\([0-9.]*\) virtual s each).*/\1/p' "$tmp/err" | head -1)

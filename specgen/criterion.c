@@ -1,5 +1,7 @@
 #include "specgen/criterion.h"
 
+#include "common/opts.h"
+
 static const char *const names[] = {"continue",    "end_iteration", "target",
                                     "budget_time", "budget_tokens", "budget_iterations"};
 
@@ -8,7 +10,7 @@ const char *sg_crit_name(sg_crit c) {
 }
 
 void sg_criterion_default(sg_criterion *c) {
-    c->target_speedup = 2.0;
+    c->target_speedup = SG_TARGET_DEFAULT; /* common/opts.h: --target's default */
     c->delta = 0.05;
     c->early_stop = 1;
     c->budget_ns = 30LL * 60 * 1000000000LL;

@@ -37,7 +37,13 @@ int sg_cmd_task(int argc, char **argv) {
     sg_val_init_opts io;
     memset(&io, 0, sizeof io);
     sg_opt opts[SG_VAL_INIT_NOPTS + 2] = {
-        {"out", SG_OPT_STR, &out, "DIR", "output folder", "./KERNEL_NAME", NULL, 0},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &out,
+         .metavar = "DIR",
+         .help = "output folder",
+         .def = "./KERNEL_NAME",
+         .short_name = 'o'},
     };
     sg_val_init_cli_opts(&io, opts + 1); /* the last entry stays {NULL}: the end */
     const sg_cmd_spec spec = {"task",

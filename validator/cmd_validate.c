@@ -2,6 +2,7 @@
  * task's reference in a sandboxed worker. */
 #include "common/buf.h"
 #include "common/cli.h"
+#include "common/opts.h"
 #include "validator/validator.h"
 
 #include <errno.h>
@@ -49,21 +50,48 @@ static int read_candidate(const char *path, sg_buf *b, sg_err *err) {
     return sg_errf(err, "%s", sg_read_error(why, sizeof why, path, SG_SOURCE_MAX));
 }
 
+/* One result as one JSON line, naming the candidate's file when there is one. */
+static void print_json_line(const char *path, const sg_val_result *r) {
+    char *s = sg_val_result_json(r);
+    sg_buf line = {0};
+    if (path) {
+        sg_buf_append_str(&line, "{\"candidate\":");
+        sg_buf_append_json_string(&line, path);
+        sg_buf_printf(&line, ",%s", s + 1);
+    } else {
+        sg_buf_append_str(&line, s);
+    }
+    printf("%s\n", line.data);
+    sg_buf_free(&line);
+    free(s);
+}
+
 int sg_cmd_validate(int argc, char **argv) {
     const char *device = NULL, *arch = NULL;
     int compile_only = 0, json = 0;
     int64_t seed = 0, timeout = 20000000000LL, ctimeout = 30000000000LL;
     const sg_opt opts[] = {
-        {"device", SG_OPT_STR, &device, "cuda|opencl", "device backend", "see below", NULL, 0},
-        {"compile-only", SG_OPT_FLAG, &compile_only, NULL, "compile, do not run", NULL, NULL, 0},
-        {"arch", SG_OPT_STR, &arch, "sm_XX", "CUDA architecture to compile for", "the GPU's", NULL,
-         0},
-        {"json", SG_OPT_FLAG, &json, NULL, "print the result as one JSON object", NULL, NULL, 0},
-        {"seed", SG_OPT_INT, &seed, "N", "random seed for the inputs", "fresh each run", NULL, 0},
-        {"timeout", SG_OPT_DURATION, &timeout, "T", "run deadline (the worker is killed)", "20s",
-         NULL, 0},
-        {"compile-timeout", SG_OPT_DURATION, &ctimeout, "T", "compile deadline", "30s", NULL, 0},
-        {NULL, 0, NULL, NULL, NULL, NULL, NULL, 0},
+        {.name = "device",
+         .kind = SG_OPT_STR,
+         .out = &device,
+         .metavar = "cuda|opencl",
+         .help = "device backend",
+         .def = "see below"},
+        {.name = "compile-only",
+         .kind = SG_OPT_FLAG,
+         .out = &compile_only,
+         .help = "compile, do not run"},
+        {.name = "arch",
+         .kind = SG_OPT_STR,
+         .out = &arch,
+         .metavar = "sm_XX",
+         .help = "CUDA architecture to compile for",
+         .def = "the GPU's"},
+        sg_opt_shared(SG_OD_JSON, &json),
+        sg_opt_shared(SG_OD_SEED, &seed),
+        sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
+        sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
+        {0},
     };
     const sg_cmd_spec spec = {"validate",
                               "TASK_DIR [CANDIDATE...]",
@@ -91,7 +119,6 @@ int sg_cmd_validate(int argc, char **argv) {
     }
     if (arch && (strncmp(arch, "sm_", 3) || !arch[3]))
         return sg_cli_fail(&spec, 2, "--arch: '%s' is not an architecture like sm_90", arch);
-    if (seed < 0) return sg_cli_fail(&spec, 2, "--seed: must not be negative");
     o.arch = arch;
     o.compile_only = compile_only;
     o.run_timeout_ms = timeout / 1000000;
@@ -127,18 +154,7 @@ int sg_cmd_validate(int argc, char **argv) {
             return sg_cli_fail(&spec, 1, "%s", err.msg);
         }
         if (json) {
-            char *s = sg_val_result_json(&r);
-            sg_buf line = {0};
-            if (path) {
-                sg_buf_append_str(&line, "{\"candidate\":");
-                sg_buf_append_json_string(&line, path);
-                sg_buf_printf(&line, ",%s", s + 1);
-            } else {
-                sg_buf_append_str(&line, s);
-            }
-            printf("%s\n", line.data);
-            sg_buf_free(&line);
-            free(s);
+            print_json_line(path, &r);
         } else {
             if (n > 1) printf("== %s\n", path);
             sg_val_result_print(&r, stdout);

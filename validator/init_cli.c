@@ -14,18 +14,37 @@ static int add_count(const char *value, void *out, sg_err *err) {
 
 int sg_val_init_cli_opts(sg_val_init_opts *io, struct sg_opt *out) {
     const sg_opt opts[SG_VAL_INIT_NOPTS] = {
-        {"kernel", SG_OPT_STR, &io->kernel, "NAME",
-         "which kernel of the file; NAME<ARGS> instantiates a template", "the first", NULL, 0},
-        {"size", SG_OPT_FN, io, "NAME=VALUE", "value of a size (repeatable)", NULL, add_size, 0},
-        {"count", SG_OPT_FN, io, "BUF=EXPR",
-         "element count of a buffer, a size expression; new names become sizes (repeatable)",
-         "inferred", add_count, 0},
-        {"launch", SG_OPT_STR, &io->launch, "PLAN",
-         "the launch line's keys: \"grid=... block=... [smem=...]\" (replaces the file's "
-         "//@launch line)",
-         "inferred", NULL, 0},
-        {"force", SG_OPT_FLAG, &io->force, NULL, "overwrite the files of an existing task folder",
-         NULL, NULL, 0},
+        {.name = "kernel",
+         .kind = SG_OPT_STR,
+         .out = &io->kernel,
+         .metavar = "NAME",
+         .help = "which kernel of the file; NAME<ARGS> instantiates a template",
+         .def = "the first"},
+        {.name = "size",
+         .kind = SG_OPT_FN,
+         .out = io,
+         .metavar = "NAME=VALUE",
+         .help = "value of a size (repeatable)",
+         .fn = add_size},
+        {.name = "count",
+         .kind = SG_OPT_FN,
+         .out = io,
+         .metavar = "BUF=EXPR",
+         .help =
+             "element count of a buffer, a size expression; new names become sizes (repeatable)",
+         .def = "inferred",
+         .fn = add_count},
+        {.name = "launch",
+         .kind = SG_OPT_STR,
+         .out = &io->launch,
+         .metavar = "PLAN",
+         .help = "the launch line's keys: \"grid=... block=... [smem=...]\" (replaces the file's "
+                 "//@launch line)",
+         .def = "inferred"},
+        {.name = "force",
+         .kind = SG_OPT_FLAG,
+         .out = &io->force,
+         .help = "overwrite the files of an existing task folder"},
     };
     for (int i = 0; i < SG_VAL_INIT_NOPTS; i++) out[i] = opts[i];
     return SG_VAL_INIT_NOPTS;

@@ -266,7 +266,7 @@ int main(int argc, char **argv) {
     R.ms = sg_xcalloc((size_t)total, sizeof(double));
     L.work_ms = sg_xcalloc((size_t)total, sizeof(double));
     R.work_ms = sg_xcalloc((size_t)total, sizeof(double));
-    if (sg_pool_local_new(b.loop, &o, 1, 1, &local, &err) < 0) goto fail;
+    if (sg_pool_local_new(b.loop, &o, NULL, 1, 1, &local, &err) < 0) goto fail;
     const sg_pool_slot_desc *ld = sg_pool_local_slots(local, &nl);
     if (sg_pool_new(b.loop, &cfg, ld, nl, &sg_pool_local_ops, local, &L.pool, &err) < 0) goto fail;
     sg_pool_local_bind(local, L.pool);

@@ -218,7 +218,7 @@ static int run_real(const char *root, const char *pools, result *r) {
     o.device = SG_DEV_OPENCL;
     sg_pool_local *local;
     int n;
-    if (sg_dev_count(&o, &err) < 1 || sg_pool_local_new(b.loop, &o, 1, 2, &local, &err) < 0) {
+    if (sg_dev_count(&o, &err) < 1 || sg_pool_local_new(b.loop, &o, NULL, 1, 2, &local, &err) < 0) {
         fprintf(stderr, "bench_pool: real slots: %s\n", err.msg);
         sg_buf_free(&src);
         sg_loop_free(b.loop);

@@ -16,8 +16,8 @@ check_output "an unknown command is named" "'frobnicate' is not a command" "$SPE
 check_fails "no command exits 2" 2 "$SPECGEN"
 check_output "a bad number names option and value" "--target: 'abc' is not a number" \
     "$SPECGEN" optimize x --target abc
-check_output "a bad duration names option and value" "--budget-time: '5 parsecs' is not a duration" \
-    "$SPECGEN" optimize x --budget-time '5 parsecs'
+check_output "a bad duration names option and value" "--task-budget-time: '5 parsecs' is not a duration" \
+    "$SPECGEN" optimize x --task-budget-time '5 parsecs'
 check_output "a missing value is reported" "option '--target' needs a value" "$SPECGEN" optimize x --target
 check_output "--log-level rejects bad levels" "--log-level: 'loud'" "$SPECGEN" --log-level loud optimize
 # short options (sg_opt.short_name): -o VALUE, -oVALUE, -o=VALUE; unknown ones are named

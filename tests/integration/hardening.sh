@@ -48,7 +48,7 @@ if [ $have_cl = 1 ]; then
       tail -n +3 $task/baseline.cl; } >"$t/scratch.cl"
     check_output "validate: 3 GiB of scratch is refused with the limit" \
         "^launch_error: //@scratch s3: the plan's scratch buffers take 3221225472 bytes .*over the limit of 2147483648 bytes" \
-        "$SPECGEN" validate $task "$t/scratch.cl" --device opencl --timeout 20s
+        "$SPECGEN" validate $task "$t/scratch.cl" --device opencl --run-timeout 20s
 else
     skip "validate: 3 GiB of scratch is refused" "no OpenCL platform"
 fi
@@ -56,7 +56,7 @@ fi
 # ---- 14: messages name the value given ----
 check_output "kvstore --memory 1M names 1048576 bytes, not 0" \
     "needs at least 2 MiB \(got 1048576 bytes\)" "$SPECGEN" kvstore --memory 1M --listen 127.0.0.1:0
-check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1' must be a speedup above 0" \
+check_output "optimize --target -1 is refused" "^specgen optimize: --target: '-1' must be 0\.01\.\.1000" \
     "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 check_fails "  ... as a usage error" 2 "$SPECGEN" optimize $task --target -1 --out "$t/tneg"
 
@@ -70,7 +70,7 @@ if [ $have_cl = 1 ]; then
     tail -n +3 $task/baseline.cl | sed '2s/;$/ +;/' >"$t/syntax.cl"
     check_output "validate: the compiler's log names the candidate's own line (2)" \
         "\.cl:2:[0-9]+: (error: )?expected expression" \
-        "$SPECGEN" validate $task "$t/syntax.cl" --device opencl --timeout 20s
+        "$SPECGEN" validate $task "$t/syntax.cl" --device opencl --run-timeout 20s
 else
     skip "validate: the compiler's log names the candidate's own line" "no OpenCL platform"
 fi
@@ -103,7 +103,7 @@ check "  ... and no task folder was written" test ! -e "$t/ti1/task.json" -a ! -
 if [ $have_cl = 1 ]; then
     OPENAI_API_KEY=sk-issue17-secret SPECGEN_API_KEY=sg-issue17-secret MY_DB_PASSWORD=pw-issue17 \
         POCL_ISSUE17=kept "$SPECGEN" validate $task tests/hostile/opencl/infinite_loop.cl \
-        --device opencl --timeout 30s >/dev/null 2>&1 &
+        --device opencl --run-timeout 30s >/dev/null 2>&1 &
     vpid=$!
     on_exit "kill $vpid"
     worker=

@@ -14,22 +14,22 @@ zero() { # DESC OPTION-IN-MESSAGE COMMAND...: a usage error (exit 2) naming the 
     check_fails "$desc: exit 2" 2 "$@"
     check_output "$desc: names $opt and what it takes" "$opt [^ ]+: 0 is not accepted here .*give a" "$@"
 }
-zero "sim --budget-time 0" --budget-time "$SPECGEN" sim --budget-time 0
+zero "sim --task-budget-time 0" --task-budget-time "$SPECGEN" sim --task-budget-time 0
 zero "sim --target 0" --target "$SPECGEN" sim --target 0
-zero "campaign --per-task-time 0s" --per-task-time "$SPECGEN" campaign suites/demo --per-task-time 0s --db none --out "$t/z"
-zero "campaign --budget-tokens 0" --budget-tokens "$SPECGEN" campaign suites/demo --budget-tokens 0 --db none --out "$t/z"
+zero "campaign --task-budget-time 0s" --task-budget-time "$SPECGEN" campaign suites/demo --task-budget-time 0s --db none --out "$t/z"
+zero "campaign --campaign-budget-tokens 0" --campaign-budget-tokens "$SPECGEN" campaign suites/demo --campaign-budget-tokens 0 --db none --out "$t/z"
 zero "kvstore --self-test 0" --self-test "$SPECGEN" kvstore --self-test 0
 zero "optimize --target 0.0" --target "$SPECGEN" optimize $task --target 0.0 --db none --out "$t/z"
 zero "llm-check --idle-timeout 0" --idle-timeout "$SPECGEN" llm-check --llm http://127.0.0.1:9 --idle-timeout 0
 zero "validate --seed 0" --seed "$SPECGEN" validate $task --seed 0
 check_output "the message says what a duration takes" \
-    'give a duration above 0 \(90, 250ms, 30s, 30m, 2h\)' "$SPECGEN" sim --budget-time 0ms
+    'give a duration above 0 \(90, 250ms, 30s, 30m, 2h\)' "$SPECGEN" sim --task-budget-time 0ms
 # An option whose --help says what 0 means takes it.
-check_output "kvstore --help says what --timeout 0 means" '--timeout DURATION .*\(0: never\)' "$SPECGEN" kvstore --help
-check "kvstore --timeout 0 (0: never) is taken" "$SPECGEN" kvstore --memory 4M --timeout 0 --self-test 4M
+check_output "kvstore --help says what --idle-timeout 0 means" '--idle-timeout DURATION .*\(0: never\)' "$SPECGEN" kvstore --help
+check "kvstore --idle-timeout 0 (0: never) is taken" "$SPECGEN" kvstore --memory 4M --idle-timeout 0 --self-test 4M
 check_output "campaign --help says what --max-streams 0 means" '--max-streams N .*\(0: no cap\)' "$SPECGEN" campaign --help
 check_output "sim --help says what --concurrency 0 means" '--concurrency N .*0: all' "$SPECGEN" sim --help
-check "sim --concurrency 0 (0: all) is taken" "$SPECGEN" sim --concurrency 0 --tasks 2 --seeds 1 --gpus 1
+check "sim --concurrency 0 (0: all) is taken" "$SPECGEN" sim --concurrency 0 --tasks 2 --seeds 1 --devices 1
 
 # ---- 24.9: --policy probe:0, --workload /nonexistent, a malformed --llm URL ----
 check_output "sim --policy probe:0 says what probe:K takes" "'probe:0': probe:K needs K" "$SPECGEN" sim --policy probe:0

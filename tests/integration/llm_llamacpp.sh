@@ -65,7 +65,7 @@ if clinfo -l 2>/dev/null | grep -q Platform; then
     opt=$TMPDIR_TEST/opt
     check "specgen optimize runs an iteration on llama-cpp-python" \
         "$SPECGEN" optimize "$SPECGEN_ROOT/suites/demo/vector_scale" --device opencl --llm "$URL" \
-        --model smollm2 --template generic --iterations 1 --max-tokens 200 --budget-time 5m --out "$opt"
+        --model smollm2 --template generic --iterations 1 --max-tokens 200 --task-budget-time 5m --out "$opt"
     check_output "it ended on its iteration budget" '"end": "budget_iterations"' cat "$opt/summary.json"
     check_output "its answer was recorded as a candidate (with its fate)" \
         '"ev":"candidate".*"origin":"final".*"status":"(no_kernel|submitted)"' cat "$opt/events.jsonl"

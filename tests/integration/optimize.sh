@@ -168,11 +168,11 @@ check_output "an unreachable LLM ends with a clear error" "reasoning stream fail
 # Without --llm, a task the scripted traces are not for says so (how to pass --llm)
 # instead of serving another task's trace; --trace FILE still replays what it is given.
 check_fails "no --llm on a task without a scripted trace: exit 1" 1 \
-    "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --budget-time 20s \
+    "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --task-budget-time 20s \
     --db none --out "$out/notrace"
 check_output "  ... saying there is no trace for it and to pass --llm" \
     'no scripted trace for task softmax.*Pass --llm URL --model NAME' \
-    "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --budget-time 20s \
+    "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --task-budget-time 20s \
     --db none --out "$out/notrace"
 check "  ... a task the traces are for still runs (row_sum)" "$SPECGEN" optimize suites/demo/row_sum \
     --device opencl --iterations 1 --db none --out "$out/rowsum"

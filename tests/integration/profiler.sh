@@ -12,7 +12,7 @@ check_output "--help teaches the method" 'interleaved' "$SPECGEN" profile --help
 check_fails "a missing CANDIDATE is a usage error" 2 "$SPECGEN" profile $task
 check_output "a bad --input-sets value is named" '--input-sets 0: 0 is not accepted here' \
     "$SPECGEN" profile $task $c/slow4x.cl --input-sets 0
-check_output "a bad --tol value is named" 'tol: 2 is not between 0 and 1' \
+check_output "a bad --tol value is named" "--tol: '2' must be 1e-06\.\.0\.999" \
     "$SPECGEN" profile $task $c/slow4x.cl --tol 2
 check_output "an unreadable candidate is named" 'candidate /nonexistent.cl: cannot read' \
     "$SPECGEN" profile $task /nonexistent.cl
@@ -82,7 +82,7 @@ check_output "a kernel that changes its input only when launched again is caught
 
 check_output "a kernel that hangs while being timed is killed at the run deadline" \
     'passed validation but could not be timed: .*did not finish within 2000 ms.*the worker was killed' \
-    "$SPECGEN" profile $task $c/hang_second.cl --timeout 2s
+    "$SPECGEN" profile $task $c/hang_second.cl --run-timeout 2s
 
 if [ -e /dev/nvidiactl ]; then
     skip "cuda without a GPU explains itself" "this machine has an NVIDIA GPU"

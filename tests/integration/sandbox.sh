@@ -32,7 +32,7 @@ spellings() { # ext body: writes tri, ff, cr candidates including the secret by 
     printf 'int zz;\r#include "%s"\n%s\n' "$secret_dir/secret.h" "$2" >"$TMPDIR_TEST/cr.$1"
 }
 task=suites/demo/vector_scale
-lim=(--timeout 5s --compile-timeout 20s --json)
+lim=(--run-timeout 5s --compile-timeout 20s --json)
 
 spellings cl "$body_cl"
 out=$("$SPECGEN" validate $task "$TMPDIR_TEST"/{tri,ff,cr}.cl "${lim[@]}" 2>&1)

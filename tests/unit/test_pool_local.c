@@ -105,7 +105,7 @@ static void test_local_slots(void **state) {
     o.run_timeout_ms = 60000; /* the hang is ended by the cancel, not by the deadline */
     if (sg_dev_count(&o, &err) < 1) skip();
     sg_pool_local *local;
-    assert_int_equal(sg_pool_local_new(loop, &o, 1, 2, &local, &err), 0);
+    assert_int_equal(sg_pool_local_new(loop, &o, NULL, 1, 2, &local, &err), 0);
     int n;
     const sg_pool_slot_desc *d = sg_pool_local_slots(local, &n);
     assert_int_equal(n, 2);

@@ -107,7 +107,7 @@ with Server() as srv:
     slow = Raw(srv.port, timeout=30)
     slow.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
     slow.send(encode("GET", "bp") * 40)
-    time.sleep(0.5)  # (well under --timeout 1s, or r would be closed as idle)
+    time.sleep(0.5)  # (well under --idle-timeout 1s, or r would be closed as idle)
     ok(r.cmd("DEL", "bp") == b":1\r\n", "another client is served while one is back-pressured")
     full = b"$%d\r\n" % len(val) + val + b"\r\n"
     kinds = []
@@ -134,8 +134,8 @@ with Server() as srv:
     rc = srv.stop()
     ok(rc == 0, "kvstore exits 0 on SIGTERM (and clean under AddressSanitizer)", srv.output()[-3000:])
 
-# Limits, on a server of their own: --maxclients 2, --timeout 1s.
-with Server("--maxclients", "2", "--timeout", "1s") as srv:
+# Limits, on a server of their own: --maxclients 2, --idle-timeout 1s.
+with Server("--maxclients", "2", "--idle-timeout", "1s") as srv:
     time.sleep(0.3)  # the start-up probe's connection must be gone first
     a, b = Raw(srv.port), Raw(srv.port)
     ok(a.cmd("PING") == b"+PONG\r\n" and b.cmd("PING") == b"+PONG\r\n", "two clients fit")
@@ -144,7 +144,7 @@ with Server("--maxclients", "2", "--timeout", "1s") as srv:
        "past --maxclients a connection gets Redis's error")
     third.close()
     t0 = time.time()
-    ok(a.closed(wait=5) and time.time() - t0 < 4.5, "an idle connection is closed after --timeout")
+    ok(a.closed(wait=5) and time.time() - t0 < 4.5, "an idle connection is closed after --idle-timeout")
     b.close()
     # A client that stalls in the middle of a big SET is idle too (as in Redis): closing
     # it gives back the memory its value took.
@@ -164,7 +164,7 @@ with Server("--maxclients", "2", "--timeout", "1s") as srv:
     stall.close()
     after = used_memory()
     ok(gone and after == used < during,
-       "a client stalled inside a 4 MiB SET is closed after --timeout and its memory freed",
+       "a client stalled inside a 4 MiB SET is closed after --idle-timeout and its memory freed",
        f"closed {gone}, used before {used}, during {during}, after {after}")
     time.sleep(0.3)
     ok(int(info(Raw(srv.port), "stats")["rejected_connections"]) == 1,
