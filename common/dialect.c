@@ -5,7 +5,7 @@
 #include <string.h>
 
 const sg_dialect_info sg_dialects[SG_DIALECT_N] = {
-#define SG_DIALECT_INFO(id, name, replayed, labelled, running, generated)                         \
+#define SG_DIALECT_INFO(id, name, replayed, labelled, running, generated)                          \
     [SG_DIALECT_##id] = {name, replayed, labelled, running, generated},
     SG_DIALECTS(SG_DIALECT_INFO)
 #undef SG_DIALECT_INFO

@@ -362,10 +362,10 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
     int md = a->md;
     printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
            "seeds %llu-%llu%s\n",
-           md ? "*" : "", c->w.name, c->tasks, c->concurrency ? c->concurrency : c->tasks, c->run.devices,
-           c->run.devices == 1 ? "" : "s", c->run.slots_per_device, c->run.slots_per_device == 1 ? "" : "s",
-           c->w.instances, c->w.instances == 1 ? "" : "s", (unsigned long long)a->from,
-           (unsigned long long)a->to, md ? "*\n" : "");
+           md ? "*" : "", c->w.name, c->tasks, c->concurrency ? c->concurrency : c->tasks,
+           c->run.devices, c->run.devices == 1 ? "" : "s", c->run.slots_per_device,
+           c->run.slots_per_device == 1 ? "" : "s", c->w.instances, c->w.instances == 1 ? "" : "s",
+           (unsigned long long)a->from, (unsigned long long)a->to, md ? "*\n" : "");
     sg_sim_print_header(md);
     if (a->sweep) return run_sweep(c, p, a->from, a->to, err);
     if (a->compare) return run_compare(c, p, a->from, a->to, md, a->plots, err);

@@ -188,6 +188,61 @@ static json_t *campaign_config(const sg_sim_config *sc, const sg_task_config *tc
         "hysteresis", c->pools.hysteresis);
 }
 
+/* Runs the loop until every task has finished: 0, or -1 with err (the loop's, the
+ * database's, a task's, or a stuck run's). */
+static int drive(simrun *r, sg_err *err) {
+    while (r->finished < r->n) {
+        if (sg_loop_run(r->loop, err) < 0) return -1;
+        if (r->db_err.msg[0]) {
+            *err = r->db_err;
+            return -1;
+        }
+        if (r->failed) {
+            *err = r->err;
+            return -1;
+        }
+        if (r->finished < r->n && sg_loop_pending_timers(r->loop) == 0) {
+            sg_errf(err, "sim: %d of %d tasks are stuck with nothing left to happen",
+                    r->n - r->finished, r->n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The run's figures, summed over its tasks (e2e and first-correct times are means). */
+static void sum_metrics(simrun *r, sg_sim_metrics *m, sg_sim_trace *trace) {
+    m->tasks = r->n;
+    for (int i = 0; i < r->n; i++) {
+        simtask *t = &r->t[i];
+        sg_port_dev_stats ds;
+        sg_port_dev_stats_get(t->pd, &ds);
+        m->feedback += ds.feedback;
+        m->reached += t->st.end_reason == SG_CRIT_TARGET;
+        m->e2e_s += (double)t->st.ended_ns / SG_SEC; /* since its own start */
+        m->tokens += (double)t->st.tokens_total;
+        m->best += t->st.best_speedup;
+        if (trace && trace->reach_s)
+            trace->reach_s[i] =
+                t->st.end_reason == SG_CRIT_TARGET ? (double)t->st.ended_ns / SG_SEC : -1;
+        if (t->st.first_correct_ns) {
+            m->first_correct_s += (double)t->st.first_correct_ns / SG_SEC;
+            m->first_correct_n++;
+        }
+    }
+    m->e2e_s /= r->n;
+    m->best /= r->n;
+    if (m->first_correct_n) m->first_correct_s /= m->first_correct_n;
+    sg_pool_stats st;
+    sg_pool_stats_get(r->pool, &st);
+    m->util = st.utilisation;
+    m->util_queued = st.utilisation_queued;
+    m->virtual_s = (double)sg_loop_now(r->loop) / SG_SEC;
+    uint64_t dec, fill, saved;
+    sg_sim_llm_counts(r->llm, &dec, &fill, &saved);
+    m->prefill_saved = fill + saved ? (double)saved / (double)(fill + saved) : 0;
+}
+
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
                sg_sim_trace *trace, sg_err *err) {
     memset(m, 0, sizeof *m);
@@ -233,51 +288,8 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
     int first = c->concurrency > 0 && c->concurrency < run.n ? c->concurrency : run.n;
     for (int i = 0; i < first; i++)
         if (start_task(&run, &run.t[i], err) < 0) goto done;
-    while (run.finished < run.n) {
-        if (sg_loop_run(run.loop, err) < 0) goto done;
-        if (run.db_err.msg[0]) {
-            *err = run.db_err;
-            goto done;
-        }
-        if (run.failed) {
-            *err = run.err;
-            goto done;
-        }
-        if (run.finished < run.n && sg_loop_pending_timers(run.loop) == 0) {
-            sg_errf(err, "sim: %d of %d tasks are stuck with nothing left to happen",
-                    run.n - run.finished, run.n);
-            goto done;
-        }
-    }
-    m->tasks = run.n;
-    for (int i = 0; i < run.n; i++) {
-        simtask *t = &run.t[i];
-        sg_port_dev_stats ds;
-        sg_port_dev_stats_get(t->pd, &ds);
-        m->feedback += ds.feedback;
-        m->reached += t->st.end_reason == SG_CRIT_TARGET;
-        m->e2e_s += (double)t->st.ended_ns / SG_SEC; /* since its own start */
-        m->tokens += (double)t->st.tokens_total;
-        m->best += t->st.best_speedup;
-        if (trace && trace->reach_s)
-            trace->reach_s[i] =
-                t->st.end_reason == SG_CRIT_TARGET ? (double)t->st.ended_ns / SG_SEC : -1;
-        if (t->st.first_correct_ns) {
-            m->first_correct_s += (double)t->st.first_correct_ns / SG_SEC;
-            m->first_correct_n++;
-        }
-    }
-    m->e2e_s /= run.n;
-    m->best /= run.n;
-    if (m->first_correct_n) m->first_correct_s /= m->first_correct_n;
-    sg_pool_stats st;
-    sg_pool_stats_get(pool, &st);
-    m->util = st.utilisation;
-    m->util_queued = st.utilisation_queued;
-    m->virtual_s = (double)sg_loop_now(run.loop) / SG_SEC;
-    uint64_t dec, fill, saved;
-    sg_sim_llm_counts(llm, &dec, &fill, &saved);
-    m->prefill_saved = fill + saved ? (double)saved / (double)(fill + saved) : 0;
+    if (drive(&run, err) < 0) goto done;
+    sum_metrics(&run, m, trace);
     m->slots = nslots;
     rc = 0;
     if (c->db && (sg_results_campaign_end(c->db, run.campaign, "done", err) < 0 ||

@@ -6,6 +6,7 @@
 
 #include "common/assert.h"
 #include "common/buf.h"
+#include "common/opts.h"
 #include "common/wfile.h"
 
 #include <ctype.h>
@@ -970,11 +971,11 @@ static int task_json(init_ctx *c, const char *basef, const char *reff) {
                 scalar_json(c, j, i, scalars);
         }
     }
-    c->root =
-        json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", c->k->name,
-                  "description", "Made by specgen task init from a kernel file; check the guesses.",
-                  "baseline", basef, "reference", reff, "sizes", sj, "check_sizes", checks,
-                  "buffers", bufs, "scalars", scalars, "args", args, "target_speedup", 2.0);
+    c->root = json_pack(
+        "{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:f}", "name", c->k->name, "description",
+        "Made by specgen task init from a kernel file; check the guesses.", "baseline", basef,
+        "reference", reff, "sizes", sj, "check_sizes", checks, "buffers", bufs, "scalars", scalars,
+        "args", args, "target_speedup", SG_TARGET_DEFAULT);
     SG_ASSERT(c->root != NULL); /* names and types are UTF-8: sg_val_check_text passed */
     if (json_array_size(c->guesses)) {
         json_object_set(c->root, "guesses", c->guesses);

@@ -69,10 +69,14 @@ static void test_dialect_metrics(void **state) {
 /* The client names every dialect of the list but the imitation-only raw from some marks. */
 static void test_detection(void **state) {
     (void)state;
-    static const unsigned marks[] = {
-        SG_LLM_F_REASONING,   SG_LLM_F_USAGE_NULL, SG_LLM_F_KEEPALIVE,
-        SG_LLM_F_TIMINGS,     SG_LLM_F_STOP_REASON | SG_LLM_F_REASONING_CONTENT,
-        SG_LLM_F_STOP_REASON, SG_LLM_F_PYJSON,     0};
+    static const unsigned marks[] = {SG_LLM_F_REASONING,
+                                     SG_LLM_F_USAGE_NULL,
+                                     SG_LLM_F_KEEPALIVE,
+                                     SG_LLM_F_TIMINGS,
+                                     SG_LLM_F_STOP_REASON | SG_LLM_F_REASONING_CONTENT,
+                                     SG_LLM_F_STOP_REASON,
+                                     SG_LLM_F_PYJSON,
+                                     0};
     int seen[SG_DIALECT_N] = {0};
     for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) seen[sg_llm_dialect(marks[i])] = 1;
     for (int i = 0; i < SG_DIALECT_N; i++)
@@ -123,8 +127,8 @@ static void test_pool_roles(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dialects),  cmocka_unit_test(test_dialect_metrics),
-        cmocka_unit_test(test_detection), cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_dialects),   cmocka_unit_test(test_dialect_metrics),
+        cmocka_unit_test(test_detection),  cmocka_unit_test(test_faults),
         cmocka_unit_test(test_pool_roles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
