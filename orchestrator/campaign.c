@@ -138,7 +138,7 @@ static int list_suite(campaign *c, sg_err *err) {
         }
         json_decref(j);
     }
-    qsort(c->t, (size_t)c->n, sizeof *c->t, by_name);
+    if (c->n > 1) qsort(c->t, (size_t)c->n, sizeof *c->t, by_name); /* c->t is NULL when empty */
     for (int i = 1; i < c->n; i++) /* one output folder and one results row per name */
         if (!strcmp(c->t[i - 1].name, c->t[i].name)) {
             const ctask *a = c->t[i - 1].entry < c->t[i].entry ? &c->t[i - 1] : &c->t[i];
