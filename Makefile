@@ -30,6 +30,9 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 
 .PHONY: all deps test test-asan unit demo bench format format-check install clean help fuzz fuzz-build fuzz-bins fuzz-run
 
@@ -74,7 +77,8 @@ deps:
 	scripts/deps.sh
 
 ## make test          build and run unit + integration tests; ends with "N passed, N failed"
-test: $(SPECGEN_BIN) $(UNIT_BIN) $(BENCH_BIN)
+##                    (TEST_JOBS files at a time, default 2; the slowest ten files after it)
+test: $(SPECGEN_BIN) $(UNIT_BIN) $(FUZZ_REPLAY_BIN)
 	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) tests/run.sh
 
 unit: $(UNIT_BIN)
@@ -90,7 +94,8 @@ test-asan:
 demo: $(SPECGEN_BIN)
 	./$(SPECGEN_BIN) optimize suites/demo/vector_scale --out $(BUILD)/demo-out
 
-## make bench         run every benchmark (bench-*) and print the measured ratios
+## make bench         build and run every benchmark (bench-*) and print the measured ratios
+##                    (`make test` builds none of them: figures belong here, not in tests)
 bench: $(SPECGEN_BIN) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
@@ -118,10 +123,17 @@ install: $(SPECGEN_BIN)
 ##                    task.json + launch plans + size expressions, validator source checks, replay
 ##                    traces, the pool agent's requests) with clang + ASan/UBSan into build-fuzz/, then run each for FUZZ_SECONDS
 ##                    (default 20) from its seeds (tests/fuzz/corpus/NAME/); stops at the first finding
-## make fuzz-build    only build them (tests/integration/fuzz.sh: a short pass in make test)
-FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+## make fuzz-build    only build them
+## make fuzz-replay   (part of make test) the same targets built with $(CC) and a plain main
+##                    (tests/fuzz/replay_main.c) into build/fuzz-replay/: each replays every seed and
+##                    regression of its corpus once (tests/integration/fuzz.sh), in seconds
 FUZZ_SECONDS ?= 20
+.PHONY: fuzz-replay
+fuzz-replay: $(FUZZ_REPLAY_BIN)
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  FUZZ    $@ (replay)")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB) $(LDLIBS)
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzz-bins
