@@ -143,7 +143,7 @@ int sg_cmd_pool(int argc, char **argv) {
     static uint64_t kv_memory;
     static int64_t per_device, max_jobs;
     static uint64_t max_body, max_task_bytes;
-    static int64_t request_timeout, max_conns, max_conns_addr, max_tasks;
+    static int64_t request_timeout, max_poll_wait, max_conns, max_conns_addr, max_tasks;
     listen_s = "127.0.0.1:9000";
     devices_s = "all";
     token_file = cert_file = key_file = cache_dir = kv_listen = kv_pass_file = NULL;
@@ -152,6 +152,7 @@ int sg_cmd_pool(int argc, char **argv) {
     max_jobs = 0;
     max_body = (uint64_t)16 << 20;
     request_timeout = 10 * SG_SEC;
+    max_poll_wait = 300 * SG_SEC;
     max_conns = 512;
     max_conns_addr = 64;
     max_tasks = 1000;
@@ -182,6 +183,10 @@ int sg_cmd_pool(int argc, char **argv) {
          "a request's headers and body must arrive within T, else the connection is closed; "
          "also the idle limit of a connection (1s..10m)",
          "10s", NULL, 0},
+        {"max-poll-wait", SG_OPT_DURATION, &max_poll_wait, "T",
+         "an event long-poll (/v1/events?wait=S) is answered after at most T, with what there "
+         "is (100ms..5m)",
+         "5m", NULL, 0},
         {"max-connections", SG_OPT_INT, &max_conns, "N", "connections open at once (1..100000)",
          "512", NULL, 0},
         {"max-connections-per-address", SG_OPT_INT, &max_conns_addr, "N",
@@ -222,6 +227,8 @@ int sg_cmd_pool(int argc, char **argv) {
         return sg_cli_fail(&sp, 2, "--max-task-bytes: must be between 1M and 1T");
     if (request_timeout < SG_SEC || request_timeout > 600 * SG_SEC)
         return sg_cli_fail(&sp, 2, "--request-timeout: must be between 1s and 10m");
+    if (max_poll_wait < SG_SEC / 10 || max_poll_wait > 300 * SG_SEC)
+        return sg_cli_fail(&sp, 2, "--max-poll-wait: must be between 100ms and 5m");
     if (max_conns < 1 || max_conns > 100000)
         return sg_cli_fail(&sp, 2, "--max-connections: '%lld' must be 1..100000",
                            (long long)max_conns);
@@ -264,6 +271,7 @@ int sg_cmd_pool(int argc, char **argv) {
     ac.max_jobs = max_jobs ? (int)max_jobs : 16 * ac.ndevices * ac.per_device;
     ac.max_tasks = (int)max_tasks;
     ac.max_task_bytes = max_task_bytes;
+    ac.max_poll_wait_s = (double)max_poll_wait / SG_SEC;
     char cache[4096];
     if (cache_dir)
         snprintf(cache, sizeof cache, "%s", cache_dir);

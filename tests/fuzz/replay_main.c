@@ -107,8 +107,10 @@ int main(int argc, char **argv) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", argv[i], ents[k]->d_name);
             if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-                if (replay_file(path) < 0) rc = 1;
-                else done++;
+                if (replay_file(path) < 0)
+                    rc = 1;
+                else
+                    done++;
             }
             free(ents[k]);
         }
