@@ -28,6 +28,10 @@ LIB      := $(BUILD)/libspecgen.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# cmocka tests that start servers or worker processes are integration tests: their sources
+# live in tests/integration/c/, tests/run.sh reports them as integration/test_NAME.
+ITEST_SRC := $(wildcard tests/integration/c/test_*.c)
+ITEST_BIN := $(ITEST_SRC:tests/integration/c/%.c=$(BUILD)/tests/integration/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -63,6 +67,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@$(if $(V),,echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
 
+$(BUILD)/tests/integration/%: tests/integration/c/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
+
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  BENCH   $@")
@@ -78,7 +87,7 @@ deps:
 
 ## make test          build and run unit + integration tests; ends with "N passed, N failed"
 ##                    (TEST_JOBS files at a time, default 2; the slowest ten files after it)
-test: $(SPECGEN_BIN) $(UNIT_BIN) $(FUZZ_REPLAY_BIN)
+test: $(SPECGEN_BIN) $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_REPLAY_BIN)
 	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) tests/run.sh
 
 unit: $(UNIT_BIN)
