@@ -87,8 +87,14 @@ deps:
 
 ## make test          build and run unit + integration tests; ends with "N passed, N failed"
 ##                    (TEST_JOBS files at a time, default 2; the slowest ten files after it)
-test: $(SPECGEN_BIN) $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_REPLAY_BIN)
+##                    (the build part runs on every CPU: TEST_BUILD_JOBS, default nproc)
+TEST_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test:
+	$(MAKE) -j$(TEST_BUILD_JOBS) test-bins
 	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) tests/run.sh
+# what the tests run (module.mk files add theirs)
+.PHONY: test-bins
+test-bins: $(SPECGEN_BIN) $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_REPLAY_BIN)
 
 unit: $(UNIT_BIN)
 
