@@ -89,12 +89,20 @@ for t in "$here"/integration/*.sh; do
     add "integration/$(basename "$t" .sh)" "$(is_serial "$t")" bash "$t"
 done
 
-# Longest first: times of the last run; on a first run, scripts before binaries.
+# Longest first: times of the last run. On a first run, these (the longest when this was
+# written), then the other scripts, then the binaries.
+first_run_slow=" optimize campaign agent byok validator hardening_campaign suite_builtin llm_replay
+    slurm agent_recovery validator_hostile agent_campaign kvstore_raw "
 order() {
     local n t
     for n in "$@"; do
         t=$(awk -v n="$n" '$2 == n { print $1 }' "$times" 2>/dev/null)
-        [ -n "$t" ] || case $n in integration/test_*|unit/*) t=0 ;; *) t=1 ;; esac
+        if [ -z "$t" ]; then
+            case $n in
+            integration/test_* | unit/*) t=0 ;;
+            *) if [[ "$first_run_slow" == *" ${n#integration/} "* ]]; then t=2; else t=1; fi ;;
+            esac
+        fi
         echo "$t $n"
     done | sort -s -k1,1 -rn | cut -d' ' -f2
 }
