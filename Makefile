@@ -86,7 +86,7 @@ deps:
 	scripts/deps.sh
 
 ## make test          build and run unit + integration tests; ends with "N passed, N failed"
-##                    (TEST_JOBS files at a time, default 2; the slowest ten files after it)
+##                    (TEST_JOBS files at a time, default 3; the slowest ten files after it)
 ##                    (the build part runs on every CPU: TEST_BUILD_JOBS, default nproc)
 TEST_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test:
