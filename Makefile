@@ -28,8 +28,15 @@ LIB      := $(BUILD)/libspecgen.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# cmocka tests that start servers or worker processes are integration tests: their sources
+# live in tests/integration/c/, tests/run.sh reports them as integration/test_NAME.
+ITEST_SRC := $(wildcard tests/integration/c/test_*.c)
+ITEST_BIN := $(ITEST_SRC:tests/integration/c/%.c=$(BUILD)/tests/integration/%)
 BENCH_SRC := $(wildcard tests/bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 
 .PHONY: all deps test test-asan unit demo bench format format-check install clean help fuzz fuzz-build fuzz-bins fuzz-run
 
@@ -60,6 +67,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB)
 	@$(if $(V),,echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
 
+$(BUILD)/tests/integration/%: tests/integration/c/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
+
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  BENCH   $@")
@@ -74,8 +86,15 @@ deps:
 	scripts/deps.sh
 
 ## make test          build and run unit + integration tests; ends with "N passed, N failed"
-test: $(SPECGEN_BIN) $(UNIT_BIN) $(BENCH_BIN)
+##                    (TEST_JOBS files at a time, default 3; the slowest ten files after it)
+##                    (the build part runs on every CPU: TEST_BUILD_JOBS, default nproc)
+TEST_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test:
+	$(MAKE) -j$(TEST_BUILD_JOBS) test-bins
 	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) tests/run.sh
+# what the tests run (module.mk files add theirs)
+.PHONY: test-bins
+test-bins: $(SPECGEN_BIN) $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_REPLAY_BIN)
 
 unit: $(UNIT_BIN)
 
@@ -90,7 +109,8 @@ test-asan:
 demo: $(SPECGEN_BIN)
 	./$(SPECGEN_BIN) optimize suites/demo/vector_scale --out $(BUILD)/demo-out
 
-## make bench         run every benchmark (bench-*) and print the measured ratios
+## make bench         build and run every benchmark (bench-*) and print the measured ratios
+##                    (`make test` builds none of them: figures belong here, not in tests)
 bench: $(SPECGEN_BIN) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
@@ -124,10 +144,17 @@ install: $(SPECGEN_BIN)
 ##                    task.json + launch plans + size expressions, validator source checks, replay
 ##                    traces, the pool agent's requests) with clang + ASan/UBSan into build-fuzz/, then run each for FUZZ_SECONDS
 ##                    (default 20) from its seeds (tests/fuzz/corpus/NAME/); stops at the first finding
-## make fuzz-build    only build them (tests/integration/fuzz.sh: a short pass in make test)
-FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+## make fuzz-build    only build them
+## make fuzz-replay   (part of make test) the same targets built with $(CC) and a plain main
+##                    (tests/fuzz/replay_main.c) into build/fuzz-replay/: each replays every seed and
+##                    regression of its corpus once (tests/integration/fuzz.sh), in seconds
 FUZZ_SECONDS ?= 20
+.PHONY: fuzz-replay
+fuzz-replay: $(FUZZ_REPLAY_BIN)
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  FUZZ    $@ (replay)")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB) $(LDLIBS)
 fuzz-build:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" fuzz-bins

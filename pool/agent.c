@@ -656,6 +656,7 @@ static void events(sg_agent *a, const sg_agent_request *rq, sg_agent_reply *out)
             return;
         }
     }
+    if (a->cfg.max_poll_wait_s > 0 && wait > a->cfg.max_poll_wait_s) wait = a->cfg.max_poll_wait_s;
     uint64_t last = a->ev_next - 1, first = a->ev_next > RING ? a->ev_next - RING : 1;
     json_t *list = json_array();
     uint64_t next = after > last ? last : after;

@@ -47,6 +47,9 @@ typedef struct sg_agent_config {
      * beyond: 429. The agent has one token, so these are per token. */
     int max_tasks;
     uint64_t max_task_bytes;
+    /* An event long-poll waits at most this long (its ?wait= is cut to it; 0: not cut, the
+     * protocol allows up to 300 s). */
+    double max_poll_wait_s;
     sg_agent_hooks hooks;
 } sg_agent_config;
 

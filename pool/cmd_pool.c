@@ -136,7 +136,8 @@ typedef struct pool_args {
     const char *kv_listen, *kv_pass_file;
     sg_devsel devices;
     uint64_t kv_memory, max_body, max_task_bytes;
-    int64_t per_device, max_jobs, request_timeout, max_conns, max_conns_addr, max_tasks;
+    int64_t per_device, max_jobs, request_timeout, max_poll_wait, max_conns, max_conns_addr;
+    int64_t max_tasks;
     char host[256], cache[4096];
     char *token, *cert, *key; /* read from their files (freed by the caller) */
 } pool_args;
@@ -174,6 +175,7 @@ static int check_args(pool_args *p, sg_agent_http_config *hc, sg_agent_config *a
     ac->max_jobs = p->max_jobs ? (int)p->max_jobs : 16 * ac->ndevices * ac->per_device;
     ac->max_tasks = (int)p->max_tasks;
     ac->max_task_bytes = p->max_task_bytes;
+    ac->max_poll_wait_s = (double)p->max_poll_wait / SG_SEC;
     if (p->cache_dir)
         snprintf(p->cache, sizeof p->cache, "%s", p->cache_dir);
     else
@@ -239,6 +241,7 @@ int sg_cmd_pool(int argc, char **argv) {
                    .per_device = 1,
                    .max_body = (uint64_t)16 << 20,
                    .request_timeout = 10 * SG_SEC,
+                   .max_poll_wait = 300 * SG_SEC,
                    .max_conns = 512,
                    .max_conns_addr = 64,
                    .max_tasks = 1000,
@@ -309,6 +312,15 @@ int sg_cmd_pool(int argc, char **argv) {
          .def = "10s",
          .min = 1e9,
          .max = 600e9},
+        {.name = "max-poll-wait",
+         .kind = SG_OPT_DURATION,
+         .out = &p.max_poll_wait,
+         .metavar = "T",
+         .help = "an event long-poll (/v1/events?wait=S) is answered after at most T, with what "
+                 "there is",
+         .def = "5m",
+         .min = 1e8,
+         .max = 300e9},
         {.name = "max-connections",
          .kind = SG_OPT_INT,
          .out = &p.max_conns,

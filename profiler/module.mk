@@ -13,7 +13,7 @@ gpu-check-profiler: $(SPECGEN_BIN) $(BUILD)/gpu/prof_streams
 # `make gpu-check` (Makefile, scripts/run-gpu-checks.sh) runs profiler/gpu-check.sh too; it needs:
 gpu-check: $(BUILD)/gpu/prof_streams
 # and tests/integration/gpu_checks.sh runs that loop (every script skips without a GPU):
-test: $(BUILD)/gpu/prof_streams
+test-bins: $(BUILD)/gpu/prof_streams
 
 # The second-stream fixture: CUPTI must count work a kernel's launcher put on another stream.
 $(BUILD)/gpu/prof_streams: tests/gpu/prof_streams.c $(LIB)

@@ -42,7 +42,7 @@ check_output "/metrics: slot roles, busy time, jobs by verdict, queue-wait histo
     curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port_a/metrics"
 
 check "optimize --pool with two agents (and no local slots)" \
-    "$SPECGEN" optimize $task --device opencl --no-local --speed 3 --db none --out "$out/spread" \
+    "$SPECGEN" optimize $task --device opencl --no-local --speed 10 --db none --out "$out/spread" \
     --pool "http://127.0.0.1:$port_a,http://127.0.0.1:$port_b" --pool-token-file "$out/token"
 check_output "  ... ran jobs on both agents, each job once" \
     "agents 127.0.0.1:$port_a 127.0.0.1:$port_b|agents 127.0.0.1:$port_b 127.0.0.1:$port_a" \
@@ -55,7 +55,7 @@ check_output "  ... /metrics per slot: one role each, busy seconds > 0 where job
 printf 'http://127.0.0.1:%s\n# a comment\nhttp://127.0.0.1:%s/\n' "$port_a" "$port_b" \
     >"$out/agents.txt"
 check_output "--pool @FILE reads the URLs" "pools: +3 slots" \
-    "$SPECGEN" optimize $task --device opencl --speed 3 --db none --out "$out/file" \
+    "$SPECGEN" optimize $task --device opencl --speed 10 --db none --out "$out/file" \
     --pool "@$out/agents.txt" --pool-token-file "$out/token"
 check_output "--no-local without --pool is a usage error" "--no-local needs --pool" \
     "$SPECGEN" optimize $task --no-local
@@ -98,7 +98,7 @@ if openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
     check_output "  ... and not over plain http" '^000' \
         curl -s -o /dev/null -w '%{http_code}' -m 2 "http://127.0.0.1:$port_tls/v1/status"
     check_output "  ... optimize --pool https:// with --pool-cacert" "pools: +1 slot" \
-        "$SPECGEN" optimize $task --device opencl --no-local --speed 3 --db none \
+        "$SPECGEN" optimize $task --device opencl --no-local --speed 10 --db none \
         --out "$out/tls" --pool "https://127.0.0.1:$port_tls" --pool-token-file "$out/token" \
         --pool-cacert "$out/cert.pem"
 else

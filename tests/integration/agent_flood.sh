@@ -47,7 +47,7 @@ try:
     r = c.getresponse()
     r.read()
     print("from 127.0.0.2: status %d in %.3f s" % (r.status, time.time() - t0))
-    print("served within 1 s" if r.status == 200 and time.time() - t0 < 1 else "too slow")
+    print("served within 2 s" if r.status == 200 and time.time() - t0 < 2 else "too slow")
 except OSError as e:
     print("from 127.0.0.2: no answer after %.3f s: %s" % (time.time() - t0, e))
 opened = set(slow)
@@ -86,12 +86,14 @@ raw_lines() {
 }
 start_agent f --token-file "$out/token" --request-timeout 2s
 timeout 30 python3 "$out/flood.py" "$port_f" "$token" 600 >"$out/flood.out" 2>&1
-check_output "600 slow connections from 127.0.0.1: a request from 127.0.0.2 is served within 1 s" \
-    "^served within 1 s" cat "$out/flood.out"
+# Within 2 s: while the flood's connections are still open (--request-timeout 2s closes
+# them); tens of milliseconds here, but a loaded machine may add a second.
+check_output "600 slow connections from 127.0.0.1: a request from 127.0.0.2 is served while they are open" \
+    "^served within 2 s" cat "$out/flood.out"
 check_output "  ... the slow ones are closed at --request-timeout (2 s)" \
     "still open [0-9.]+ s after the flood began: 0$" cat "$out/flood.out"
 check_output "  ... and one that trickles a byte every 0.4 s too (the deadline is for the whole request)" \
-    "the trickling one: closed after [234]\.[0-9] s" cat "$out/flood.out"
+    "the trickling one: closed after [2-5]\.[0-9] s" cat "$out/flood.out"
 check_output "  ... the agent still answers" '"queued":0' agent_status "$port_f"
 check_output "  ... stderr has no raw libmicrohttpd lines (only our log lines, at most a few)" \
     "^raw 0 of [0-9] lines$" raw_lines "$out/f.log"

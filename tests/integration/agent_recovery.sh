@@ -12,7 +12,7 @@ need_opencl "pool agents on PoCL"
 # ---- an agent that stops answering ----
 start_agent c --token-file "$out/token"
 start_agent d --token-file "$out/token"
-optimize_bg stop 1 "http://127.0.0.1:$port_c,http://127.0.0.1:$port_d"
+optimize_bg stop 3 "http://127.0.0.1:$port_c,http://127.0.0.1:$port_d"
 # Stop the agent that runs the first job (the baseline: a second or so on a fresh agent),
 # once it really runs it.
 victim= vport=
@@ -33,8 +33,10 @@ wait_for "$out/stop.log" "pool agent 127.0.0.1:$vport lost" 30
 lost_s=$(echo "$(date +%s.%N) - $t0" | bc)
 kill -CONT "$victim"
 wait $opt
-check_output "an agent stopped mid-job (SIGSTOP) is lost within --pool-timeout (5 s): ${lost_s} s" \
-    '^ok' bash -c "echo '$lost_s' | awk '{ print (\$1 < 8) ? \"ok\" : \"too slow\" }'"
+# Bounded at 12 s, not 5: a loaded machine delays the client's timer and this script's
+# polling of the log, and the check is that the timeout ends the wait, not how precisely.
+check_output "an agent stopped mid-job (SIGSTOP) is lost within --pool-timeout (5 s, + slack): ${lost_s} s" \
+    '^ok' bash -c "echo '$lost_s' | awk '{ print (\$1 < 12) ? \"ok\" : \"too slow\" }'"
 check_output "  ... its running job re-queued" \
     "pool agent 127.0.0.1:$vport lost .*1 running job re-queued" cat "$out/stop.log"
 check_output "  ... and run again on the other agent" \
@@ -52,12 +54,13 @@ check_output "  ... the run ends; every job ended once, every candidate once (ev
 # ---- a client that misses more events than the agent keeps ----
 # Agent g has two slots. The client's first job runs on one; its worker is stopped to hold
 # it there, and the client is stopped. Once the client's pending long-poll has been answered
-# (its wait is 10 s), the worker goes on and the job ends; then 4200 other events (jobs of
+# (the agent cuts its wait to --max-poll-wait 1s; the answer then lies unread in the stopped
+# client's socket), the worker goes on and the job ends; then 4200 other events (jobs of
 # another client, queued behind a held job on the other slot and cancelled) push that end
 # out of the agent's ring. The client, continued, is told of the gap and must ask for its
 # job's state: without that it would wait for the end forever (the run would not end).
-start_agent g --token-file "$out/token" --slots-per-device 2 --max-jobs 8
-optimize_bg gap 1 "http://127.0.0.1:$port_g" --pool-timeout 120s
+start_agent g --token-file "$out/token" --slots-per-device 2 --max-jobs 8 --max-poll-wait 1s
+optimize_bg gap 3 "http://127.0.0.1:$port_g" --pool-timeout 120s
 wait_running "$port_g" 1
 jworker=$(pgrep -P "$pid_g")
 kill -STOP $jworker "$opt"
@@ -70,7 +73,12 @@ wait_running "$port_g" 2
 bworker=$(pgrep -P "$pid_g" | grep -vx "$jworker")
 kill -STOP $bworker
 on_exit "kill -CONT $bworker 2>/dev/null"
-sleep 11
+# the stopped client has an answer from agent g it has not read: its long-poll's
+for ((i = 0; i < 400; i++)); do
+    ss -Htnp state established "( dport = :$port_g )" |
+        awk -v p="pid=$opt," '$1 > 0 && index($0, p) { f = 1 } END { exit !f }' && break
+    sleep 0.05
+done
 kill -CONT $jworker
 for ((i = 0; i < 200; i++)); do
     agent_status "$port_g" | grep -q '"running":1[,}]' && break

@@ -10,7 +10,7 @@ out=$TMPDIR_TEST
 sql() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print('\n'.join('|'.join(map(str,r)) for r in c.execute(sys.argv[2])))" "$@"; }
 
 # A whole campaign.
-check "the demo suite runs as a campaign" "$SPECGEN" campaign suites/demo --db "$out/a.db" --out "$out/a"
+check "the demo suite runs as a campaign" "$SPECGEN" campaign suites/demo --speed 3 --db "$out/a.db" --out "$out/a"
 check_output "three tasks ended, none still running, none failed" '^3\|0\|0$' \
     sql "$out/a.db" "select count(*), sum(status='running'), sum(status='error') from task"
 check_output "the campaign row says done" '^campaign\|done$' sql "$out/a.db" "select kind, status from campaign"
@@ -21,14 +21,19 @@ check "each task wrote its folder" test -s "$out/a/row_sum/summary.json"
 
 # SIGKILL after the first task ended, then resume.
 db=$out/k.db
-"$SPECGEN" campaign suites/demo --concurrency 1 --db "$db" --out "$out/k" >"$out/k.log" 2>&1 &
+"$SPECGEN" campaign suites/demo --concurrency 1 --speed 3 --db "$db" --out "$out/k" >"$out/k.log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do
     n=$(sql "$db" "select count(*) from task where status!='running'" 2>/dev/null || echo 0)
     [ "${n:-0}" -ge 1 ] && break
     sleep 0.1
 done
-sleep 1 # the second task is under way
+# the second task is under way: it has recorded an event
+for _ in $(seq 300); do
+    n=$(sql "$db" "select count(*) from event e join task t on e.task=t.id where t.status='running'" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && break
+    sleep 0.05
+done
 kill -KILL $pid
 wait $pid 2>/dev/null
 # a task's signature: name, candidates, events and jobs recorded
@@ -36,8 +41,8 @@ sig="select t.name||':'||count(c.id)||':'||(select count(*) from event e where e
 before=$(sql "$db" "$sig where t.status!='running' group by t.id")
 echo "# ended before the kill: $before"
 if [ -n "$before" ]; then ok "a task had ended before the SIGKILL"; else not_ok "a task had ended before the SIGKILL"; fi
-check "--resume continues the campaign" "$SPECGEN" campaign suites/demo --concurrency 1 --db "$db" \
-    --out "$out/k" --resume 1
+check "--resume continues the campaign" "$SPECGEN" campaign suites/demo --concurrency 1 --speed 3 \
+    --db "$db" --out "$out/k" --resume 1
 check_output "after the resume: three tasks, each once, all ended, none failed" '^3\|3\|0\|0$' \
     sql "$db" "select count(*), count(distinct name), sum(status='running'), sum(status='error') from task"
 after=$(sql "$db" "$sig group by t.id")
@@ -48,7 +53,7 @@ if [ $lost -eq 0 ]; then ok "what ended before the kill is unchanged (candidates
 check_output "the campaign ended done" '^done$' sql "$db" "select status from campaign where id=1"
 
 # SIGTERM: exit 130 and the resume command.
-"$SPECGEN" campaign suites/demo --db "$out/t.db" --out "$out/t" >"$out/t.log" 2>&1 &
+"$SPECGEN" campaign suites/demo --speed 3 --db "$out/t.db" --out "$out/t" >"$out/t.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q 'started' "$out/t.log" 2>/dev/null && break; sleep 0.1; done
 sleep 1
@@ -60,11 +65,12 @@ check_output "SIGTERM: the resume command is printed" 'resume: +specgen campaign
 check_output "SIGTERM: the campaign is recorded as stopped" '^stopped$' sql "$out/t.db" "select status from campaign"
 
 # Choosing tasks.
-check_output "--tasks picks by name" 'row_sum: started' "$SPECGEN" campaign suites/demo --tasks 'row*' --db none --out "$out/g"
+check_output "--tasks picks by name" 'row_sum: started' "$SPECGEN" campaign suites/demo --tasks 'row*' --speed 3 \
+    --db none --out "$out/g"
 mkdir -p "$out/x" && ln -s "$SPECGEN_ROOT/suites/demo/relu_bias" "$out/x/relu"
 echo '{"tasks": ["relu"]}' >"$out/x/suite.json"
 check_output "a suite.json lists task folders (relative to it)" 'relu: started' \
-    "$SPECGEN" campaign "$out/x/suite.json" --db none --out "$out/j"
+    "$SPECGEN" campaign "$out/x/suite.json" --speed 3 --db none --out "$out/j"
 
 # Bad inputs.
 check_output "a missing suite is named" "suite no/such: No such file" "$SPECGEN" campaign no/such --db none

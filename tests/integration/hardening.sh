@@ -108,7 +108,8 @@ if [ $have_cl = 1 ]; then
     on_exit "kill $vpid"
     worker=
     for _ in $(seq 100); do worker=$(pgrep -P $vpid | head -1); [ -n "$worker" ] && break; sleep 0.1; done
-    sleep 3 # the candidate is compiled and its endless kernel runs in the worker now
+    # the worker has exec'd (its environment is the one it runs the candidate with)
+    for _ in $(seq 100); do grep -qs __dev-worker /proc/"${worker:-0}"/cmdline && break; sleep 0.05; done
     penv=$(tr '\0' '\n' </proc/$vpid/environ 2>/dev/null)
     wenv=$(tr '\0' '\n' </proc/"${worker:-0}"/environ 2>/dev/null)
     check_output "the parent holds the keys (the test can see them)" "^OPENAI_API_KEY=sk-issue17-secret" echo "$penv"

@@ -2,7 +2,9 @@
 # `specgen optimize` end to end on the demo task: the embedded replay LLM streams the
 # scripted reasoning, forks fire, real OpenCL kernels compile and run on PoCL, the
 # target is met, the reasoning is cut early. Then the same trace under the sequential
-# policy, and the ratio of the two elapsed times.
+# policy, which needs the whole reasoning. Runs whose check is not about the trace's pace
+# replay it faster (--speed 3, or replay-llm --speed 3); the first keeps the trace's own
+# pace, so that a fork's kernel is validated while the reasoning still streams.
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT" || exit 1
 if ! command -v clinfo >/dev/null || ! clinfo -l 2>/dev/null | grep -q Platform; then
@@ -24,17 +26,18 @@ check_output "events name fork rules" '"ev":"fork".*"rule":"(code_block|transiti
 check_output "fork events say the token counts are the server's" '"ev":"fork".*"tokens":"server"' cat "$out/spec/events.jsonl"
 check_output "  ... and so does the early stop" '"ev":"early_stop".*"tokens":"server"' cat "$out/spec/events.jsonl"
 
-check "sequential policy runs the same trace" "$SPECGEN" optimize $task --device opencl --policy sequential --out "$out/seq"
+check "sequential policy runs the same trace" "$SPECGEN" optimize $task --device opencl --policy sequential \
+    --speed 3 --out "$out/seq"
 check_output "sequential forks nothing" '^0$' field "$out/seq/summary.json" forks
-ts=$(field "$out/spec/summary.json" elapsed_s)
-tq=$(field "$out/seq/summary.json" elapsed_s)
-echo "# elapsed: specgen ${ts}s, sequential ${tq}s"
-if [ -n "${SPECGEN_ASAN:-}" ]; then # the sanitizers slow validation and timing, not the replay
-    skip "specgen reaches the target at least 1.25x sooner than sequential" "sanitizer build: timings distorted"
-else
-    check "specgen reaches the target at least 1.25x sooner than sequential" \
-        python3 -c "import sys; s,q=float(sys.argv[1]),float(sys.argv[2]); print('ratio', q/s); sys.exit(0 if q/s >= 1.25 else 1)" "$ts" "$tq"
-fi
+# Sooner, counted in the trace's tokens rather than in seconds (the wall-clock ratio, about
+# 1.8 here, is noise on a shared machine; `make bench-sim` and docs/eval.md hold the figures,
+# and tests/unit/test_task.c checks the ratio on the virtual clock).
+ts=$(field "$out/spec/summary.json" reasoning_tokens)
+tq=$(field "$out/seq/summary.json" reasoning_tokens)
+echo "# reasoning tokens at the end: specgen $ts, sequential $tq; elapsed: specgen" \
+    "$(field "$out/spec/summary.json" elapsed_s) s"
+check "specgen meets the target with less of the reasoning than sequential needs ($ts < $tq tokens)" \
+    test "$ts" -lt "$tq"
 
 # `make demo`'s command where a libcuda loads but cannot run CUDA (the toolkit's stub
 # library, as in a container with the toolkit and no GPU): it picks OpenCL, says why on
@@ -42,7 +45,7 @@ fi
 stubs=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs
 if [ -e "$stubs/libcuda.so" ] && [ ! -e /dev/nvidiactl ]; then
     LD_LIBRARY_PATH="$stubs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$SPECGEN" optimize $task \
-        --out "$out/stub" >"$out/stub.log" 2>&1
+        --speed 3 --out "$out/stub" >"$out/stub.log" 2>&1
     check_output "demo with the stub libcuda: falls back to OpenCL and says why" \
         '^specgen optimize: CUDA cannot run here \(cuInit failed.*\): running on OpenCL instead$' \
         cat "$out/stub.log"
@@ -89,7 +92,7 @@ fi
 # --fork-mode continue, seen at the server: replay-llm logs every request it gets. Forks
 # are chat requests continuing the final assistant message, with the template's stops.
 port=$(pick_port)
-"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" \
+"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" --speed 3 \
     --log-requests "$TMPDIR_TEST/requests.jsonl" >"$out/replay.log" 2>&1 &
 on_exit "kill $!"
 wait_port "$port"
@@ -128,7 +131,7 @@ check_output "  ... forks are raw completions with the template's stops" '^[1-9]
 # console with the server's message, forking stops at the first refusal and says so, and
 # the summary counts it; the reasoning goes on and meets the target (issue 17, item 6).
 port=$(pick_port)
-"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" --fault no_completions \
+"$SPECGEN" replay-llm --trace prompts/traces --listen "127.0.0.1:$port" --speed 3 --fault no_completions \
     >"$out/replay404.log" 2>&1 &
 on_exit "kill $!"
 wait_port "$port"
@@ -175,7 +178,7 @@ check_output "  ... saying there is no trace for it and to pass --llm" \
     "$SPECGEN" optimize suites/builtin/softmax --device opencl --iterations 1 --task-budget-time 20s \
     --db none --out "$out/notrace"
 check "  ... a task the traces are for still runs (row_sum)" "$SPECGEN" optimize suites/demo/row_sum \
-    --device opencl --iterations 1 --db none --out "$out/rowsum"
+    --device opencl --iterations 1 --speed 3 --db none --out "$out/rowsum"
 # A baseline that cannot run: the summary does not claim "nothing beat the baseline".
 cp -r $task "$out/broken" && sed -i 's/get_global_id(0)/get_global_id_nope(0)/' "$out/broken/baseline.cl"
 "$SPECGEN" optimize "$out/broken" --device opencl --db none --out "$out/broken_out" >"$out/broken.log" 2>&1

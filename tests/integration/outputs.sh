@@ -51,7 +51,8 @@ else
 fi
 
 # ---- killed after the first new best: best.cl holds it ----
-"$SPECGEN" optimize $task --device opencl --target 100 --iterations 3 --out "$out/kill" >"$out/kill.log" 2>&1 &
+"$SPECGEN" optimize $task --device opencl --target 100 --iterations 3 --speed 3 --out "$out/kill" \
+    >"$out/kill.log" 2>&1 &
 pid=$!
 on_exit "kill -9 $pid"
 for _ in $(seq 600); do
@@ -68,7 +69,7 @@ check_output "the kept best.cl validates" '"verdict":"pass"' \
     "$SPECGEN" validate $task "$out/kill/best.cl" --json
 
 # ---- a second run into the same folder ----
-"$SPECGEN" optimize $task --device opencl --out "$out/two" >"$out/two1.log" 2>&1 &
+"$SPECGEN" optimize $task --device opencl --speed 3 --out "$out/two" >"$out/two1.log" 2>&1 &
 pid=$!
 on_exit "kill -9 $pid"
 for _ in $(seq 200); do [ -s "$out/two/events.jsonl" ] && break; sleep 0.05; done

@@ -12,8 +12,8 @@ for k in sys.argv[2].split('.'): d=d[k]
 print(d)" "$1" "$2"; }
 
 check "optimize with two slots per device" "$SPECGEN" optimize $task --device opencl \
-    --slots-per-device 2 --out "$out/two"
-"$SPECGEN" optimize $task --device opencl --slots-per-device 2 --out "$out/two2" >"$out/two2.log" 2>&1
+    --slots-per-device 2 --speed 3 --out "$out/two"
+"$SPECGEN" optimize $task --device opencl --slots-per-device 2 --speed 3 --out "$out/two2" >"$out/two2.log" 2>&1
 check_output "the summary shows the pools and each role's use" \
     'pools: +2 slots, now [0-9] validate / [0-9] profile' cat "$out/two2.log"
 check_output "  ... and the feedback latency" 'feedback: +[1-9][0-9]* timed candidate' cat "$out/two2.log"
@@ -36,7 +36,7 @@ check_output "the event checker catches a profile job sharing its device" 'viola
     bash -c "python3 tests/integration/pool_events.py '$out/overlap.jsonl'; [ \$? -eq 1 ]"
 
 check "a static split runs too" "$SPECGEN" optimize $task --device opencl --slots-per-device 2 \
-    --pools static:1/1 --out "$out/static"
+    --pools static:1/1 --speed 3 --out "$out/static"
 check_output "  ... and keeps its roles (no split)" '^0$' json "$out/static/summary.json" pools.splits
 check_output "  ... no profile job shared its device" 'violations: 0' \
     python3 tests/integration/pool_events.py "$out/static/events.jsonl" --min-jobs 4

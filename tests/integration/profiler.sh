@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # specgen profile: the feedback a person or model reads for a compile error, a wrong
 # result and a slow-but-correct kernel (real PoCL runs), JSON output, usage errors, and
-# CUDA without a GPU. The timing method itself is tested in tests/unit/test_profiler_time.c.
+# CUDA without a GPU. The timing method itself is tested in tests/integration/c/test_profiler_time.c.
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT"
 task=tests/fixtures/profiler/busy
@@ -30,10 +30,11 @@ check_output "mismatch: the feedback template names the output, shape, index and
     echo "$out"
 
 out=$("$SPECGEN" profile $task $c/slow4x.cl --max-runs 40 2>&1)
-# Four times the work: at least 3x slower is the claim, so the speedup is at most 0.33
-# (0.17 to 0.25 measured here on PoCL).
-check_output "slow but correct: timing with speedup, noise and verdict (at least 3x slower)" \
-    'slow4x.cl is correct\. Time .* vs baseline .* \(medians of [0-9]+ runs, noise ±[0-9.]+%\): speedup 0\.([0-2][0-9]|3[0-3])x, slower than the baseline\.' \
+# Four times the work: 0.17 to 0.25 measured here on PoCL, and 0.41 once on a loaded
+# machine. The check asserts the direction with a wide margin (a speedup below 0.6, and the
+# verdict "slower"); the figure belongs to `make bench-profile`.
+check_output "slow but correct: timing with speedup, noise and verdict (clearly slower)" \
+    'slow4x.cl is correct\. Time .* vs baseline .* \(medians of [0-9]+ runs, noise ±[0-9.]+%\): speedup 0\.[0-5][0-9]x, slower than the baseline\.' \
     echo "$out"
 check_output "slow but correct: a roofline diagnosis from the task's bytes and flops" \
     '^Diagnosis: latency-bound: only [0-9]+% of peak bandwidth and [0-9]+% of peak arithmetic' \
