@@ -17,6 +17,8 @@ R() { "$SPECGEN" results --db "$DB" "$@"; }
 check "fixture: optimize the demo task into --db" \
     "$SPECGEN" optimize "$SPECGEN_ROOT/suites/demo/vector_scale" --db "$DB" --out "$T/out" \
     --target 1.3
+# The inserted final candidate measures 99.5x: above anything the demo measures on a loaded
+# PoCL (13.5x was seen), so it is the best whatever the run timed.
 # the demo's run may differ in detail: take a correct candidate of a fork from it
 F=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT n FROM candidate WHERE origin = 'fork' AND verdict = 'pass' ORDER BY n LIMIT 1\").fetchone()[0])" "$DB")
 python3 - "$DB" <<'PY' || not_ok "fixture: extra rows"
@@ -26,9 +28,9 @@ db.execute("""INSERT INTO candidate (task, n, iteration, origin, status, hash, s
     correct, speedup, message, created_ms, done_ms) VALUES (1,
     (SELECT max(n) + 1 FROM candidate WHERE task = 1), 1, 'final', 'submitted',
     'feedbeef', '<script>document.title="pwned"</script>
-__kernel void k() {}', 'pass', 1, 9.5,
+__kernel void k() {}', 'pass', 1, 99.5,
     '<script>alert(1)</script> in a message', 9000, 9100)""")
-db.execute("UPDATE task SET best_speedup = 9.5, best_candidate = (SELECT max(n) FROM candidate "
+db.execute("UPDATE task SET best_speedup = 99.5, best_candidate = (SELECT max(n) FROM candidate "
            "WHERE task = 1) WHERE id = 1")
 db.execute("""INSERT INTO campaign (kind, suite, config, started, status) VALUES
     ('campaign', 'suites/demo', '{}', '2026-01-01T00:00:00Z', 'done')""")
@@ -40,12 +42,12 @@ PY
 # ---- campaigns, tasks, best
 check_output "campaigns: a table with both campaigns" '^2 +campaign +suites/demo' R campaigns
 check "campaigns --json" bash -c "'$SPECGEN' results --db '$DB' campaigns --json | python3 -c \"import json,sys; d=json.load(sys.stdin); assert [c['kind'] for c in d]==['optimize','campaign'], d\""
-check_output "tasks: the demo task with its status and best" '^1 +1 +vector_scale +target +9\.5' R tasks
+check_output "tasks: the demo task with its status and best" '^1 +1 +vector_scale +target +99\.5' R tasks
 check "tasks --campaign 2 --json: only that campaign's" bash -c "'$SPECGEN' results --db '$DB' tasks --campaign 2 --json | python3 -c \"import json,sys; d=json.load(sys.stdin); assert [t['name'] for t in d]==['other_task'], d\""
 check_fails "tasks --campaign 99: no such campaign" 1 R tasks --campaign 99
 check_output "... and the error names it" 'no campaign 99 in .*campaigns lists them' R tasks --campaign 99
-check_output "best: the best correct kernel per task" '^vector_scale +9\.5 +' R best
-check "best --task vector_scale --json" bash -c "'$SPECGEN' results --db '$DB' best --task vector_scale --json | python3 -c \"import json,sys; d=json.load(sys.stdin); assert len(d)==1 and d[0]['speedup']==9.5 and 'script' in d[0]['origin'] + 'script', d\""
+check_output "best: the best correct kernel per task" '^vector_scale +99\.5 +' R best
+check "best --task vector_scale --json" bash -c "'$SPECGEN' results --db '$DB' best --task vector_scale --json | python3 -c \"import json,sys; d=json.load(sys.stdin); assert len(d)==1 and d[0]['speedup']==99.5 and 'script' in d[0]['origin'] + 'script', d\""
 check_output "best --task nosuch: named in the error" "no task 'nosuch'" R best --task nosuch
 
 # ---- candidates, show
@@ -60,7 +62,7 @@ check_output "show nosuch:1" "no task 'nosuch'" R show nosuch:1
 check_output "show abc: says what a reference looks like" 'expected a candidate id .* or TASK:N' R show abc
 
 # ---- iterations, timeline
-check_output "iterations --task vector_scale" '^1 +1 +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9]+ +9\.5' R iterations --task vector_scale
+check_output "iterations --task vector_scale" '^1 +1 +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9]+ +99\.5' R iterations --task vector_scale
 check_multi "timeline: the iteration's events" 'iteration_start(.|\n)*fork(.|\n)*candidate(.|\n)*job_start(.|\n)*early_stop' R timeline --iteration vector_scale:1
 check "timeline --json: in time order, data as objects" bash -c "'$SPECGEN' results --db '$DB' timeline --iteration 1 --json | python3 -c \"import json,sys; d=json.load(sys.stdin); t=[e['t_ms'] for e in d]; assert t==sorted(t) and len(t)>5 and isinstance(d[0]['data'], dict), d\""
 check_output "timeline of a missing iteration" 'no iteration 7 in task 1' R timeline --iteration vector_scale:7
