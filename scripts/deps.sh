@@ -6,8 +6,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 missing=()
-while read -r pkg _; do
+while read -r pkg extra _; do
     [ -z "$pkg" ] || [ "${pkg#\#}" != "$pkg" ] && continue
+    # "PKG cmd=NAME": skip PKG when NAME is already on PATH from elsewhere (a kubectl from
+    # another package would collide with Debian's over /usr/bin/kubectl).
+    case "$extra" in cmd=*) command -v "${extra#cmd=}" >/dev/null 2>&1 && continue ;; esac
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done < deps/apt.txt
 if [ ${#missing[@]} -gt 0 ]; then
