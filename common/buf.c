@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void oom(void) {
@@ -197,6 +198,30 @@ int sg_buf_read_file_max(sg_buf *b, const char *path, size_t max) {
     }
     close(fd);
     return 0;
+}
+
+char *sg_read_secret_line(const char *opt, const char *path, const char *what, int *others,
+                          sg_err *err) {
+    sg_buf b = {0};
+    char why[512];
+    *others = 0;
+    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
+        sg_buf_free(&b);
+        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
+        return NULL;
+    }
+    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
+    if (nl) b.len = (size_t)(nl - b.data);
+    if (b.len && b.data[b.len - 1] == '\r') b.len--;
+    if (b.data) b.data[b.len] = 0;
+    if (b.len == 0 || strlen(b.data) != b.len) {
+        sg_buf_free(&b);
+        sg_errf(err, "%s '%s': its first line holds no %s (or a NUL byte)", opt, path, what);
+        return NULL;
+    }
+    struct stat st;
+    *others = stat(path, &st) == 0 && (st.st_mode & 077);
+    return sg_buf_steal(&b);
 }
 
 const char *sg_read_error(char *out, size_t n, const char *path, size_t max) {

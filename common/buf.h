@@ -8,6 +8,8 @@
 #ifndef SG_BUF_H
 #define SG_BUF_H
 
+#include "common/err.h"
+
 #include <stddef.h>
 
 typedef struct sg_buf {
@@ -45,6 +47,12 @@ int sg_buf_read_file_max(sg_buf *b, const char *path, size_t max);
 /* "PATH: cannot read: REASON" into out, the limit named for EFBIG ("larger than the
  * limit of N bytes"). Returns out. */
 const char *sg_read_error(char *out, size_t n, const char *path, size_t max);
+/* A secret's file (a token, an API key, a password: what): its first line without the line
+ * end, a new string; NULL with err naming opt and path when it cannot be read or the line
+ * is empty (or holds a NUL). *others: 1 when users other than the owner may read or write
+ * it. */
+char *sg_read_secret_line(const char *opt, const char *path, const char *what, int *others,
+                          sg_err *err);
 
 /* Limits for files read whole: a kernel source (baseline, reference, candidate), a
  * replay trace file, a password file. */

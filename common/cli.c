@@ -1,11 +1,14 @@
 #include "common/cli.h"
 
+#include "common/buf.h"
+#include "common/cli_impl.h"
 #include "common/units.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Whether the space-separated list names name[0..len). */
@@ -20,7 +23,7 @@ static int in_list(const char *list, const char *name, size_t len) {
 }
 
 /* The option called name[0..len), by its name, an alias or (*old set) a deprecated name. */
-static const sg_opt *find_opt(const sg_opt *opts, const char *name, size_t len, int *old) {
+const sg_opt *sg_cli_find(const sg_opt *opts, const char *name, size_t len, int *old) {
     *old = 0;
     for (const sg_opt *o = opts; o && o->name; o++)
         if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) return o;
@@ -90,7 +93,7 @@ const char *sg_cli_kind_name(sg_opt_kind kind) {
 }
 
 /* v as a user types it: 30s, 10m, 2h for durations; 4k, 1G for sizes; 500k for counts. */
-static void fmt_value(sg_opt_kind kind, double v, char *out, size_t n) {
+void sg_cli_fmt_value(sg_opt_kind kind, double v, char *out, size_t n) {
     static const struct {
         sg_opt_kind kind;
         double scale;
@@ -118,8 +121,8 @@ const char *sg_cli_range(const sg_opt *o, char *out, size_t n) {
     out[0] = '\0';
     if (!(o->min < o->max)) return out;
     char lo[32], hi[32];
-    fmt_value(o->kind, o->min, lo, sizeof lo);
-    fmt_value(o->kind, o->max, hi, sizeof hi);
+    sg_cli_fmt_value(o->kind, o->min, lo, sizeof lo);
+    sg_cli_fmt_value(o->kind, o->max, hi, sizeof hi);
     snprintf(out, n, "%s..%s", lo, hi);
     return out;
 }
@@ -155,13 +158,96 @@ int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...) {
     return code;
 }
 
+int sg_cli_take(const sg_cmd_spec *spec, const sg_opt *o, const char *value, const char *where) {
+    sg_err err = {{0}};
+    if (store(o, value, &err) < 0) return sg_cli_fail(spec, SG_CLI_USAGE, "%s: %s", where, err.msg);
+    const char *takes = zero_refused(o);
+    if (takes && !zero_documented(o))
+        return sg_cli_fail(spec, SG_CLI_USAGE,
+                           "%s %s: 0 is not accepted here (no 0 in its --help); give %s", where,
+                           value, takes);
+    char range[80];
+    if (out_of_range(o))
+        return sg_cli_fail(spec, SG_CLI_USAGE, "%s: '%s' must be %s", where, value,
+                           sg_cli_range(o, range, sizeof range));
+    return SG_CLI_OK;
+}
+
+/* The option argv[*i] names (its value: *value, NULL for a flag), *i moved past it. */
+static int one_option(const sg_cmd_spec *spec, int argc, char **argv, int *i, const sg_opt **out,
+                      const char **value) {
+    char *a = argv[*i];
+    const sg_opt *o;
+    const char *eq;
+    int old = 0;
+    if (a[1] != '-') { /* -o VALUE, -oVALUE, -o=VALUE */
+        o = find_short(spec->opts, a[1]);
+        if (!o)
+            return sg_cli_fail(spec, SG_CLI_USAGE,
+                               "unknown option '%s' (long options are spelled --name)", a);
+        eq = a[2] == '\0' ? NULL : a[2] == '=' ? a + 2 : a + 1;
+        if (eq && o->kind == SG_OPT_FLAG)
+            return sg_cli_fail(spec, SG_CLI_USAGE, "option '-%c' takes no value (got '%s')", a[1],
+                               a);
+    } else {
+        const char *name = a + 2;
+        eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        o = sg_cli_find(spec->opts, name, len, &old);
+        if (!o) return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
+        if (old)
+            fprintf(stderr, "specgen %s: --%.*s is deprecated; use --%s\n", spec->name, (int)len,
+                    name, o->name);
+    }
+    *out = o;
+    *value = NULL;
+    if (o->kind == SG_OPT_FLAG) {
+        if (eq)
+            return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' takes no value (got '%s')",
+                               o->name, eq + 1);
+    } else if (eq) {
+        *value = eq + 1;
+    } else if (*i + 1 < argc) {
+        *value = argv[++*i];
+    } else {
+        return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' needs a value (%s)", o->name,
+                           o->metavar ? o->metavar : "VALUE");
+    }
+    return SG_CLI_OK;
+}
+
+/* --config FILE / --config=FILE / --show-config (a command with options): 1 when a[*i] was
+ * one (*i past it), -1 on a missing value, 0 when it is not. */
+static int config_builtin(const sg_cmd_spec *spec, int argc, char **argv, int *i, const char **path,
+                          int *show) {
+    const char *a = argv[*i];
+    if (!spec->opts || !spec->opts->name) return 0;
+    if (!strcmp(a, "--show-config")) return *show = 1, 1;
+    if (!strncmp(a, "--config=", 9)) return *path = a + 9, 1;
+    if (strcmp(a, "--config")) return 0;
+    if (*i + 1 >= argc) {
+        sg_cli_fail(spec, SG_CLI_USAGE, "option '--config' needs a value (FILE, or none)");
+        return -1;
+    }
+    *path = argv[++*i];
+    return 1;
+}
+
+static int count_opts(const sg_opt *opts) {
+    int n = 0;
+    while (opts && opts[n].name) n++;
+    return n;
+}
+
 int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, int *npos) {
     if (describe_fn) {
         describe_fn(spec, describe_arg);
         return SG_CLI_HELP;
     }
-    int np = 0, only_pos = 0;
-    for (int i = 1; i < argc; i++) {
+    int np = 0, only_pos = 0, show = 0, rc = SG_CLI_OK;
+    const char *config = NULL;
+    sg_cli_seen *seen = sg_xcalloc((size_t)count_opts(spec->opts) + 1, sizeof *seen);
+    for (int i = 1; i < argc && rc == SG_CLI_OK; i++) {
         char *a = argv[i];
         if (only_pos || a[0] != '-' || a[1] == '\0') {
             argv[1 + np++] = a; /* compact positionals at the front; never overtakes i */
@@ -173,57 +259,25 @@ int sg_cli_parse(const sg_cmd_spec *spec, int argc, char **argv, char ***pos, in
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             sg_cli_print_help(spec);
-            return SG_CLI_HELP;
+            rc = SG_CLI_HELP;
+            break;
         }
-        const sg_opt *o;
-        const char *eq;
-        int old = 0;
-        if (a[1] != '-') { /* -o VALUE, -oVALUE, -o=VALUE */
-            o = find_short(spec->opts, a[1]);
-            if (!o)
-                return sg_cli_fail(spec, SG_CLI_USAGE,
-                                   "unknown option '%s' (long options are spelled --name)", a);
-            eq = a[2] == '\0' ? NULL : a[2] == '=' ? a + 2 : a + 1;
-            if (eq && o->kind == SG_OPT_FLAG)
-                return sg_cli_fail(spec, SG_CLI_USAGE, "option '-%c' takes no value (got '%s')",
-                                   a[1], a);
-        } else {
-            const char *name = a + 2;
-            eq = strchr(name, '=');
-            size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            o = find_opt(spec->opts, name, len, &old);
-            if (!o)
-                return sg_cli_fail(spec, SG_CLI_USAGE, "unknown option '--%.*s'", (int)len, name);
-            if (old)
-                fprintf(stderr, "specgen %s: --%.*s is deprecated; use --%s\n", spec->name,
-                        (int)len, name, o->name);
+        int b = config_builtin(spec, argc, argv, &i, &config, &show);
+        if (b) {
+            rc = b < 0 ? SG_CLI_USAGE : SG_CLI_OK;
+            continue;
         }
+        const sg_opt *o = NULL;
         const char *value = NULL;
-        if (o->kind == SG_OPT_FLAG) {
-            if (eq)
-                return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' takes no value (got '%s')",
-                                   o->name, eq + 1);
-        } else if (eq) {
-            value = eq + 1;
-        } else if (i + 1 < argc) {
-            value = argv[++i];
-        } else {
-            return sg_cli_fail(spec, SG_CLI_USAGE, "option '--%s' needs a value (%s)", o->name,
-                               o->metavar ? o->metavar : "VALUE");
-        }
-        sg_err err = {{0}};
-        if (store(o, value, &err) < 0)
-            return sg_cli_fail(spec, SG_CLI_USAGE, "--%s: %s", o->name, err.msg);
-        const char *takes = zero_refused(o);
-        if (takes && !zero_documented(o))
-            return sg_cli_fail(spec, SG_CLI_USAGE,
-                               "--%s %s: 0 is not accepted here (no 0 in its --help); give %s",
-                               o->name, value, takes);
-        char range[80];
-        if (out_of_range(o))
-            return sg_cli_fail(spec, SG_CLI_USAGE, "--%s: '%s' must be %s", o->name, value,
-                               sg_cli_range(o, range, sizeof range));
+        char where[80];
+        if ((rc = one_option(spec, argc, argv, &i, &o, &value)) != SG_CLI_OK) break;
+        snprintf(where, sizeof where, "--%s", o->name);
+        seen[o - spec->opts] = (sg_cli_seen){.src = SG_SRC_FLAG, .raw = value};
+        rc = sg_cli_take(spec, o, value, where);
     }
+    if (rc == SG_CLI_OK) rc = sg_cli_sources(spec, seen, config, show);
+    free(seen);
+    if (rc != SG_CLI_OK) return rc;
     if (np < spec->min_pos)
         return sg_cli_fail(spec, SG_CLI_USAGE, "missing argument: expected %s", spec->args);
     if (spec->max_pos >= 0 && np > spec->max_pos)
@@ -259,6 +313,12 @@ void sg_cli_print_help(const sg_cmd_spec *spec) {
             }
             printf("\n");
         }
+    }
+    if (spec->opts && spec->opts->name) {
+        printf("  %-26s %s\n", "--config FILE",
+               "options from a JSON file (none: no file; default: ./specgen.json, else "
+               "$XDG_CONFIG_HOME/specgen/config.json)");
+        printf("  %-26s %s\n", "--show-config", "print each option's value and its source");
     }
     printf("  %-26s %s\n", "-h, --help", "show this help");
     if (spec->details) printf("\n%s\n", spec->details);

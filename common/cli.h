@@ -20,7 +20,20 @@
  * `deprecated` names are accepted with a warning on stderr ("--slots-per-gpu is deprecated;
  * use --slots-per-device") and not shown in --help (docs/options.md lists them).
  * Write option tables with designated initializers ({.name = "out", .kind = SG_OPT_STR, ...});
- * options shared by several commands come from one table (common/opts.h). */
+ * options shared by several commands come from one table (common/opts.h).
+ * Sources: a command with options also takes `--config FILE|none` and `--show-config`
+ * (cli_config.c). An option not given on the command line takes, in this order, its `env`
+ * variable (the first of the list set and not empty), then the config file's value (--config
+ * FILE, else ./specgen.json, else $XDG_CONFIG_HOME/specgen/config.json or
+ * ~/.config/specgen/config.json): flag > env > file > default. The file is a JSON object
+ * whose top-level keys are the shared options (common/opts.h, for every command that takes
+ * them) and command names, each an object of that command's long options (beating the top
+ * level); a key that is neither is an error naming the file and the key (with a
+ * did-you-mean). Values go through the same parser, range and zero checks as on the command
+ * line (a number or a string for numeric kinds, true/false for flags, a string or an array
+ * of strings for SG_OPT_FN). --show-config prints each option's value and its source to
+ * stdout (URL credentials as ***; an env_secret variable's value never) and returns
+ * SG_CLI_HELP. --help reads no file. */
 #ifndef SG_CLI_H
 #define SG_CLI_H
 
@@ -60,6 +73,10 @@ typedef struct sg_opt {
     const char *deprecated; /* old names, space-separated, accepted with a warning, or NULL */
     double min, max;        /* the range checked by the parser when min < max (ns, bytes) */
     const char *units;      /* what the number counts ("tokens"), for docs; NULL: the kind's */
+    const char *env;        /* environment variables (space-separated) giving the value when
+                               the command line does not (before the config file), or NULL */
+    int env_secret;         /* env holds a secret the command reads itself (an API key): the slot is
+                               left alone (so the file's value yields) and it is never shown */
 } sg_opt;
 
 typedef struct sg_cmd_spec {
@@ -92,6 +109,10 @@ void sg_cli_describe(sg_cli_describe_fn fn, void *arg);
  * reported), then say plainly that it is not built yet and which issue tracks it.
  * Returns the exit code (0 for --help, 2 otherwise). */
 int sg_cli_not_built(const sg_cmd_spec *spec, int argc, char **argv, const char *tracking);
+
+/* The commands whose names are sections of the config file (orchestrator/main.c sets them;
+ * unset: any object-valued top-level key is taken as a section). */
+void sg_cli_config_commands(const sg_command *cmds);
 
 /* Print "specgen CMD: message" to stderr and return 2 (usage) or 1 (runtime). */
 int sg_cli_fail(const sg_cmd_spec *spec, int code, const char *fmt, ...)

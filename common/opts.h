@@ -57,6 +57,11 @@ typedef enum {
     SG_OD_SEED,
     SG_OD_RUN_TIMEOUT,
     SG_OD_COMPILE_TIMEOUT,
+    SG_OD_API_KEY_FILE,
+    SG_OD_TEMPERATURE,
+    SG_OD_TOP_P,
+    SG_OD_FORK_TEMPERATURE,
+    SG_OD_FORK_TOP_P,
     SG_OD_COUNT_ /* the number of entries */
 } sg_opt_id;
 

@@ -245,7 +245,9 @@ int sg_cmd_llm_check(int argc, char **argv) {
          .kind = SG_OPT_STR,
          .out = &url,
          .metavar = "URL",
-         .help = "endpoint base URL (http://host:port or .../v1)"},
+         .help = "endpoint base URL (http://host:port or .../v1)",
+         .def = "$OPENAI_BASE_URL",
+         .env = "OPENAI_BASE_URL"},
         {.name = "model",
          .kind = SG_OPT_STR,
          .out = &model_opt,
@@ -316,7 +318,7 @@ int sg_cmd_llm_check(int argc, char **argv) {
                               0};
     int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc) return rc == SG_CLI_HELP ? 0 : rc;
-    if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required");
+    if (!url) return sg_cli_fail(&spec, 2, "--llm URL is required (or $OPENAI_BASE_URL)");
     sg_err uerr;
     if (sg_llm_url_check(url, &uerr) < 0) return sg_cli_fail(&spec, 2, "--llm: %s", uerr.msg);
     sg_err err;

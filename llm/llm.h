@@ -83,6 +83,7 @@ typedef struct sg_llm_request {
     const char *prompt;        /* completions: the raw prompt (a fork's prefix) */
     int64_t max_tokens;        /* 0: server default */
     double temperature;        /* < 0: server default */
+    double top_p;              /* <= 0: server default */
     const char *extra_json;    /* JSON object merged into the body, or NULL */
     const char *const *stop;   /* stop strings sent as "stop" (nstop of them; 0: none) */
     size_t nstop;

@@ -60,6 +60,7 @@ char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
                         json_pack("{s:b,s:b}", "include_usage", 1, "continuous_usage_stats", 1));
     if (req->max_tokens > 0) json_object_set_new(b, "max_tokens", json_integer(req->max_tokens));
     if (req->temperature >= 0) json_object_set_new(b, "temperature", json_real(req->temperature));
+    if (req->top_p > 0) json_object_set_new(b, "top_p", json_real(req->top_p));
     if (req->nstop) {
         json_t *stop = json_array();
         for (size_t i = 0; i < req->nstop; i++)

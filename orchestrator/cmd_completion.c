@@ -106,11 +106,15 @@ static void describe(const sg_cmd_spec *spec, void *arg) {
             if (o->short_name) sg_buf_printf(b, " -%c", o->short_name);
             each_name(o, add_word, b);
         }
+        if (spec->opts && spec->opts->name) sg_buf_append_str(b, " --config --show-config");
         sg_buf_append_str(b, " --help\" ;;\n");
     } else if (!strcmp(w->format, "zsh")) {
         sg_buf_printf(b, "    %s) _arguments", w->cmd);
         for (const sg_opt *o = spec->opts; o && o->name; o++)
             each_name(o, zsh_word, &(zsh_arg){b, o});
+        if (spec->opts && spec->opts->name)
+            sg_buf_append_str(b, " \\\n        '--config[options from a JSON file]:FILE:_files'"
+                                 " '--show-config[print each option and its source]'");
         sg_buf_append_str(b, " \\\n        '--help[show the help]' '*:argument:_files' ;;\n");
     } else if (!strcmp(w->format, "markdown")) {
         describe_markdown(b, spec);
@@ -253,7 +257,12 @@ int sg_cmd_options(int argc, char **argv) {
                               "options\nseveral commands share); do not edit by hand. "
                               "Deprecated spellings are accepted with a\nwarning on stderr. "
                               "A range is checked by the parser; 0 is refused unless the help "
-                              "says\nwhat it means (`0: ...`).\n");
+                              "says\nwhat it means (`0: ...`).\n\nEvery command with "
+                              "options also takes `--config FILE|none` (a JSON file of\nlong "
+                              "options; default ./specgen.json, else "
+                              "$XDG_CONFIG_HOME/specgen/config.json) and\n`--show-config` "
+                              "(each option's value and source: flag > env > file > default);\n"
+                              "see docs/config.md.\n");
     walk_commands(&b, format, only);
     fputs(b.data ? b.data : "", stdout);
     sg_buf_free(&b);

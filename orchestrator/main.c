@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     sg_log_configure(level, json, 2);
+    sg_cli_config_commands(sg_commands);
     const char *name = argv[i];
     if (!strcmp(name, "help")) {
         if (i + 1 >= argc) {

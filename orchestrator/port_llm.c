@@ -80,6 +80,7 @@ static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
                           .user = user,
                           .max_tokens = pl->reasoning_max_tokens,
                           .temperature = pl->reasoning_temperature,
+                          .top_p = pl->reasoning_top_p,
                           .think = SG_LLM_THINK_AUTO,
                           .priority = 0};
     return start(pl, &req, ev, err);
@@ -91,6 +92,7 @@ static sg_gen *start_fork(void *impl, const sg_fork_request *f, const sg_gen_eve
     sg_llm_request req = {.model = pl->model,
                           .max_tokens = f->max_tokens,
                           .temperature = f->temperature,
+                          .top_p = f->top_p,
                           .stop = f->stop,
                           .nstop = f->nstop,
                           .think = SG_LLM_THINK_OFF,

@@ -27,6 +27,7 @@ typedef struct sg_port_llm {
     const char *model;
     int64_t reasoning_max_tokens; /* 0: server default */
     double reasoning_temperature; /* < 0: server default */
+    double reasoning_top_p;       /* <= 0: server default */
 } sg_port_llm;
 
 /* Fill port with the functions and `impl` = pl (which must outlive the port). */

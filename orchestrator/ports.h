@@ -62,6 +62,7 @@ typedef struct sg_fork_request {
     size_t nstop;
     int64_t max_tokens;
     double temperature;
+    double top_p; /* <= 0: the server's */
 } sg_fork_request;
 
 typedef struct sg_llm_port {

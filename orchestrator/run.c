@@ -33,6 +33,7 @@ void sg_run_config_default(sg_run_config *c) {
     c->iterations = 5;
     c->early_stop = 0; /* no cut on a gain: measured (docs/eval.md); --early-stop turns it on */
     c->log_name = "specgen optimize";
+    c->temperature = c->top_p = c->fork_temperature = c->fork_top_p = -1; /* the defaults' */
 }
 
 void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double task_target,
@@ -92,6 +93,8 @@ int sg_run_prompts_load(const sg_run_config *c, sg_run_prompts *p, sg_err *err) 
         sg_task_prompts_load(p->dir, &p->task, err) < 0 ||
         sg_feedback_load(p->dir, &p->fb, err) < 0)
         return -1;
+    if (c->fork_temperature >= 0) p->task.fork_temperature = c->fork_temperature;
+    if (c->fork_top_p > 0) p->task.fork_top_p = c->fork_top_p;
     return 0;
 }
 
@@ -267,6 +270,15 @@ json_t *sg_run_config_json(const sg_run_config *c) {
         "budget_s", (double)c->budget_ns / 1e9, "budget_tokens", (json_int_t)c->budget_tokens,
         "iterations", c->iterations, "early_stop", c->early_stop);
     free(llm);
+    const struct {
+        const char *key;
+        double v;
+    } sampling[] = {{"temperature", c->temperature},
+                    {"top_p", c->top_p},
+                    {"fork_temperature", c->fork_temperature},
+                    {"fork_top_p", c->fork_top_p}};
+    for (size_t i = 0; i < sizeof sampling / sizeof *sampling; i++) /* given ones only */
+        if (sampling[i].v >= 0) json_object_set_new(j, sampling[i].key, json_real(sampling[i].v));
     return j;
 }
 

@@ -46,6 +46,10 @@ typedef struct sg_run_config {
     const char *template_name;    /* NULL: from the model's name */
     sg_fork_mode fork_mode;       /* SG_FORK_COMPLETIONS */
     int64_t max_tokens;           /* cap on each reasoning stream; 0: the server's */
+    const char *api_key_file;     /* the API key's file; NULL: $SPECGEN_API_KEY, $OPENAI_API_KEY */
+    double temperature, top_p;    /* the reasoning streams' sampling; < 0: the server's */
+    double fork_temperature;      /* the forks'; < 0: prompts/fork.json's */
+    double fork_top_p;            /* < 0: prompts/fork.json's, else the server's */
     const char *trace;            /* embedded replay traces; NULL: PROMPTS/traces */
     double speed;                 /* embedded replay speed: 1 */
     int device;                   /* an sg_dev_lang, or SG_RUN_DEVICE_AUTO */
@@ -91,7 +95,7 @@ void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c);
  * c), into rows (room for SG_RUN_NOPTS); returns how many. campaign: the task budgets'
  * old spellings are campaign's --per-task-time/--per-task-tokens (its --budget-time and
  * --budget-tokens were the campaign's, optimize's the task's). */
-enum { SG_RUN_NOPTS = 32 };
+enum { SG_RUN_NOPTS = 40 };
 int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *rows);
 /* Check them (and c's own fields set by options: max_tokens, speed, llm_urls) and fill c.
  * -1 with a message naming the option and the bad value: a usage error. */

@@ -4,6 +4,7 @@
 
 #include "llm/llm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c) {
@@ -67,23 +68,30 @@ int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *ro
     rows[n++] = sg_opt_shared(SG_OD_PROMPTS, &c->prompts_dir);
     rows[n++] = sg_opt_shared(SG_OD_TRACE, &c->trace);
     rows[n++] = sg_opt_shared(SG_OD_SPEED, &c->speed);
+    rows[n++] = sg_opt_shared(SG_OD_API_KEY_FILE, &c->api_key_file);
+    rows[n++] = sg_opt_shared(SG_OD_TEMPERATURE, &c->temperature);
+    rows[n++] = sg_opt_shared(SG_OD_TOP_P, &c->top_p);
+    rows[n++] = sg_opt_shared(SG_OD_FORK_TEMPERATURE, &c->fork_temperature);
+    rows[n++] = sg_opt_shared(SG_OD_FORK_TOP_P, &c->fork_top_p);
     return n;
 }
 
 /* --llm's comma-separated URLs (at most 16, as run_ports.c takes them), each well formed. */
 static int check_urls(const char *urls, sg_err *err) {
+    const char *env = getenv("OPENAI_BASE_URL"); /* the parser's value is this very string */
+    const char *opt = env && urls == env ? "$OPENAI_BASE_URL (--llm's default)" : "--llm";
     int n = 0;
     for (const char *p = urls;; p++) {
         size_t len = strcspn(p, ",");
         char url[2048];
         if (!len || len >= sizeof url)
-            return sg_errf(err, "--llm: %s URL in the list (URL[,URL])",
+            return sg_errf(err, "%s: %s URL in the list (URL[,URL])", opt,
                            len ? "an overlong" : "an empty");
         memcpy(url, p, len);
         url[len] = '\0';
         sg_err e;
-        if (sg_llm_url_check(url, &e) < 0) return sg_errf(err, "--llm: %s", e.msg);
-        if (++n > 16) return sg_errf(err, "--llm: more than 16 URLs");
+        if (sg_llm_url_check(url, &e) < 0) return sg_errf(err, "%s: %s", opt, e.msg);
+        if (++n > 16) return sg_errf(err, "%s: more than 16 URLs", opt);
         p += len;
         if (!*p) return 0;
     }
@@ -101,7 +109,8 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
                        c->target);
     if (c->llm_urls && check_urls(c->llm_urls, err) < 0) return -1;
     if (c->llm_urls && !o->model)
-        return sg_errf(err, "--llm needs --model (the name the server serves)");
+        return sg_errf(err, "--llm (or $OPENAI_BASE_URL, its default) needs --model (the name the "
+                            "server serves)");
     if (apply_devices(o, c, err) < 0) return -1;
     if (o->no_local && !c->pool_urls)
         return sg_errf(err, "--no-local needs --pool (some slots must run the jobs)");

@@ -4,6 +4,7 @@
 #include "common/buf.h"
 
 #include "common/curl_loop.h"
+#include "common/log.h"
 #include "llm/llm.h"
 #include "profiler/profiler.h"
 #include "replay/replay.h"
@@ -57,18 +58,28 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
         goto fail;
     l->cl = sg_curl_loop_new(loop, err);
     if (!l->cl) goto fail;
+    char *key = NULL; /* --api-key-file's; else llm.c reads the environment */
+    int others = 0;
+    if (c->api_key_file &&
+        !(key = sg_read_secret_line("--api-key-file", c->api_key_file, "key", &others, err)))
+        goto fail;
+    if (others) sg_warn("llm", "%s is readable by other users (chmod 600 it)", c->api_key_file);
     sg_llm_config lc = {.urls = l->urls,
                         .n_urls = nurls,
                         .max_per_endpoint = c->max_per_endpoint,
+                        .api_key = key,
                         .first_token_timeout_ns = c->first_token_timeout_ns,
                         .first_token_option = "--first-token-timeout"};
     l->llm = sg_llm_new(l->cl, &lc, err);
+    if (key) memset(key, 0, strlen(key)); /* the client holds its own copy */
+    free(key);
     if (!l->llm) goto fail;
     l->pl = (sg_port_llm){.llm = l->llm,
                           .fork_mode = c->fork_mode,
                           .model = c->model,
                           .reasoning_max_tokens = c->max_tokens,
-                          .reasoning_temperature = -1};
+                          .reasoning_temperature = c->temperature,
+                          .reasoning_top_p = c->top_p};
     sg_port_llm_init(&l->pl, &l->port);
     return l;
 fail:

@@ -122,10 +122,16 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
     if (!f) return sg_task_prompts_free(p), -1;
     const char *prefix = NULL;
     int64_t mt = 2048;
-    double temp = 0.2;
+    double temp = 0.2, top_p = -1;
     rc = sg_json_get_str(f, "answer_prefix", 1, &prefix, path, err);
     if (!rc) rc = sg_json_get_int(f, "max_tokens", 0, &mt, path, err);
     if (!rc) rc = sg_json_get_num(f, "temperature", 0, &temp, path, err);
+    if (!rc) rc = sg_json_get_num(f, "top_p", 0, &top_p, path, err);
+    if (!rc && (temp < 0 || temp > 2))
+        rc = sg_errf(err, "%s: field \"temperature\": must be 0..2, got %g", path, temp);
+    if (!rc && top_p != -1 && !(top_p > 0 && top_p <= 1))
+        rc =
+            sg_errf(err, "%s: field \"top_p\": must be above 0 and at most 1, got %g", path, top_p);
     if (!rc && (mt < 16 || mt > 65536))
         rc = sg_errf(err, "%s: field \"max_tokens\": must be 16..65536, got %lld", path,
                      (long long)mt);
@@ -133,6 +139,7 @@ int sg_task_prompts_load(const char *dir, sg_task_prompts *p, sg_err *err) {
         p->answer_prefix = sg_xstrdup(prefix);
         p->fork_max_tokens = mt;
         p->fork_temperature = temp;
+        p->fork_top_p = top_p;
     }
     json_decref(f);
     if (rc) sg_task_prompts_free(p);
@@ -576,7 +583,8 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
                            .stop = (const char *const *)t->cfg.tmpl->stop,
                            .nstop = t->cfg.tmpl->nstop,
                            .max_tokens = t->cfg.prompts->fork_max_tokens,
-                           .temperature = t->cfg.prompts->fork_temperature};
+                           .temperature = t->cfg.prompts->fork_temperature,
+                           .top_p = t->cfg.prompts->fork_top_p};
     g->gen = t->llm.start_fork(t->llm.impl, &req, &ev, &err);
     if (!g->gen) {
         RECORD(t, "fork_error", "{s:s}", "error", err.msg);

@@ -46,6 +46,7 @@ typedef struct sg_task_prompts {
     char *answer_prefix;                   /* from prompts/fork.json, {lang} unfilled */
     int64_t fork_max_tokens;
     double fork_temperature;
+    double fork_top_p; /* <= 0: the server's */
 } sg_task_prompts;
 
 int sg_task_prompts_load(const char *prompts_dir, sg_task_prompts *p, sg_err *err);

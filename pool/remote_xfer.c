@@ -201,24 +201,8 @@ void sg_pool_urls_free(char **urls, int n) {
 
 /* The first line of a small file (a token): NULL with err. */
 char *sg_pool_token_read(const char *opt, const char *path, sg_err *err) {
-    sg_buf b = {0};
-    char why[512];
-    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
-        sg_buf_free(&b);
-        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
-        return NULL;
-    }
-    char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
-    if (nl) b.len = (size_t)(nl - b.data);
-    if (b.len && b.data[b.len - 1] == '\r') b.len--;
-    if (b.data) b.data[b.len] = 0;
-    if (b.len == 0 || strlen(b.data) != b.len) {
-        sg_buf_free(&b);
-        sg_errf(err, "%s '%s': its first line holds no token (or a NUL byte)", opt, path);
-        return NULL;
-    }
-    struct stat st;
-    if (stat(path, &st) == 0 && (st.st_mode & 077))
-        sg_warn("pool", "%s is readable by other users (chmod 600 it)", path);
-    return sg_buf_steal(&b);
+    int others;
+    char *t = sg_read_secret_line(opt, path, "token", &others, err);
+    if (t && others) sg_warn("pool", "%s is readable by other users (chmod 600 it)", path);
+    return t;
 }

@@ -12,6 +12,9 @@ SPECGEN_ROOT=${SPECGEN_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 tap_n=0
 tap_failed=0
 TMPDIR_TEST=$(mktemp -d)
+# Hermetic: no config file or LLM endpoint of the user's reaches a test (cli.h: the sources).
+export XDG_CONFIG_HOME=$TMPDIR_TEST/.no-config
+unset OPENAI_BASE_URL SPECGEN_API_KEY OPENAI_API_KEY
 _cleanups=()
 on_exit() { _cleanups+=("$1"); }
 _run_cleanups() {
