@@ -57,6 +57,9 @@ typedef enum {
     SG_OD_SEED,
     SG_OD_RUN_TIMEOUT,
     SG_OD_COMPILE_TIMEOUT,
+    SG_OD_METRICS_LISTEN,
+    SG_OD_METRICS_TOKEN_FILE,
+    SG_OD_PROGRESS_INTERVAL,
     SG_OD_COUNT_ /* the number of entries */
 } sg_opt_id;
 
