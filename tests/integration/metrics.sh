@@ -22,6 +22,7 @@ promtool_ok() {
     local desc=$1 url=$2
     shift 2
     curl -sf -m 5 "$@" "$url" >"$out/scrape.txt"
+    cat "$out/scrape.txt" >>"$out/all.txt"
     local lint
     if lint=$(promtool check metrics <"$out/scrape.txt" 2>&1); then ok "$desc: promtool"; else
         not_ok "$desc: promtool"
@@ -96,6 +97,24 @@ check_output "  ... the suite's third task is queued" '^specgen_tasks\{state="qu
     cat "$out/scrape.txt"
 kill -INT $cpid 2>/dev/null
 wait $cpid 2>/dev/null
+
+# ---- the Grafana dashboard: its queries parse, and every metric it reads is served ----
+python3 - "$SPECGEN_ROOT/deploy/grafana/specgen.json" "$out/rules.yml" "$out/names.txt" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+exprs = [t["expr"].replace("$job", ".*") for p in d["panels"] for t in p["targets"]]
+with open(sys.argv[2], "w") as f:
+    f.write("groups:\n  - name: dashboard\n    rules:\n")
+    for i, e in enumerate(exprs):
+        f.write("      - record: dashboard:q%d\n        expr: %s\n" % (i, json.dumps(e)))
+names = sorted({n for e in exprs for n in re.findall(r"\b(specgen_[a-z_]+)", e)})
+open(sys.argv[3], "w").write("\n".join(names) + "\n")
+PY
+check "deploy/grafana/specgen.json: every query parses (promtool check rules)" \
+    promtool check rules "$out/rules.yml"
+missing=$(while read -r n; do grep -q "^$n[{ ]" "$out/all.txt" || echo "$n"; done <"$out/names.txt")
+check_output "  ... every metric it reads is served by one of the /metrics above" '^none missing$' \
+    echo "${missing:-none} missing"
 
 # ---- the token rule ----
 check_fails "--metrics-listen beyond loopback without a token: exit 2" 2 \
