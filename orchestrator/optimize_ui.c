@@ -1,5 +1,6 @@
 #include "orchestrator/optimize_ui.h"
 
+#include "common/redact.h"
 #include "common/units.h"
 #include "orchestrator/progress.h"
 
@@ -123,9 +124,10 @@ void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns) {
 }
 
 void sg_ui_table(FILE *o, const sg_ui_row *rows, int n) {
-    size_t w = 4;
+    size_t w = 4; /* a name with control characters is shown escaped: it cannot fake a line */
+    char name[1024];
     for (int i = 0; i < n; i++)
-        if (strlen(rows[i].task) > w) w = strlen(rows[i].task);
+        if (strlen(sg_redact_ctrl(name, sizeof name, rows[i].task)) > w) w = strlen(name);
     if (w > 48) w = 48;
     fprintf(o, "%-*s  %12s  %7s  %-3s  %10s  %10s  %s\n", (int)w, "task", "best speedup", "target",
             "met", "time", "tokens", "end");
@@ -135,8 +137,9 @@ void sg_ui_table(FILE *o, const sg_ui_row *rows, int n) {
         if (r->best > 0) snprintf(best, sizeof best, "%.2fx", r->best);
         if (r->target > 0) snprintf(target, sizeof target, "%.2fx", r->target);
         if (r->time_ns > 0) sg_fmt_duration(r->time_ns, t, sizeof t);
-        fprintf(o, "%-*.*s  %12s  %7s  %-3s  %10s  %10llu  %s\n", (int)w, (int)w, r->task, best,
-                target, r->met ? "yes" : "no", t, (unsigned long long)r->tokens, r->end);
+        fprintf(o, "%-*.*s  %12s  %7s  %-3s  %10s  %10llu  %s\n", (int)w, (int)w,
+                sg_redact_ctrl(name, sizeof name, r->task), best, target, r->met ? "yes" : "no", t,
+                (unsigned long long)r->tokens, r->end);
     }
     fflush(o);
 }

@@ -28,8 +28,8 @@ static void test_eta_time_budget(void **state) {
 static void test_eta_tokens(void **state) {
     (void)state;
     /* 1000 tokens in 10 s, 4000 left: 40 s, sooner than the time budget's 50 s */
-    sg_progress p = {.elapsed_ns = 10 * S, .budget_ns = 60 * S, .tokens = 1000,
-                     .budget_tokens = 5000};
+    sg_progress p = {
+        .elapsed_ns = 10 * S, .budget_ns = 60 * S, .tokens = 1000, .budget_tokens = 5000};
     assert_int_equal(sg_progress_eta(&p), 40 * S);
 }
 
@@ -37,16 +37,27 @@ static void test_eta_queue(void **state) {
     (void)state;
     /* two ended in 20 s each; 2 running (longest 5 s in), 3 left, 2 at a time:
      * 15 s for the running ones, then 2 waves of 20 s */
-    sg_progress p = {.elapsed_ns = 45 * S, .left = 3, .running = 2, .concurrency = 2,
-                     .ended = 2, .ended_task_ns = 40 * S, .running_elapsed_max = 5 * S,
+    sg_progress p = {.elapsed_ns = 45 * S,
+                     .left = 3,
+                     .running = 2,
+                     .concurrency = 2,
+                     .ended = 2,
+                     .ended_task_ns = 40 * S,
+                     .running_elapsed_max = 5 * S,
                      .task_budget_ns = 1800 * S};
     assert_int_equal(sg_progress_eta(&p), 15 * S + 40 * S);
     /* none ended: the task budget per task */
-    sg_progress q = {.left = 1, .running = 1, .concurrency = 1, .task_budget_ns = 100 * S,
+    sg_progress q = {.left = 1,
+                     .running = 1,
+                     .concurrency = 1,
+                     .task_budget_ns = 100 * S,
                      .running_elapsed_max = 30 * S};
     assert_int_equal(sg_progress_eta(&q), 70 * S + 100 * S);
     /* a running task past the mean is not done: half a mean more */
-    sg_progress r = {.running = 1, .concurrency = 1, .ended = 1, .ended_task_ns = 10 * S,
+    sg_progress r = {.running = 1,
+                     .concurrency = 1,
+                     .ended = 1,
+                     .ended_task_ns = 10 * S,
                      .running_elapsed_max = 12 * S};
     assert_int_equal(sg_progress_eta(&r), 5 * S);
 }
@@ -92,8 +103,9 @@ static void test_metrics_events(void **state) {
     ev(m, 1, "{\"ev\":\"candidate\",\"t_ms\":1100,\"candidate\":2,\"status\":\"duplicate\"}");
     ev(m, 1, "{\"ev\":\"job_done\",\"t_ms\":3000,\"candidate\":1,\"verdict\":\"pass\"}");
     ev(m, 1, "{\"ev\":\"new_best\",\"t_ms\":3000,\"candidate\":1,\"speedup\":1.5}");
-    ev(m, 1, "{\"ev\":\"generation_done\",\"kind\":\"fork\",\"reasoning_tokens\":0,"
-             "\"content_tokens\":40,\"first_token_ms\":200}");
+    ev(m, 1,
+       "{\"ev\":\"generation_done\",\"kind\":\"fork\",\"reasoning_tokens\":0,"
+       "\"content_tokens\":40,\"first_token_ms\":200}");
     sg_buf b = {0};
     sg_metrics_write(m, &b);
     const char *want[] = {"specgen_tasks{state=\"queued\"} 2\n",
