@@ -50,6 +50,20 @@ $(SPECGEN_BIN): $(BUILD)/orchestrator/main.o $(LIB)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The commit the binary is built from (specgen_build_info, --version): only common/version.o
+# sees it, rebuilt when it changes (the stamp file is rewritten only then).
+SG_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+ifeq ($(SG_COMMIT),-dirty)
+SG_COMMIT :=
+endif
+$(BUILD)/commit.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SG_COMMIT)' | cmp -s - $@ || echo '$(SG_COMMIT)' > $@
+$(BUILD)/common/version.o: CPPFLAGS += -DSG_COMMIT='"$(SG_COMMIT)"'
+$(BUILD)/common/version.o: $(BUILD)/commit.stamp
+.PHONY: FORCE
+FORCE:
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^

@@ -250,6 +250,26 @@ static const sg_opt table[SG_OD_COUNT_] = {
                           .def = "prompts/fork.json's top_p, else the server's",
                           .min = 0.001,
                           .max = 1},
+    [SG_OD_METRICS_LISTEN] = {.name = "metrics-listen",
+                              .kind = SG_OPT_STR,
+                              .metavar = "HOST:PORT",
+                              .help = "serve Prometheus metrics at /metrics there (port 0: any "
+                                      "free one, printed); beyond loopback needs "
+                                      "--metrics-token-file",
+                              .def = "none"},
+    [SG_OD_METRICS_TOKEN_FILE] = {.name = "metrics-token-file",
+                                  .kind = SG_OPT_STR,
+                                  .metavar = "FILE",
+                                  .help = "bearer token every /metrics request must carry (the "
+                                          "file's first line)"},
+    [SG_OD_PROGRESS_INTERVAL] = {.name = "progress-interval",
+                                 .kind = SG_OPT_DURATION,
+                                 .metavar = "T",
+                                 .help = "off a terminal (a pipe, a Slurm log), a progress line "
+                                         "every T on stderr (0: none)",
+                                 .def = "30s",
+                                 .min = 0,
+                                 .max = 24 * 3600 * SEC},
 };
 
 const sg_opt *sg_opt_entry(int id) { return id >= 0 && id < SG_OD_COUNT_ ? &table[id] : NULL; }

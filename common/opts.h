@@ -62,6 +62,9 @@ typedef enum {
     SG_OD_TOP_P,
     SG_OD_FORK_TEMPERATURE,
     SG_OD_FORK_TOP_P,
+    SG_OD_METRICS_LISTEN,
+    SG_OD_METRICS_TOKEN_FILE,
+    SG_OD_PROGRESS_INTERVAL,
     SG_OD_COUNT_ /* the number of entries */
 } sg_opt_id;
 

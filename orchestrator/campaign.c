@@ -7,6 +7,8 @@
 #include "common/proc.h"
 #include "common/redact.h"
 #include "common/units.h"
+#include "orchestrator/optimize_ui.h"
+#include "orchestrator/progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +34,9 @@ typedef struct ctask {
     sg_dev_port port;
     sg_run_exec *exec;
     sg_task_stats final;
+    int64_t started_at;  /* loop time of its start */
+    double target;       /* its target speedup (known once it started) */
+    const char *skipped; /* state 3: "could not run" or "ended before" (a resume) */
 } ctask;
 
 typedef struct campaign {
@@ -50,6 +55,8 @@ typedef struct campaign {
     int64_t t0;
     uint64_t tick;
     int tty;
+    int64_t last_plain; /* off a terminal: when the last progress line went out */
+    sg_metrics *mx;     /* --metrics-listen */
     sg_campaign_result *res;
     sg_err db_err;
     char out_dir[4096]; /* specgen-out/campaign-ID when none was given */
@@ -160,23 +167,78 @@ static int list_suite(campaign *c, sg_err *err) {
 }
 
 /* ---- progress ---- */
-static void status_line(campaign *c) {
-    if (!c->tty) return;
-    int done = 0, left = 0;
+/* The best speedup so far over the tasks that ran or run, and which task has it. */
+static double best_so_far(const campaign *c, const char **who) {
+    double best = 0;
+    *who = NULL;
     for (int i = 0; i < c->n; i++) {
-        done += c->t[i].state >= 2;
-        left += c->t[i].state == 0;
+        const ctask *t = &c->t[i];
+        double b = t->state == 2              ? t->final.best_speedup
+                   : t->state == 1 && t->exec ? sg_run_exec_stats(t->exec)->best_speedup
+                                              : 0;
+        if (b > best) {
+            best = b;
+            *who = t->name;
+        }
     }
-    uint64_t tokens = c->tokens_done;
-    for (int i = 0; i < c->n; i++)
-        if (c->t[i].state == 1 && c->t[i].exec) tokens += sg_run_exec_tokens(c->t[i].exec);
+    return best;
+}
+
+/* "tasks 1 done, 2 running, 3 left; best 1.52x (softmax); 1234 tokens; pools 40% busy;
+ * ETA 5m" — the status line on a terminal, a plain progress line elsewhere. */
+static void progress_text(const campaign *c, char *buf, size_t n) {
+    int64_t now = sg_loop_now(c->loop);
+    sg_progress p = {.elapsed_ns = now - c->t0,
+                     .budget_ns = c->cc->budget_ns,
+                     .budget_tokens = c->cc->budget_tokens,
+                     .running = c->running,
+                     .concurrency = c->cc->concurrency,
+                     .task_budget_ns = c->base->budget_ns,
+                     .tokens = c->tokens_done};
+    int done = 0;
+    for (int i = 0; i < c->n; i++) {
+        const ctask *t = &c->t[i];
+        done += t->state >= 2;
+        p.left += t->state == 0;
+        if (t->state == 2 && t->final.ended_ns > 0) {
+            p.ended++;
+            p.ended_task_ns += t->final.ended_ns;
+        }
+        if (t->state == 1 && t->exec) {
+            p.tokens += sg_run_exec_tokens(t->exec);
+            if (now - t->started_at > p.running_elapsed_max)
+                p.running_elapsed_max = now - t->started_at;
+        }
+    }
     sg_pool_stats st;
     sg_pool_stats_get(c->pool.sched, &st);
-    char el[32];
+    const char *who;
+    double best = best_so_far(c, &who);
+    char bests[300] = "best -", eta[48];
+    if (who) snprintf(bests, sizeof bests, "best %.2fx (%.200s)", best, who);
+    snprintf(buf, n, "tasks %d done, %d running, %d left; %s; %llu tokens; pools %.0f%% busy; %s",
+             done, c->running, p.left, bests, (unsigned long long)p.tokens, 100 * st.utilisation,
+             sg_ui_eta(c->stopping ? 0 : sg_progress_eta(&p), eta, sizeof eta));
+}
+
+static void status_line(campaign *c) {
+    if (!c->tty) return;
+    char line[600], el[32], shown[1200];
+    progress_text(c, line, sizeof line);
     sg_fmt_duration(sg_loop_now(c->loop) - c->t0, el, sizeof el);
-    fprintf(stderr,
-            "\r\033[K[%s] tasks %d done, %d running, %d left; %llu tokens; pools %.0f%% busy", el,
-            done, c->running, left, (unsigned long long)tokens, 100 * st.utilisation);
+    fprintf(stderr, "\r\033[K[%s] %s", el, sg_redact_ctrl(shown, sizeof shown, line));
+    fflush(stderr);
+}
+
+/* Off a terminal: the same as a plain line every --progress-interval (0: never). */
+static void plain_progress(campaign *c) {
+    int64_t now = sg_loop_now(c->loop), every = c->base->progress_interval_ns;
+    if (c->tty || every <= 0 || now - c->last_plain < every) return;
+    c->last_plain = now;
+    char line[600], shown[1200];
+    progress_text(c, line, sizeof line);
+    fprintf(stderr, "[%7.1fs] progress: %s\n", (double)(now - c->t0) / SG_SEC,
+            sg_redact_ctrl(shown, sizeof shown, line));
     fflush(stderr);
 }
 
@@ -239,6 +301,7 @@ static int task_row(campaign *c, ctask *t, sg_err *err) {
 static int cannot_run(campaign *c, ctask *t, const char *why, sg_err *err) {
     say(c, "%s: could not run: %s", t->name, why);
     t->state = 3;
+    t->skipped = "could not run";
     c->res->not_run++;
     sg_port_dev_free(t->pd);
     t->pd = NULL;
@@ -258,11 +321,13 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     if (task_row(c, t, err) < 0) return -1;
     t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, &t->port, err);
     if (!t->pd) return -1;
-    t->exec =
-        sg_run_exec_start(c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
-                          &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd}, &e);
+    t->exec = sg_run_exec_start(
+        c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
+        &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd, c->mx, t->index}, &e);
     if (!t->exec) return cannot_run(c, t, e.msg, err);
     t->state = 1;
+    t->started_at = sg_loop_now(c->loop);
+    t->target = sg_run_exec_target(t->exec);
     c->running++;
     say(c, "%s: started (%s)", t->name, sg_dev_lang_name(t->t.lang));
     return 0;
@@ -334,6 +399,7 @@ static void on_tick(sg_loop *loop, void *arg) {
     }
     if (c->db && !c->db_err.msg[0]) sg_results_flush(c->db, &c->db_err);
     status_line(c);
+    plain_progress(c);
     c->tick = sg_loop_timer(loop, SG_SEC, on_tick, c);
 }
 
@@ -346,6 +412,29 @@ static void on_signal(sg_loop *loop, int fd, unsigned ev, void *arg) {
         sg_run_force_exit("specgen campaign", (int)si.ssi_signo);
     c->res->stopped = 1;
     stop_all(c, strsignal((int)si.ssi_signo));
+}
+
+/* The result: one row per task of the suite (sg_ui_row's fields), in suite order. */
+static json_t *result_rows(const campaign *c) {
+    json_t *rows = json_array();
+    for (int i = 0; i < c->n; i++) {
+        const ctask *t = &c->t[i];
+        const sg_task_stats *f = &t->final;
+        sg_ui_row r = {.task = t->name, .target = t->target, .end = "not started"};
+        if (t->state == 2) {
+            r.best = f->best_candidate ? f->best_speedup : 0;
+            r.met = f->best_candidate && t->target > 0 && f->best_speedup >= t->target;
+            r.time_ns = f->ended_ns;
+            r.tokens = f->tokens_total;
+            r.end = f->error[0]    ? "error"
+                    : f->cancelled ? "cancelled"
+                                   : sg_crit_name(f->end_reason);
+        } else if (t->state == 3) {
+            r.end = t->skipped ? t->skipped : "skipped";
+        }
+        json_array_append_new(rows, sg_ui_row_json(&r));
+    }
+    return rows;
 }
 
 /* ---- the database ---- */
@@ -394,6 +483,7 @@ static int skip_finished(campaign *c, sg_err *err) {
         if (id > 0 && strcmp(status, "running") && strcmp(status, "cancelled") &&
             strcmp(status, "skipped")) {
             c->t[i].state = 3;
+            c->t[i].skipped = "ended before";
             c->res->skipped++;
         }
     }
@@ -425,10 +515,11 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
     sg_proc_block_stop_signals(&sigs);
     if (!(c.loop = sg_loop_new_real(err)) || /* the pool (it forks to count) before threads */
         sg_run_pool_new(c.loop, &shared, lang, &c.pool, err) < 0 ||
-        !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)))
+        !(c.llm = sg_run_llm_new(c.loop, &shared, &c.p, err)) ||
+        sg_run_metrics_start(c.loop, &shared, "campaign", c.pool.sched, c.n, &c.mx, err) < 0)
         goto done;
     sg_pool_on_event(c.pool.sched, on_pool_event, &c);
-    c.t0 = sg_loop_now(c.loop);
+    c.t0 = c.last_plain = sg_loop_now(c.loop);
     char suite[4096], db[4096];
     fprintf(
         stderr,
@@ -475,6 +566,8 @@ done:
     }
     if (c.tty) fprintf(stderr, "\r\033[K");
     if (c.pool.sched) sg_pool_on_event(c.pool.sched, NULL, NULL); /* the db closes first */
+    res->rows = result_rows(&c);
+    sg_metrics_free(c.mx); /* before the pool it reads */
     if (c.db) {
         int none_ran = res->not_run && res->not_run == res->tasks - res->skipped;
         const char *status = rc < 0 || none_ran ? "error"

@@ -43,6 +43,7 @@ typedef struct sg_campaign_result {
     uint64_t fork_prompt_tokens, fork_cached_tokens;
     int forks_cache_reported, forks_done;
     int first_token_timeouts; /* generations a stalled server left without a first token */
+    json_t *rows; /* one object per task (sg_ui_row_json's fields): the caller frees it */
 } sg_campaign_result;
 
 /* Returns 0 when the campaign ran (to its end, its budget, or a stop), -1 when it could not

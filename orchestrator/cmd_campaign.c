@@ -54,7 +54,10 @@ static const char details[] =
     "\n"
     "Everything is recorded in the results database (--db; `specgen results` queries it,\n"
     "`specgen report` draws it) and each task writes OUT/TASK/{best.*,events.jsonl,\n"
-    "summary.json}. Ctrl-C (or SIGTERM) cancels the running tasks, records them, and prints\n"
+    "summary.json}. stdout gets the result (a table of the tasks; --json: one object), stderr\n"
+    "the log, with a status line on a terminal, else a progress line every\n"
+    "--progress-interval; --metrics-listen serves Prometheus metrics (docs/deployment.md).\n"
+    "Ctrl-C (or SIGTERM) cancels the running tasks, records them, and prints\n"
     "the command that resumes; after a crash or SIGKILL, --resume ID continues the campaign\n"
     "without redoing the tasks that ended (an unfinished one runs again from its start).\n"
     "A task that cannot run (its task.json does not load, its output folder cannot be\n"
@@ -80,12 +83,47 @@ static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc) {
     return 0;
 }
 
+/* The result on stdout (the log is stderr's): a table of the tasks, or with --json one object
+ * with the campaign's counts and the same rows. */
+static void print_result(const sg_run_config *rc, const sg_campaign_result *res) {
+    size_t n = json_array_size(res->rows);
+    if (rc->json) {
+        json_t *o = json_pack("{s:I,s:i,s:i,s:i,s:i,s:i,s:b,s:b,s:O}", "campaign",
+                              (json_int_t)res->id, "tasks", res->tasks, "done", res->done, "failed",
+                              res->failed, "skipped", res->skipped, "not_run", res->not_run,
+                              "stopped", res->stopped, "budget", res->budget, "rows", res->rows);
+        json_dumpf(o, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(o);
+        fflush(stdout);
+        return;
+    }
+    if (!n) return;
+    sg_ui_row *rows = sg_xcalloc(n, sizeof *rows);
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(res->rows, i);
+        rows[i] =
+            (sg_ui_row){.task = json_string_value(json_object_get(r, "task")),
+                        .best = json_number_value(json_object_get(r, "best_speedup")),
+                        .target = json_number_value(json_object_get(r, "target")),
+                        .met = json_is_true(json_object_get(r, "met")),
+                        .time_ns = (int64_t)(json_number_value(json_object_get(r, "time_s")) * 1e9),
+                        .tokens = (uint64_t)json_integer_value(json_object_get(r, "tokens")),
+                        .end = json_string_value(json_object_get(r, "end"))};
+    }
+    fputc('\n', stdout);
+    sg_ui_table(stdout, rows, (int)n);
+    free(rows);
+}
+
 /* Runs the campaign, prints its end, and returns the exit status (see details). */
 static int run(const sg_cmd_spec *spec, const sg_campaign_config *cc, const sg_run_config *rc,
                int argc, char **args) {
     sg_err err;
     sg_campaign_result res;
     int ran = sg_campaign_run(cc, rc, &res, &err);
+    print_result(rc, &res);
+    json_decref(res.rows);
     if (res.first_token_timeouts)
         fprintf(stderr,
                 "llm stalls: %d generation%s got no token within the first-token timeout of %g s "

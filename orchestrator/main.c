@@ -2,7 +2,7 @@
 #include "common/log.h"
 #include "device/device.h"
 #include "orchestrator/commands.h"
-#include "orchestrator/version.h"
+#include "common/version.h"
 #include "profiler/profiler.h"
 
 #include <stdio.h>

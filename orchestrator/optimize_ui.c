@@ -1,6 +1,8 @@
 #include "orchestrator/optimize_ui.h"
 
+#include "common/redact.h"
 #include "common/units.h"
+#include "orchestrator/progress.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -83,16 +85,69 @@ void sg_ui_event(sg_ui *ui, const json_t *ev) {
     fflush(ui->out);
 }
 
+const char *sg_ui_eta(int64_t eta_ns, char *buf, size_t n) {
+    char d[32];
+    if (eta_ns < 0)
+        snprintf(buf, n, "ETA ?");
+    else
+        snprintf(buf, n, "ETA %s", sg_fmt_duration(eta_ns, d, sizeof d));
+    return buf;
+}
+
+/* On a terminal the status line (at most ten times a second); elsewhere the same text as
+ * a plain line every interval_ns, so that a batch log shows the run is alive. */
 void sg_ui_progress(sg_ui *ui, const sg_task_stats *s, int64_t now_ns) {
-    if (!ui->tty || now_ns - ui->last_status_ns < 100000000LL) return;
-    ui->last_status_ns = now_ns;
-    fprintf(ui->out,
-            "\r\033[Kiteration %d | reasoning %llu tok | forks %d/%d | candidates %d: %d ok, %d "
-            "dup | best %.2fx",
-            s->iteration, (unsigned long long)s->reasoning_tokens, s->forks_done, s->forks_started,
-            s->candidates, s->correct, s->duplicates, s->best_speedup);
+    if (ui->tty ? now_ns - ui->last_status_ns < 100000000LL : ui->interval_ns <= 0) return;
+    if (!ui->tty && !ui->last_plain_ns) ui->last_plain_ns = now_ns; /* the first call: start */
+    if (!ui->tty && now_ns - ui->last_plain_ns < ui->interval_ns) return;
+    sg_progress p = {.elapsed_ns = now_ns - s->started_ns,
+                     .budget_ns = ui->budget_ns,
+                     .tokens = s->tokens_total,
+                     .budget_tokens = ui->budget_tokens};
+    char eta[48];
+    sg_ui_eta(sg_progress_eta(&p), eta, sizeof eta);
+    char line[400];
+    snprintf(line, sizeof line,
+             "iteration %d | reasoning %llu tok | forks %d/%d | candidates %d: %d ok, %d dup | "
+             "best %.2fx | %s",
+             s->iteration, (unsigned long long)s->reasoning_tokens, s->forks_done, s->forks_started,
+             s->candidates, s->correct, s->duplicates, s->best_speedup, eta);
+    if (ui->tty) {
+        ui->last_status_ns = now_ns;
+        fprintf(ui->out, "\r\033[K%s", line);
+        ui->status_shown = 1;
+    } else {
+        ui->last_plain_ns = now_ns;
+        fprintf(ui->out, "[%7.2fs] progress: %s\n", (double)p.elapsed_ns / 1e9, line);
+    }
     fflush(ui->out);
-    ui->status_shown = 1;
+}
+
+void sg_ui_table(FILE *o, const sg_ui_row *rows, int n) {
+    size_t w = 4; /* a name with control characters is shown escaped: it cannot fake a line */
+    char name[1024];
+    for (int i = 0; i < n; i++)
+        if (strlen(sg_redact_ctrl(name, sizeof name, rows[i].task)) > w) w = strlen(name);
+    if (w > 48) w = 48;
+    fprintf(o, "%-*s  %12s  %7s  %-3s  %10s  %10s  %s\n", (int)w, "task", "best speedup", "target",
+            "met", "time", "tokens", "end");
+    for (int i = 0; i < n; i++) {
+        const sg_ui_row *r = &rows[i];
+        char best[32] = "-", target[32] = "-", t[32] = "-";
+        if (r->best > 0) snprintf(best, sizeof best, "%.2fx", r->best);
+        if (r->target > 0) snprintf(target, sizeof target, "%.2fx", r->target);
+        if (r->time_ns > 0) sg_fmt_duration(r->time_ns, t, sizeof t);
+        fprintf(o, "%-*.*s  %12s  %7s  %-3s  %10s  %10llu  %s\n", (int)w, (int)w,
+                sg_redact_ctrl(name, sizeof name, r->task), best, target, r->met ? "yes" : "no", t,
+                (unsigned long long)r->tokens, r->end);
+    }
+    fflush(o);
+}
+
+json_t *sg_ui_row_json(const sg_ui_row *r) {
+    return json_pack("{s:s,s:f,s:f,s:b,s:f,s:I,s:s}", "task", r->task, "best_speedup", r->best,
+                     "target", r->target, "met", r->met, "time_s", (double)r->time_ns / 1e9,
+                     "tokens", (json_int_t)r->tokens, "end", r->end);
 }
 
 /* The evidence that a fork did not recompute its prefix: the server's own count. */

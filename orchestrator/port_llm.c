@@ -23,6 +23,7 @@ static void summarize(const sg_llm_result *r, sg_gen_summary *s) {
     s->cached_reported = r->usage.cached_reported;
     s->http_status = r->http_status;
     s->first_token_timeout = r->first_token_timeout;
+    if (r->t_first_ns > r->t_start_ns) s->first_token_ns = r->t_first_ns - r->t_start_ns;
     snprintf(s->finish, sizeof s->finish, "%s", r->finish_reason[0] ? r->finish_reason : "stop");
 }
 

@@ -38,6 +38,7 @@ typedef struct sg_gen_summary {
     char error[512];         /* non-empty when the generation failed */
     int http_status;         /* the server's answer when it refused the request, else 0 or 200 */
     int first_token_timeout; /* failed: no token came within the first-token timeout */
+    int64_t first_token_ns;  /* from the request's start to its first token; 0: none/unknown */
 } sg_gen_summary;
 
 typedef struct sg_gen_events {

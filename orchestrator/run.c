@@ -3,6 +3,7 @@
 
 #include "common/paths.h"
 #include "common/json.h"
+#include "common/net.h"
 #include "common/proc.h"
 #include "common/redact.h"
 #include "common/wfile.h"
@@ -34,6 +35,7 @@ void sg_run_config_default(sg_run_config *c) {
     c->early_stop = 0; /* no cut on a gain: measured (docs/eval.md); --early-stop turns it on */
     c->log_name = "specgen optimize";
     c->temperature = c->top_p = c->fork_temperature = c->fork_top_p = -1; /* the defaults' */
+    c->progress_interval_ns = 30 * SG_SEC;
 }
 
 void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double task_target,
@@ -297,6 +299,34 @@ static int open_results(const sg_run_config *c, const sg_run_task *t, sg_results
     return *task < 0 ? -1 : 0;
 }
 
+int sg_run_metrics_start(sg_loop *loop, const sg_run_config *c, const char *command,
+                         const sg_pool *pool, int ntasks, sg_metrics **out, sg_err *err) {
+    *out = NULL;
+    if (!c->metrics_listen) return 0;
+    char *token = NULL;
+    if (c->metrics_token_file &&
+        !(token = sg_pool_token_read("--metrics-token-file", c->metrics_token_file, err)))
+        return -1;
+    sg_metrics *m = sg_metrics_new(command);
+    sg_metrics_set_tasks(m, ntasks);
+    sg_metrics_set_pool(m, pool);
+    int rc = sg_metrics_listen(m, loop, c->metrics_listen, token, "--metrics-token-file", err);
+    free(token);
+    if (rc < 0) {
+        sg_metrics_free(m);
+        return -1;
+    }
+    char host[256];
+    int port;
+    sg_err e;
+    if (sg_net_parse_hostport(c->metrics_listen, host, sizeof host, &port, &e) < 0) host[0] = 0;
+    fprintf(stderr, "%s: metrics at http://%s%s%s:%d/metrics%s\n", c->log_name,
+            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", sg_metrics_port(m),
+            c->metrics_token_file ? " (token required)" : "");
+    *out = m;
+    return 0;
+}
+
 int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_run_prompts p;
     sg_run_task t;
@@ -306,6 +336,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_port_dev *pd = NULL;
     sg_run_exec *e = NULL;
     sg_results *db = NULL;
+    sg_metrics *mx = NULL;
     int64_t campaign = 0, db_task = 0;
     int rc = -1, sfd = -1;
     memset(&p, 0, sizeof p);
@@ -325,14 +356,16 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     /* The pool first: it counts the devices in a child process, which is safest forked
      * before any thread (the replay server's) exists. */
     if (!(loop = sg_loop_new_real(err)) || sg_run_pool_new(loop, c, t.lang, &pool, err) < 0 ||
-        !(llm = sg_run_llm_new(loop, c, &p, err)))
+        !(llm = sg_run_llm_new(loop, c, &p, err)) ||
+        sg_run_metrics_start(loop, c, "optimize", pool.sched, 1, &mx, err) < 0)
         goto done;
     uint64_t full_tokens;
     if (sg_run_llm_announce(llm, c, &t, &full_tokens, err) < 0) goto done;
     sg_dev_port dport;
     if (!(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
         !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport,
-                                &(sg_run_links){db, campaign, db_task, pool.sched, pd}, err)))
+                                &(sg_run_links){db, campaign, db_task, pool.sched, pd, mx, 0},
+                                err)))
         goto done;
     sg_pool_on_event(pool.sched, sg_run_exec_pool_event, e);
     stopper stop = {c, e, 0};
@@ -362,6 +395,7 @@ done:
     if (sfd >= 0) close(sfd);
     if (pool.sched) sg_pool_on_event(pool.sched, NULL, NULL); /* e goes first */
     sg_run_exec_free(e);
+    sg_metrics_free(mx); /* before the pool it reads */
     if (db && sg_results_close(db, rc == 0 ? err : NULL) < 0) rc = -1;
     sg_port_dev_free(pd);
     sg_run_pool_free(&pool);

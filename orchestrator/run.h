@@ -24,6 +24,7 @@
 #include "common/err.h"
 #include "common/loop.h"
 #include "common/opts.h"
+#include "orchestrator/metrics.h"
 #include "orchestrator/port_dev.h"
 #include "orchestrator/port_llm.h"
 #include "orchestrator/task.h"
@@ -80,6 +81,11 @@ typedef struct sg_run_config {
     uint64_t spacing_tokens; /* trigger min_spacing_tokens */
     int in_flight;           /* trigger max_in_flight (probe:K's too) */
     double delta;            /* the early-stop margin */
+    /* what the run shows (progress, result) and serves (/metrics) */
+    const char *metrics_listen;     /* --metrics-listen HOST:PORT; NULL: no /metrics */
+    const char *metrics_token_file; /* its bearer token's file; NULL: none (loopback only) */
+    int64_t progress_interval_ns;   /* off a terminal, a progress line this often; 0: none */
+    int json;                       /* the result on stdout as JSON, not a table */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
@@ -95,7 +101,7 @@ void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c);
  * c), into rows (room for SG_RUN_NOPTS); returns how many. campaign: the task budgets'
  * old spellings are campaign's --per-task-time/--per-task-tokens (its --budget-time and
  * --budget-tokens were the campaign's, optimize's the task's). */
-enum { SG_RUN_NOPTS = 40 };
+enum { SG_RUN_NOPTS = 48 };
 int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *rows);
 /* Check them (and c's own fields set by options: max_tokens, speed, llm_urls) and fill c.
  * -1 with a message naming the option and the bad value: a usage error. */
@@ -190,6 +196,8 @@ typedef struct sg_run_links {
     int64_t campaign, task;
     const sg_pool *pool;
     const sg_port_dev *pd;
+    sg_metrics *metrics; /* every event of the task counted there, as task number task_index */
+    int task_index;
 } sg_run_links;
 
 /* Opens OUT/events.jsonl, makes and starts the task. When it finishes, the loop is stopped
@@ -202,6 +210,9 @@ void sg_run_exec_pool_event(void *exec, json_t *ev);
 const char *sg_run_exec_db_error(const sg_run_exec *e);
 /* Tokens used so far (live, or final). */
 uint64_t sg_run_exec_tokens(const sg_run_exec *e);
+/* The stats so far (live, or final) and the task's target speedup. */
+const sg_task_stats *sg_run_exec_stats(const sg_run_exec *e);
+double sg_run_exec_target(const sg_run_exec *e);
 /* 1 once the task has finished (then *final, when given, holds its last stats). */
 int sg_run_exec_finished(const sg_run_exec *e, sg_task_stats *final);
 void sg_run_exec_cancel(sg_run_exec *e);
@@ -210,6 +221,11 @@ void sg_run_exec_cancel(sg_run_exec *e);
  * included, at any time of the run) could not be written fully: err names it. */
 int sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens, sg_err *err);
 void sg_run_exec_free(sg_run_exec *e);
+
+/* /metrics for c->metrics_listen (none: *out = NULL, 0), counting over pool for a run of
+ * ntasks tasks, on loop; says its address on stderr. command: "optimize" or "campaign". */
+int sg_run_metrics_start(sg_loop *loop, const sg_run_config *c, const char *command,
+                         const sg_pool *pool, int ntasks, sg_metrics **out, sg_err *err);
 
 /* ---- all of it, once ---- */
 /* Runs c->task to its end on the real loop and writes its outputs. Returns 0 when it ran

@@ -41,11 +41,20 @@ struct sg_run_exec {
     uint64_t flush_timer, cancel_timer;
     sg_err db_err; /* the first failed write; db_err.msg[0] == 0: none */
     uint64_t tokens;
+    sg_task_stats live; /* the last progress */
+    sg_metrics *metrics;
+    int task_index;
 };
 
 uint64_t sg_run_exec_tokens(const sg_run_exec *e) {
     return e->finished ? e->final.tokens_total : e->tokens;
 }
+
+const sg_task_stats *sg_run_exec_stats(const sg_run_exec *e) {
+    return e->finished ? &e->final : &e->live;
+}
+
+double sg_run_exec_target(const sg_run_exec *e) { return e->cfg.crit.target_speedup; }
 
 static void cancel_now(sg_loop *loop, void *arg) {
     (void)loop;
@@ -125,6 +134,7 @@ static void on_record(void *arg, json_t *ev) {
     if (kind && !strcmp(kind, "new_best")) write_best(e);
     db_record(e, ev);
     write_event(e, ev);
+    sg_metrics_event(e->metrics, e->task_index, ev);
     if (!e->c->quiet) sg_ui_event(&e->ui, ev);
 }
 
@@ -134,6 +144,7 @@ void sg_run_exec_pool_event(void *arg, json_t *ev) {
     json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(e->loop) - e->t0) / 1e6));
     db_record(e, ev);
     write_event(e, ev);
+    sg_metrics_event(e->metrics, e->task_index, ev);
     if (!e->c->quiet) sg_ui_event(&e->ui, ev);
     json_decref(ev);
 }
@@ -141,6 +152,7 @@ void sg_run_exec_pool_event(void *arg, json_t *ev) {
 static void on_progress(void *arg, const sg_task_stats *s) {
     sg_run_exec *e = arg;
     e->tokens = s->tokens_total;
+    e->live = *s;
     if (!e->c->quiet) sg_ui_progress(&e->ui, s, sg_loop_now(e->loop));
 }
 
@@ -180,6 +192,9 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     snprintf(e->best_path, sizeof e->best_path, "%s/best.%s", t->out_dir,
              t->lang == SG_DEV_CUDA ? "cu" : "cl");
     sg_ui_init(&e->ui, stderr);
+    e->ui.interval_ns = c->progress_interval_ns;
+    e->ui.budget_ns = c->budget_ns;
+    e->ui.budget_tokens = c->budget_tokens;
     const char *lang = sg_dev_lang_name(t->lang);
     sg_task_spec ts = {t->spec.name, lang, t->spec.description ? t->spec.description : "",
                        t->baseline.data};
@@ -188,6 +203,8 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     if (!e->task) goto fail;
     if (links) { /* before the task starts: its first event is recorded too */
         set_pool(e, links->pool, links->pd);
+        e->metrics = links->metrics;
+        e->task_index = links->task_index;
         if (links->db) set_results(e, links->db, links->campaign, links->task);
     }
     write_best(e); /* the baseline, until something beats it */
@@ -239,10 +256,8 @@ static json_t *pool_json(const sg_run_exec *e) {
                      ds.latency_p95_s);
 }
 
-static void write_summary(sg_run_exec *e, const char *best_path) {
+static json_t *summary_json(const sg_run_exec *e, const char *best_path) {
     const sg_task_stats *f = &e->final;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/summary.json", e->t->out_dir);
     json_t *sum = json_pack(
         "{s:s,s:s,s:s,s:s,s:f,s:f,s:i,s:s,s:i,s:i,s:i,s:i,s:I,s:I,s:f,s:f,s:s}", "task",
         e->t->spec.name, "lang", sg_dev_lang_name(e->t->lang), "policy", e->policy, "model",
@@ -268,12 +283,38 @@ static void write_summary(sg_run_exec *e, const char *best_path) {
                                   f->forks_cache_reported, "cached_share",
                                   reuse >= 0 ? json_real(reuse) : json_null()));
     if (e->pool) json_object_set_new(sum, "pools", pool_json(e));
+    return sum;
+}
+
+static void write_summary(sg_run_exec *e, const json_t *sum) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", e->t->out_dir);
     char *text = json_dumps(sum, JSON_INDENT(2));
-    json_decref(sum);
     sg_err err;
     if (!text) sg_errf(&err, "cannot write %s: out of memory", path);
     if (!text || sg_wfile_atomic(path, text, strlen(text), &err) < 0) out_fail(e, &err);
     free(text);
+}
+
+/* The result on stdout (stderr has the log): summary.json's object with --json, else the
+ * one-row table a campaign prints for each of its tasks. */
+static void print_result(const sg_run_exec *e, const json_t *sum) {
+    const sg_task_stats *f = &e->final;
+    if (e->c->json) {
+        json_dumpf(sum, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        fflush(stdout);
+        return;
+    }
+    sg_ui_row row = {.task = e->t->spec.name,
+                     .best = f->best_candidate ? f->best_speedup : 0,
+                     .target = e->cfg.crit.target_speedup,
+                     .met = f->best_candidate && f->best_speedup >= e->cfg.crit.target_speedup,
+                     .time_ns = f->ended_ns,
+                     .tokens = f->tokens_total,
+                     .end = json_string_value(json_object_get(sum, "end"))};
+    fputc('\n', stdout);
+    sg_ui_table(stdout, &row, 1);
 }
 
 int sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens, sg_err *err) {
@@ -291,7 +332,10 @@ int sg_run_exec_write(sg_run_exec *e, uint64_t full_reasoning_tokens, sg_err *er
         if (e->pd) sg_port_dev_stats_get(e->pd, &ds);
         sg_ui_pools(&e->ui, &st, &ds);
     }
-    write_summary(e, path);
+    json_t *sum = summary_json(e, path);
+    write_summary(e, sum);
+    if (!e->c->quiet) print_result(e, sum);
+    json_decref(sum);
     if (e->out_failed) return sg_errf(err, "%s", e->out_err.msg);
     return 0;
 }

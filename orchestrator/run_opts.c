@@ -2,9 +2,11 @@
  * once, so both commands say the same thing about the same mistake. */
 #include "orchestrator/run.h"
 
+#include "common/net.h"
 #include "llm/llm.h"
 
 #include <stdlib.h>
+
 #include <string.h>
 
 void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c) {
@@ -73,6 +75,10 @@ int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *ro
     rows[n++] = sg_opt_shared(SG_OD_TOP_P, &c->top_p);
     rows[n++] = sg_opt_shared(SG_OD_FORK_TEMPERATURE, &c->fork_temperature);
     rows[n++] = sg_opt_shared(SG_OD_FORK_TOP_P, &c->fork_top_p);
+    rows[n++] = sg_opt_shared(SG_OD_PROGRESS_INTERVAL, &c->progress_interval_ns);
+    rows[n++] = sg_opt_shared(SG_OD_JSON, &c->json);
+    rows[n++] = sg_opt_shared(SG_OD_METRICS_LISTEN, &c->metrics_listen);
+    rows[n++] = sg_opt_shared(SG_OD_METRICS_TOKEN_FILE, &c->metrics_token_file);
     return n;
 }
 
@@ -95,6 +101,31 @@ static int check_urls(const char *urls, sg_err *err) {
         p += len;
         if (!*p) return 0;
     }
+}
+
+/* --metrics-listen: a HOST:PORT; beyond loopback only with a readable token (the pool
+ * agent's rule: /metrics names tasks and shows the run's progress). */
+static int check_metrics(const sg_run_config *c, sg_err *err) {
+    if (!c->metrics_listen) {
+        if (c->metrics_token_file)
+            return sg_errf(err, "--metrics-token-file is for --metrics-listen (give both)");
+        return 0;
+    }
+    char host[256];
+    int port;
+    if (sg_net_parse_hostport(c->metrics_listen, host, sizeof host, &port, err) < 0)
+        return sg_err_prefix(err, "--metrics-listen");
+    if (c->metrics_token_file) {
+        char *tok = sg_pool_token_read("--metrics-token-file", c->metrics_token_file, err);
+        if (!tok) return -1;
+        free(tok);
+    } else if (!sg_net_is_loopback(host)) {
+        return sg_errf(err,
+                       "--metrics-listen %s: refusing to listen beyond loopback without "
+                       "--metrics-token-file (give a token, or listen on 127.0.0.1)",
+                       c->metrics_listen);
+    }
+    return 0;
 }
 
 int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
@@ -122,5 +153,5 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
     if (o->early_stop && o->no_early_stop)
         return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
     c->early_stop = o->early_stop;
-    return 0;
+    return check_metrics(c, err);
 }

@@ -510,6 +510,8 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
         if (!s->estimated) json_object_set_new(ev, "prompt_tokens", json_integer(s->prompt_tokens));
         if (s->cached_reported)
             json_object_set_new(ev, "cached_tokens", json_integer(s->cached_tokens));
+        if (s->first_token_ns > 0) /* the LLM's first-token latency (/metrics' histogram) */
+            json_object_set_new(ev, "first_token_ms", json_real((double)s->first_token_ns / 1e6));
         record(t, "generation_done", ev);
     }
     if (g->kind == GEN_FORK) {

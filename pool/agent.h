@@ -101,11 +101,20 @@ typedef struct sg_agent_http_config {
      * idle timeout. Not a long-poll's wait: that starts once its request is complete. */
     int64_t request_timeout_ns;
     unsigned max_conns, max_conns_per_addr; /* open connections; from one address */
+    /* Who answers. NULL: the agent given to sg_agent_http_start (which may then be NULL
+     * otherwise). Set: another command's small server (optimize's and campaign's /metrics)
+     * with the same token check, body limit, deadlines and per-address limit; it never
+     * suspends (out->suspend_s is ignored). */
+    void (*handle)(void *arg, const sg_agent_request *req, sg_agent_reply *out);
+    void *handle_arg;
+    const char *name;      /* in the log and the 401 answer: NULL: "agent" */
+    const char *token_opt; /* the option the token comes from, in the 401 answer: NULL:
+                              "--token-file" */
 } sg_agent_http_config;
 
 typedef struct sg_agent_http sg_agent_http;
-/* Listens and serves a on loop. Refuses (err) a host beyond loopback without a token, and
- * TLS when libmicrohttpd was built without it. */
+/* Listens and serves a (or cfg->handle) on loop. Refuses (err) a host beyond loopback without a
+ * token, and TLS when libmicrohttpd was built without it. */
 sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_http_config *cfg,
                                    sg_err *err);
 int sg_agent_http_port(const sg_agent_http *h);

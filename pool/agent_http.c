@@ -28,6 +28,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,9 @@ struct sg_agent_http {
     char *token;
     size_t token_len, max_body;
     char *cert, *key;
+    void (*handle)(void *arg, const sg_agent_request *req, sg_agent_reply *out);
+    void *handle_arg;
+    char *name, *token_opt;
     req *waiting;
     int64_t request_timeout;
     int64_t mhd_warned; /* when the last warning about MHD's messages went out */
@@ -152,7 +156,7 @@ static void deadline_over(sg_loop *loop, void *arg) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(k->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
     char who[64];
-    sg_debug("agent", "closing a connection from %s: no whole request within %.3g s",
+    sg_debug(k->h->name, "closing a connection from %s: no whole request within %.3g s",
              peer(k->mc, who, sizeof who), (double)k->h->request_timeout / SG_SEC);
     k->h->timed_out++;
     if (ci) shutdown(ci->connect_fd, SHUT_RDWR);
@@ -196,13 +200,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) msg[--n] = 0;
     if (sg_log_enabled(SG_LOG_DEBUG)) {
-        sg_debug("agent", "libmicrohttpd: %s", msg);
+        sg_debug(h->name, "libmicrohttpd: %s", msg);
         return;
     }
     int64_t now = sg_loop_now(h->loop);
     h->mhd_quiet++;
     if (h->mhd_warned && now - h->mhd_warned < 60 * SG_SEC) return;
-    sg_warn("agent",
+    sg_warn(h->name,
             "libmicrohttpd: %s (%llu of its messages and %llu connections closed at "
             "--request-timeout since the last such warning, at most one a minute; "
             "--log-level debug shows each)",
@@ -223,7 +227,14 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, sg_agent_reply *out)
     return rc;
 }
 
-static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *msg) {
+static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static enum MHD_Result refuse(struct MHD_Connection *c, int status, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     sg_agent_reply out = {0};
     sg_agent_error(&out, status, "%s", msg);
     return send_reply(c, &out);
@@ -264,18 +275,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!token_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"))) {
             r->refused = 1;
             return refuse(c, 401,
-                          "this agent needs its token: send \"Authorization: Bearer TOKEN\" "
-                          "(the contents of its --token-file)");
+                          "this %s needs its token: send \"Authorization: Bearer TOKEN\" (the "
+                          "contents of its %s)",
+                          h->name, h->token_opt);
         }
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > h->max_body) {
             r->refused = 1;
-            char msg[200];
-            snprintf(msg, sizeof msg,
-                     "the request body is %s bytes; this agent takes at most %zu "
-                     "(--max-body)",
-                     cl, h->max_body);
-            return refuse(c, 413, msg);
+            return refuse(c, 413,
+                          "the request body is %s bytes; this %s takes at most %zu (--max-body)",
+                          cl, h->name, h->max_body);
         }
         return MHD_YES;
     }
@@ -294,12 +303,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     if (r->too_big) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "the request body is over %zu bytes, this agent's limit "
-                 "(--max-body)",
-                 h->max_body);
-        return refuse(c, 413, msg);
+        return refuse(c, 413, "the request body is over %zu bytes, this %s's limit (--max-body)",
+                      h->max_body, h->name);
     }
     conn *k = conn_of(c); /* read whole: its deadline is over, a long-poll may wait */
     if (k) deadline_set(k, 0);
@@ -311,8 +316,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                            .len = r->body.len,
                            .expired = r->expired};
     sg_agent_reply out = {0};
-    sg_agent_handle(h->a, &rq, &out);
-    if (out.suspend_s > 0) { /* a long-poll with nothing to say yet */
+    if (h->handle)
+        h->handle(h->handle_arg, &rq, &out);
+    else
+        sg_agent_handle(h->a, &rq, &out);
+    if (out.suspend_s > 0 && !h->handle) { /* a long-poll with nothing to say yet */
         sg_buf_free(&out.body);
         r->suspended = 1;
         r->next = h->waiting;
@@ -342,6 +350,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_http_config *cfg,
                                    sg_err *err) {
+    if (!sg_net_is_loopback(cfg->host) && !cfg->token && cfg->handle) {
+        sg_errf(err, "refusing to listen on %s without a token: give %s, or listen on 127.0.0.1",
+                cfg->host, cfg->token_opt ? cfg->token_opt : "--token-file");
+        return NULL;
+    }
     if (!sg_net_is_loopback(cfg->host) && !cfg->token) {
         sg_errf(err,
                 "refusing to listen on %s without a token: anyone who can reach that address "
@@ -362,6 +375,10 @@ sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_ht
     h->loop = loop;
     h->a = a;
     h->max_body = cfg->max_body;
+    h->handle = cfg->handle;
+    h->handle_arg = cfg->handle_arg;
+    h->name = sg_xstrdup(cfg->name ? cfg->name : "agent");
+    h->token_opt = sg_xstrdup(cfg->token_opt ? cfg->token_opt : "--token-file");
     h->request_timeout = cfg->request_timeout_ns > 0 ? cfg->request_timeout_ns : 10 * SG_SEC;
     h->epoll_fd = -1;
     if (cfg->token) {
@@ -402,7 +419,7 @@ sg_agent_http *sg_agent_http_start(sg_loop *loop, sg_agent *a, const sg_agent_ht
         goto fail;
     }
     if (sg_loop_fd_watch(loop, h->epoll_fd, SG_EV_READ, on_epoll, h, err) < 0) goto fail;
-    sg_agent_on_event(a, on_event, h);
+    if (a) sg_agent_on_event(a, on_event, h);
     run_mhd(h);
     return h;
 fail:
@@ -414,7 +431,7 @@ int sg_agent_http_port(const sg_agent_http *h) { return h->port; }
 
 void sg_agent_http_stop(sg_agent_http *h) {
     if (!h) return;
-    sg_agent_on_event(h->a, NULL, NULL);
+    if (h->a) sg_agent_on_event(h->a, NULL, NULL);
     while (h->waiting) { /* MHD wants no suspended connection when it stops */
         req *r = h->waiting;
         r->expired = 1;
@@ -430,5 +447,7 @@ void sg_agent_http_stop(sg_agent_http *h) {
     free(h->token);
     free(h->cert);
     free(h->key);
+    free(h->name);
+    free(h->token_opt);
     free(h);
 }

@@ -1,24 +1,10 @@
 /* The agent's /metrics (Prometheus text format 0.0.4) and /v1/status. */
 #include "pool/agent.h"
 
+#include "common/prom.h"
+
 #include <inttypes.h>
 #include <stdio.h>
-
-/* A label value: backslash, quote and newline escaped. */
-static void label(sg_buf *b, const char *s) {
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            sg_buf_printf(b, "\\%c", *s);
-        else if (*s == '\n')
-            sg_buf_append_str(b, "\\n");
-        else
-            sg_buf_append(b, s, 1);
-    }
-}
-
-static void head(sg_buf *b, const char *name, const char *type, const char *help) {
-    sg_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
 
 void sg_agent_metrics(sg_agent *a, sg_buf *b) {
     const sg_agent_slot *s;
@@ -26,37 +12,39 @@ void sg_agent_metrics(sg_agent *a, sg_buf *b) {
     int queued, running, cached;
     int n = sg_agent_view(a, &s, &st, &queued, &running, &cached);
     int64_t now = sg_agent_now(a);
-    head(b, "specgen_agent_slot_role", "gauge", "1 for the slot's current role");
+    sg_prom_build_info(b, "pool");
+    sg_prom_head(b, "specgen_agent_slot_role", "gauge", "1 for the slot's current role");
     for (int i = 0; i < n; i++)
         for (int r = 0; r < SG_POOL_NROLES; r++) {
             sg_buf_append_str(b, "specgen_agent_slot_role{slot=\"");
-            label(b, s[i].desc.name);
+            sg_prom_label(b, s[i].desc.name);
             sg_buf_printf(b, "\",role=\"%s\"} %d\n", sg_pool_role_name((sg_pool_role)r),
                           s[i].role == (sg_pool_role)r);
         }
-    head(b, "specgen_agent_slot_busy_seconds_total", "counter",
-         "time the slot ran jobs (the running one up to now)");
+    sg_prom_head(b, "specgen_agent_slot_busy_seconds_total", "counter",
+                 "time the slot ran jobs (the running one up to now)");
     for (int i = 0; i < n; i++) {
         int64_t busy = s[i].busy_ns;
         if (s[i].job) busy += now - sg_agent_job_started(s[i].job);
         sg_buf_append_str(b, "specgen_agent_slot_busy_seconds_total{slot=\"");
-        label(b, s[i].desc.name);
+        sg_prom_label(b, s[i].desc.name);
         sg_buf_printf(b, "\"} %.6f\n", (double)busy / SG_SEC);
     }
-    head(b, "specgen_agent_slot_jobs_total", "counter", "jobs ended on the slot, by verdict");
+    sg_prom_head(b, "specgen_agent_slot_jobs_total", "counter",
+                 "jobs ended on the slot, by verdict");
     for (int i = 0; i < n; i++) {
         const char *v;
         json_t *c;
         json_object_foreach(s[i].verdicts, v, c) {
             sg_buf_append_str(b, "specgen_agent_slot_jobs_total{slot=\"");
-            label(b, s[i].desc.name);
+            sg_prom_label(b, s[i].desc.name);
             sg_buf_append_str(b, "\",verdict=\"");
-            label(b, v);
+            sg_prom_label(b, v);
             sg_buf_printf(b, "\"} %" JSON_INTEGER_FORMAT "\n", json_integer_value(c));
         }
     }
-    head(b, "specgen_agent_queue_wait_seconds", "histogram",
-         "time from a job's arrival to its start, by the role of the slot it started on");
+    sg_prom_head(b, "specgen_agent_queue_wait_seconds", "histogram",
+                 "time from a job's arrival to its start, by the role of the slot it started on");
     for (int r = 0; r < SG_POOL_NROLES; r++) {
         const char *rn = sg_pool_role_name((sg_pool_role)r);
         for (int k = 0; k < SG_AGENT_NBUCKETS; k++)
@@ -69,16 +57,17 @@ void sg_agent_metrics(sg_agent *a, sg_buf *b) {
                       "specgen_agent_queue_wait_seconds_count{role=\"%s\"} %" PRIu64 "\n",
                       rn, st->wait_count[r], rn, st->wait_sum[r], rn, st->wait_count[r]);
     }
-    head(b, "specgen_agent_jobs", "gauge", "jobs now, by state");
+    sg_prom_head(b, "specgen_agent_jobs", "gauge", "jobs now, by state");
     sg_buf_printf(
         b, "specgen_agent_jobs{state=\"queued\"} %d\nspecgen_agent_jobs{state=\"running\"} %d\n",
         queued, running);
-    head(b, "specgen_agent_jobs_submitted_total", "counter", "jobs accepted");
+    sg_prom_head(b, "specgen_agent_jobs_submitted_total", "counter", "jobs accepted");
     sg_buf_printf(b, "specgen_agent_jobs_submitted_total %" PRIu64 "\n", st->submitted);
-    head(b, "specgen_agent_jobs_refused_total", "counter",
-         "jobs refused because too many were in flight (429)");
+    sg_prom_head(b, "specgen_agent_jobs_refused_total", "counter",
+                 "jobs refused because too many were in flight (429)");
     sg_buf_printf(b, "specgen_agent_jobs_refused_total %" PRIu64 "\n", st->rejected_full);
-    head(b, "specgen_agent_tasks_received_total", "counter", "task bundles received and stored");
+    sg_prom_head(b, "specgen_agent_tasks_received_total", "counter",
+                 "task bundles received and stored");
     sg_buf_printf(b, "specgen_agent_tasks_received_total %" PRIu64 "\n", st->tasks_received);
     const sg_agent_hooks *h = sg_agent_hooks_of(a);
     if (h->metrics) h->metrics(h->arg, b); /* the kvstore's, when the agent embeds one */
