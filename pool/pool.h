@@ -68,7 +68,7 @@ const char *sg_pool_role_name(sg_pool_role r); /* "validate", "profile"; "?" out
 int sg_pool_role_parse(const char *name, sg_pool_role *out);
 /* "validate, profile", for messages */
 #define SG_POOL_ROLE_SEP(id, name) ", " name
-#define SG_POOL_ROLE_NAMES (SG_POOL_ROLES(SG_POOL_ROLE_SEP) + 2)
+#define SG_POOL_ROLE_NAMES (&(SG_POOL_ROLES(SG_POOL_ROLE_SEP))[2]) /* past the first ", " */
 
 /* Where a job's candidate came from: it decides the priority class. */
 typedef enum { SG_POOL_FINAL = 0, SG_POOL_FORK = 1 } sg_pool_origin;
