@@ -186,6 +186,7 @@ typedef struct sg_run_links {
     int64_t campaign, task;
     const sg_pool *pool;
     const sg_port_dev *pd;
+    int64_t t0; /* the campaign's clock zero on the loop (ns); 0: this task's start */
 } sg_run_links;
 
 /* Opens OUT/events.jsonl, makes and starts the task. When it finishes, the loop is stopped

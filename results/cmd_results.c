@@ -25,9 +25,12 @@ static const char *const campaigns_sql =
     "(SELECT max(best_speedup) FROM task WHERE campaign = c.id) AS best_speedup "
     "FROM campaign c ORDER BY c.id";
 
-/* candidates: the task's highest candidate number (an index seek, not a count). */
+/* candidates: the task's highest candidate number (an index seek, not a count). best_n is
+ * the task's candidate number (what the console and `results candidates` call it),
+ * best_candidate_id its row (what `results best` and `results show ID` take). */
 static const char *const tasks_sql =
-    "SELECT t.id, t.campaign, t.name, t.status, t.best_speedup, t.best_candidate, t.target, "
+    "SELECT t.id, t.campaign, t.name, t.status, t.best_speedup, t.best_n, t.best_candidate_id, "
+    "t.target, "
     "t.iterations, (SELECT max(n) FROM candidate WHERE task = t.id) AS candidates, "
     "t.reasoning_tokens, t.tokens, t.elapsed_s, t.baseline_ns, t.error "
     "FROM task t WHERE (?1 IS NULL OR t.campaign = ?1) ORDER BY t.id";
@@ -35,10 +38,11 @@ static const char *const tasks_sql =
 /* The best correct candidate of each task name over the campaigns chosen (index
  * candidate_speed: one seek per task row). */
 static const char *const best_sql =
-    "SELECT task, speedup, candidate, task_id, campaign, n, iteration, origin, rule, at_tokens, "
-    "time_ns FROM (SELECT t.name AS task, c.speedup, c.id AS candidate, t.id AS task_id, "
-    "t.campaign, c.n, c.iteration, c.origin, c.rule, c.at_tokens, "
-    "t.baseline_ns / c.speedup AS time_ns, "
+    "SELECT task, speedup, n, candidate_id, task_id, campaign, iteration, origin, rule, "
+    "at_tokens, time_ns, baseline_ns FROM (SELECT t.name AS task, c.speedup, c.id AS "
+    "candidate_id, t.id AS task_id, t.campaign, c.n, c.iteration, c.origin, c.rule, c.at_tokens, "
+    "coalesce(c.time_ns, t.baseline_ns / c.speedup) AS time_ns, "
+    "coalesce(c.baseline_ns, t.baseline_ns) AS baseline_ns, "
     "row_number() OVER (PARTITION BY t.name ORDER BY c.speedup DESC, c.id) AS rk "
     "FROM task t JOIN candidate c ON c.id = (SELECT id FROM candidate WHERE task = t.id AND "
     "correct = 1 ORDER BY speedup DESC LIMIT 1) "
@@ -47,7 +51,8 @@ static const char *const best_sql =
 
 static const char *const candidates_sql =
     "SELECT id, n, iteration, origin, fork, rule, at_tokens, status, verdict, speedup, noise, "
-    "created_ms, coalesce(message, reason) AS message FROM candidate WHERE task = ? ORDER BY n";
+    "time_ns, baseline_ns, created_ms, coalesce(message, reason) AS message FROM candidate "
+    "WHERE task = ? ORDER BY n";
 
 static const char *const iterations_sql =
     "SELECT i.rowid AS id, i.n AS iteration, i.started_ms, i.early_stop_ms, "
@@ -59,7 +64,8 @@ static const char *const iterations_sql =
 
 /* The iteration's events in time order; `data` columns print as JSON objects with --json. */
 static const char *const timeline_sql =
-    "SELECT t_ms, ev, json_remove(data, '$.ev', '$.t_ms', '$.iteration', '$.source') AS data "
+    "SELECT t_ms, task_t_ms, ev, json_remove(data, '$.ev', '$.t_ms', '$.iteration', "
+    "'$.source') AS data "
     "FROM event WHERE task = ? AND iteration = ? ORDER BY t_ms, id";
 
 static const char *const details =

@@ -3,6 +3,8 @@
  * CSS inline, no script, nothing fetched. */
 #include "results/report.h"
 
+#include "common/units.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +70,12 @@ int sg_report_speedups(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
 }
 
 int sg_report_best_over_time(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
-    /* a task's events count from its own start: its offset in the campaign comes first */
+    /* every time is on the campaign's clock: a task's start, its events */
     sqlite3_stmt *st = sg_report_stmt(
         r,
-        "SELECT t.id, t.name, (julianday(t.started) - julianday(c.started)) * 86400.0, "
-        "coalesce(t.elapsed_s, 0), e.t_ms / 1000.0, json_extract(e.data, '$.speedup') "
-        "FROM task t JOIN campaign c ON c.id = t.campaign LEFT JOIN event e ON e.task = t.id "
+        "SELECT t.id, t.name, coalesce(t.start_ms, 0) / 1000.0, coalesce(t.elapsed_s, 0), "
+        "e.task_t_ms / 1000.0, json_extract(e.data, '$.speedup') "
+        "FROM task t LEFT JOIN event e ON e.task = t.id "
         "AND e.ev = 'new_best' WHERE t.campaign = ? ORDER BY t.id, e.t_ms",
         campaign, 0, err);
     if (!st) return -1;
@@ -184,8 +186,9 @@ static int tasks_table(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
     sqlite3_stmt *st = sg_report_stmt(
         r,
         "SELECT t.name, t.status, t.best_speedup, t.target, t.iterations, t.reasoning_tokens, "
-        "t.tokens, t.elapsed_s, c.source FROM task t LEFT JOIN candidate c ON c.task = t.id AND "
-        "c.n = t.best_candidate WHERE t.campaign = ? ORDER BY t.id",
+        "t.tokens, t.elapsed_s, c.source, t.best_n FROM task t LEFT JOIN candidate c ON "
+        "c.task = t.id AND "
+        "c.id = t.best_candidate_id WHERE t.campaign = ? ORDER BY t.id",
         campaign, 0, err);
     if (!st) return -1;
     fputs("<h2>Tasks</h2>\n<table><tr><th>task</th><th>status</th><th>best</th><th>target</th>"
@@ -195,12 +198,17 @@ static int tasks_table(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
         fputs("<tr>", out);
         for (int i = 0; i < 8; i++) {
             fputs("<td>", out);
+            char dur[32];
             if (i == 2 || i == 3)
                 isnan(sg_col_d(st, i)) ? (void)fputs("-", out)
                                        : (void)fprintf(out, "%.2fx", sg_col_d(st, i));
+            else if (i == 7 && !isnan(sg_col_d(st, 7))) /* as the console says it */
+                fputs(sg_fmt_duration((int64_t)(sg_col_d(st, 7) * 1e9), dur, sizeof dur), out);
             else
                 sg_html_escape(
                     out, sqlite3_column_type(st, i) == SQLITE_NULL ? "-" : sg_col_t(st, i), -1);
+            if (i == 2 && sqlite3_column_type(st, 9) != SQLITE_NULL) /* the task's number */
+                fprintf(out, " (candidate %lld)", (long long)sqlite3_column_int64(st, 9));
             fputs("</td>", out);
         }
         fputs("</tr>\n", out);
@@ -237,8 +245,8 @@ int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
             simulated ? " (simulated)" : "");
     if (simulated)
         fputs("<p class=\"note\">A simulated campaign (<code>specgen sim</code>): a modelled LLM "
-              "and modelled GPUs in virtual time; times are virtual seconds, kernels are not "
-              "real, and the tasks' start offsets are not recorded (docs/eval.md).</p>\n",
+              "and modelled GPUs in virtual time; times are virtual seconds and kernels are not "
+              "real (docs/eval.md).</p>\n",
               out);
     fputs("<p>", out);
     const char *labels[] = {"kind", "suite", "status", "started", "ended"};

@@ -98,7 +98,7 @@ static int draw_generations(sg_results *r, sg_plot *p, int64_t task, int64_t n, 
 
 static int draw_jobs(sg_results *r, sg_plot *p, int64_t task, int64_t n, double y0, sg_err *err) {
     sqlite3_stmt *st = sg_report_stmt(r,
-                                      "SELECT slot_name, kind, candidate, started_ms, "
+                                      "SELECT slot_name, kind, candidate_n, started_ms, "
                                       "coalesce(ended_ms, started_ms), verdict, end, wait_s "
                                       "FROM job WHERE task = ? AND iteration = ? AND started_ms "
                                       "IS NOT NULL ORDER BY slot_name, started_ms",

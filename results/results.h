@@ -80,6 +80,15 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
  * in use): status skipped, the reason in its error. A resumed campaign runs it again. */
 int sg_results_task_skip(sg_results *r, int64_t task, const char *why, sg_err *err);
 
+/* Where the task starts on the campaign's clock (ms since the campaign started; 0 for an
+ * optimize run's one task). Called before its first event: the recorder stores every time
+ * on the campaign's clock (the event's t_ms, the task's own, plus this) and keeps the
+ * task's own beside it (event.task_t_ms). */
+int sg_results_task_clock(sg_results *r, int64_t task, double start_ms, sg_err *err);
+/* How long ago (ms, wall clock) the campaign started: a resumed campaign's clock goes on
+ * from there. -1 on an error. */
+double sg_results_campaign_age_ms(sg_results *r, int64_t campaign, sg_err *err);
+
 /* The task's token totals (the summary's), at its end. */
 int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens, int64_t tokens,
                            sg_err *err);
