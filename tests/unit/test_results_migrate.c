@@ -97,15 +97,15 @@ static void check_migrated(int version) {
     assert_true(isnan(one(r, "SELECT candidate_id FROM job WHERE pool_job = 1")));
     /* the old names are gone: a query written for them fails instead of joining wrong */
     sqlite3_stmt *st;
-    assert_int_not_equal(sqlite3_prepare_v2(sg_results_db(r), "SELECT candidate FROM job", -1,
-                                            &st, NULL),
-                         SQLITE_OK);
+    assert_int_not_equal(
+        sqlite3_prepare_v2(sg_results_db(r), "SELECT candidate FROM job", -1, &st, NULL),
+        SQLITE_OK);
     /* and the recorder writes into it: a new task's event on the campaign's clock */
     assert_int_equal(sg_results_task_clock(r, 1, 0, &err), 0);
     assert_int_equal(sg_results_task_clock(r, 2, 2000, &err), 0);
-    json_t *ev = json_pack("{s:s,s:f,s:i,s:i,s:f,s:f,s:f}", "ev", "job_done", "t_ms", 500.0,
-                           "iteration", 1, "candidate", 1, "speedup", 3.0, "time_ns", 2e6,
-                           "baseline_ns", 6e6);
+    json_t *ev =
+        json_pack("{s:s,s:f,s:i,s:i,s:f,s:f,s:f}", "ev", "job_done", "t_ms", 500.0, "iteration", 1,
+                  "candidate", 1, "speedup", 3.0, "time_ns", 2e6, "baseline_ns", 6e6);
     assert_int_equal(sg_results_record(r, 1, 2, ev, &err), 0);
     json_decref(ev);
     assert_int_equal(sg_results_flush(r, &err), 0);
