@@ -53,6 +53,8 @@ typedef struct campaign {
     int stopping, budget_hit;
     uint64_t tokens_done; /* of tasks that ended */
     int64_t t0;
+    int64_t clock0;    /* the database's clock zero on the loop: t0, earlier on a resume */
+    double resumed_ms; /* --resume: how long ago the campaign started */
     uint64_t tick;
     int tty;
     int64_t last_plain; /* off a terminal: when the last progress line went out */
@@ -260,11 +262,15 @@ static void say(campaign *c, const char *fmt, ...) {
 /* ---- the pool's events go to the task they belong to ---- */
 static void on_pool_event(void *arg, json_t *ev) {
     campaign *c = arg;
-    int idx = (int)json_integer_value(json_object_get(ev, "task"));
+    const json_t *task = json_object_get(ev, "task"); /* none: the pool's own (pool_split) */
+    int idx = json_is_integer(task) ? (int)json_integer_value(task) : -1;
     if (idx >= 0 && idx < c->n && c->t[idx].exec) {
         sg_run_exec_pool_event(c->t[idx].exec, ev); /* takes it */
         return;
     }
+    json_object_del(ev, "t_s"); /* the pool's clock: the database keeps the campaign's */
+    json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(c->loop) - c->clock0) / 1e6));
+    sg_port_dev_event_iteration(ev);
     sg_err err;
     if (c->db && !c->db_err.msg[0] && sg_results_record(c->db, c->id, 0, ev, &err) < 0)
         c->db_err = err;
@@ -323,7 +329,8 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     if (!t->pd) return -1;
     t->exec = sg_run_exec_start(
         c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
-        &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd, c->mx, t->index}, &e);
+        &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd, c->mx, t->index, c->clock0},
+        &e);
     if (!t->exec) return cannot_run(c, t, e.msg, err);
     t->state = 1;
     t->started_at = sg_loop_now(c->loop);
@@ -346,7 +353,6 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
                                 (int64_t)t->final.fork_cached_tokens,
                                 t->final.forks_cache_reported > 0, err) < 0))
         dberr = err->msg;
-    c->tokens_done += t->final.tokens_total;
     const char *how = t->final.error[0]    ? "error"
                       : t->final.cancelled ? "cancelled"
                                            : sg_crit_name(t->final.end_reason);
@@ -378,6 +384,9 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
     sg_port_dev_free(t->pd);
     t->pd = NULL;
     sg_run_task_free(&t->t);
+    /* its tokens move from the running ones to the ended ones here, not before the lines
+     * above (their status line would count them twice) */
+    c->tokens_done += t->final.tokens_total;
     t->state = 2;
     c->running--;
     return dberr ? -1 : 0;
@@ -460,7 +469,8 @@ static int open_db(campaign *c, sg_err *err) {
             return sg_errf(err, "campaign %lld ran the suite %s, not %s", (long long)c->cc->resume,
                            suite, c->cc->suite);
         c->id = c->cc->resume;
-        return 0;
+        c->resumed_ms = sg_results_campaign_age_ms(c->db, c->id, err);
+        return c->resumed_ms < 0 ? -1 : 0;
     }
     json_t *cfg = sg_run_config_json(c->base);
     json_object_set_new(cfg, "concurrency", json_integer(c->cc->concurrency));
@@ -520,6 +530,7 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
         goto done;
     sg_pool_on_event(c.pool.sched, on_pool_event, &c);
     c.t0 = c.last_plain = sg_loop_now(c.loop);
+    c.clock0 = c.t0 - (int64_t)(c.resumed_ms * 1e6); /* a resumed campaign's clock goes on */
     char suite[4096], db[4096];
     fprintf(
         stderr,

@@ -153,10 +153,12 @@ static int run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t f
             n, n == 1 ? "" : "s",
             (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
             a->virtual_s);
-    if (c->db && a->campaign)
-        fprintf(stderr, "sim: %-22s recorded as simulated campaign%s %lld%s%lld\n", c->name,
-                n == 1 ? "" : "s", (long long)a->campaign, n == 1 ? "" : "-",
-                n == 1 ? 0LL : (long long)r->last_campaign);
+    if (c->db && a->campaign && n == 1)
+        fprintf(stderr, "sim: %-22s recorded as simulated campaign %lld\n", c->name,
+                (long long)a->campaign);
+    else if (c->db && a->campaign)
+        fprintf(stderr, "sim: %-22s recorded as simulated campaigns %lld-%lld\n", c->name,
+                (long long)a->campaign, (long long)r->last_campaign);
     return 0;
 }
 

@@ -38,6 +38,18 @@ static uint64_t pool_iteration(const sg_port_dev *pd, int iteration) {
     return ((uint64_t)(unsigned)pd->cfg.task << 32) | (unsigned)iteration;
 }
 
+int sg_port_dev_iteration_of(uint64_t pool_iteration) {
+    return (int)(pool_iteration & 0xffffffffu);
+}
+
+void sg_port_dev_event_iteration(json_t *ev) {
+    json_t *it = json_object_get(ev, "iteration");
+    if (json_is_integer(it))
+        json_object_set_new(
+            ev, "iteration",
+            json_integer(sg_port_dev_iteration_of((uint64_t)json_integer_value(it))));
+}
+
 static void unlink_job(sg_port_dev *pd, job *j) {
     if (j->prev) j->prev->next = j->next;
     if (j->next) j->next->prev = j->prev;

@@ -39,5 +39,10 @@ typedef struct sg_port_dev_stats {
 sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, sg_err *err);
 void sg_port_dev_stats_get(const sg_port_dev *pd, sg_port_dev_stats *s);
 void sg_port_dev_free(sg_port_dev *pd);
+/* The pool keys a task's iteration as task << 32 | iteration (one key space for the tasks
+ * that share it); events a task records name its own iteration: this one. */
+int sg_port_dev_iteration_of(uint64_t pool_iteration);
+/* A pool event (job_start, job_end, ...) as a task's event: its iteration the task's own. */
+void sg_port_dev_event_iteration(json_t *ev);
 
 #endif

@@ -364,7 +364,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     sg_dev_port dport;
     if (!(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
         !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport,
-                                &(sg_run_links){db, campaign, db_task, pool.sched, pd, mx, 0},
+                                &(sg_run_links){db, campaign, db_task, pool.sched, pd, mx, 0, 0},
                                 err)))
         goto done;
     sg_pool_on_event(pool.sched, sg_run_exec_pool_event, e);

@@ -198,6 +198,7 @@ typedef struct sg_run_links {
     const sg_port_dev *pd;
     sg_metrics *metrics; /* every event of the task counted there, as task number task_index */
     int task_index;
+    int64_t t0; /* the campaign's clock zero on the loop (ns); 0: this task's start */
 } sg_run_links;
 
 /* Opens OUT/events.jsonl, makes and starts the task. When it finishes, the loop is stopped

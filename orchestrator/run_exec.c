@@ -140,7 +140,8 @@ static void on_record(void *arg, json_t *ev) {
 
 void sg_run_exec_pool_event(void *arg, json_t *ev) {
     sg_run_exec *e = arg;
-    json_object_del(ev, "t_s"); /* the pool's own clock: the task's is the one in the file */
+    json_object_del(ev, "t_s");      /* the pool's own clock: the task's is the one in the file */
+    sg_port_dev_event_iteration(ev); /* the task's iteration, not the pool's key */
     json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(e->loop) - e->t0) / 1e6));
     db_record(e, ev);
     write_event(e, ev);
@@ -206,6 +207,11 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
         e->metrics = links->metrics;
         e->task_index = links->task_index;
         if (links->db) set_results(e, links->db, links->campaign, links->task);
+        /* the task's start on the campaign's clock: every time the database keeps is on it */
+        if (links->db &&
+            sg_results_task_clock(links->db, links->task,
+                                  links->t0 ? (double)(e->t0 - links->t0) / 1e6 : 0, err) < 0)
+            goto fail;
     }
     write_best(e); /* the baseline, until something beats it */
     if (!c->quiet)
@@ -270,6 +276,9 @@ static json_t *summary_json(const sg_run_exec *e, const char *best_path) {
         "early_stops", f->early_stops, "reasoning_tokens", (json_int_t)f->reasoning_tokens,
         "tokens_total", (json_int_t)f->tokens_total, "elapsed_s", f->ended_ns / 1e9,
         "first_candidate_s", f->first_candidate_ns / 1e9, "best_kernel", best_path);
+    /* the task's number of its best candidate (the console's, results' best_n); null: none */
+    json_object_set_new(sum, "best_candidate",
+                        f->best_candidate ? json_integer(f->best_candidate) : json_null());
     json_object_set_new(sum, "forks_failed", json_integer(f->forks_failed));
     json_object_set_new(sum, "first_token_timeouts", json_integer(f->first_token_timeouts));
     json_object_set_new(sum, "first_token_timeout_s",

@@ -78,8 +78,10 @@ static void on_pool_event(void *arg, json_t *ev) {
         add_busy(run->trace, now - served > 0 ? now - served : 0, now);
     }
     if (run->db) {
-        int idx = (int)json_integer_value(json_object_get(ev, "task"));
+        const json_t *task = json_object_get(ev, "task"); /* none: the pool's own */
+        int idx = json_is_integer(task) ? (int)json_integer_value(task) : -1;
         simtask *t = idx >= 0 && idx < run->started ? &run->t[idx] : NULL;
+        sg_port_dev_event_iteration(ev);
         json_object_del(ev, "t_s");
         json_object_set_new(
             ev, "t_ms",
@@ -158,6 +160,10 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
                          "__kernel void k(__global float *y) { y[0] = 1; }"};
     if (run->db &&
         (t->db_task = sg_results_task_begin(run->db, run->campaign, t->name, "sim", err)) < 0)
+        return -1;
+    /* its start on the campaign's (virtual) clock, before its first event */
+    if (run->db &&
+        sg_results_task_clock(run->db, t->db_task, (double)sg_loop_now(run->loop) / 1e6, err) < 0)
         return -1;
     /* events are built only for someone who keeps them (most of a run's cost otherwise) */
     sg_task_hooks hooks = {run->events || run->db ? on_record : NULL, NULL, on_finished, t};

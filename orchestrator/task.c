@@ -338,10 +338,13 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         t->st.profiled += o->correct && o->speedup > 0;
     }
     if (o->correct && !t->st.first_correct_ns) t->st.first_correct_ns = since_start(t);
-    RECORD(t, "job_done", "{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s}", "candidate", j->candidate,
-           "of_iteration", j->iteration, "correct", o->correct, "verdict",
+    /* time_ns, baseline_ns: the medians the speedup (and the feedback's text) came from */
+    RECORD(t, "job_done", "{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s,s:o,s:o}", "candidate",
+           j->candidate, "of_iteration", j->iteration, "correct", o->correct, "verdict",
            o->ok ? o->verdict : "not_run", "speedup", o->speedup, "noise", o->noise, "compile_ms",
-           o->compile_ms, "message", o->message, "feedback", o->feedback);
+           o->compile_ms, "message", o->message, "feedback", o->feedback, "time_ns",
+           o->cand_ns > 0 ? json_real(o->cand_ns) : json_null(), "baseline_ns",
+           o->base_ns > 0 ? json_real(o->base_ns) : json_null());
     add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
         t->st.best_speedup = o->speedup;
@@ -670,8 +673,9 @@ static void finish_now(sg_loop *loop, void *arg) {
     const char *why = t->st.error[0]    ? "error"
                       : t->st.cancelled ? "cancelled"
                                         : sg_crit_name(t->st.end_reason);
-    RECORD(t, "task_end", "{s:s,s:f,s:i,s:s}", "reason", why, "best_speedup", t->st.best_speedup,
-           "best_candidate", t->st.best_candidate, "error", t->st.error);
+    RECORD(t, "task_end", "{s:s,s:f,s:i,s:s,s:f}", "reason", why, "best_speedup",
+           t->st.best_speedup, "best_candidate", t->st.best_candidate, "error", t->st.error,
+           "elapsed_s", (double)t->st.ended_ns / 1e9); /* summary.json's elapsed_s */
     if (t->hooks.finished) t->hooks.finished(t->hooks.arg, &t->st);
 }
 

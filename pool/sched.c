@@ -289,13 +289,15 @@ static void decide_split(sg_pool *p) {
         reason = "lower expected wait"; /* by a fraction, and by more than noise */
     else
         return;
-    EMIT(p, "pool_split", "{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "validate", v,
+    /* a wait only where the split has one: an overloaded role's is none (null), not the
+     * search's penalty (1e9 and more) */
+    EMIT(p, "pool_split", "{s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:f,s:o,s:o,s:i,s:i}", "validate", v,
          "profile", n - v, "was_validate", p->target_v, "was_profile", n - p->target_v, "reason",
          reason, "rate_validate", lambda[0], "rate_profile", lambda[1], "service_validate_s",
          svc[0], "service_profile_s", svc[1], "wait_before_s",
-         isinf(cur_cost) || cur_cost >= 1e9 ? -1.0 : cur_cost, "wait_after_s",
-         isinf(best_cost) || best_cost >= 1e9 ? -1.0 : best_cost, "queued_validate", queued[0],
-         "queued_profile", queued[1]);
+         isinf(cur_cost) || cur_cost >= 1e9 ? json_null() : json_real(cur_cost), "wait_after_s",
+         isinf(best_cost) || best_cost >= 1e9 ? json_null() : json_real(best_cost),
+         "queued_validate", queued[0], "queued_profile", queued[1]);
     if (v == p->prev_v && p->dwell < 16 * p->cfg.dwell_ns) p->dwell *= 2; /* a reversal */
     p->prev_v = p->target_v;
     p->target_v = v;

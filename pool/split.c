@@ -52,7 +52,7 @@ static double cost_of(const int c[SG_POOL_NROLES], const double w[SG_POOL_NROLES
         sum += lambda[r] * w[r];
         total += lambda[r];
     }
-    if (over > 0) return 1e9 * over;
+    if (over > 0) return 1e9 * (1 + over); /* >= 1e9: no finite wait (sched.c says none) */
     return total > 0 ? sum / total : 0;
 }
 

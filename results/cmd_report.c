@@ -19,23 +19,29 @@ static const char *const details =
     "on each slot) with its candidates. One HTML file: inline SVG and CSS, no script, nothing\n"
     "fetched from the network; model text is escaped.\n"
     "\n"
+    "With several campaigns (--campaign 3,5 or 3-29), one page puts them side by side, grouped\n"
+    "by configuration (a simulation's seeds; a real campaign's kind and policy), each figure\n"
+    "with its spread over the group: time-to-target curves, feedback latency and best speedup\n"
+    "with error bars, tokens and the pool's utilisation over the campaign's time.\n"
+    "\n"
     "Examples:\n"
     "  specgen report -o report.html                 # the latest campaign\n"
-    "  specgen report --db runs/results.db --campaign 3 --out c3.html";
+    "  specgen report --db runs/results.db --campaign 3 --out c3.html\n"
+    "  specgen report --db sim.db --campaign 1-27 -o compare.html";
 
 int sg_cmd_report(int argc, char **argv) {
     const char *db = SG_RESULTS_DEFAULT_DB, *out = NULL;
-    int64_t campaign = 0;
+    const char *campaigns = NULL;
+    int64_t campaign = 0, *ids = NULL;
+    int nids = 0;
     const sg_opt opts[] = {
         sg_opt_shared(SG_OD_DB, &db),
         {.name = "campaign",
-         .kind = SG_OPT_INT,
-         .out = &campaign,
-         .metavar = "ID",
-         .help = "the campaign to draw",
-         .def = "the latest",
-         .min = 1,
-         .max = 1e15},
+         .kind = SG_OPT_STR,
+         .out = &campaigns,
+         .metavar = "ID[,ID|A-B...]",
+         .help = "the campaign to draw; several: side by side",
+         .def = "the latest"},
         {.name = "out",
          .kind = SG_OPT_STR,
          .out = &out,
@@ -59,13 +65,16 @@ int sg_cmd_report(int argc, char **argv) {
     sg_err err = {{0}};
     sg_results *r = NULL;
     if (sg_results_open(db, 1, &r, &err) < 0 ||
-        sg_results_resolve_campaign(r, campaign, &campaign, &err) < 0) {
+        (campaigns && (rc = sg_results_campaign_ids(r, campaigns, &ids, &nids, &err)) < 0) ||
+        (nids <= 1 && sg_results_resolve_campaign(r, nids ? ids[0] : 0, &campaign, &err) < 0)) {
         sg_results_close(r, NULL);
-        return sg_cli_fail(&spec, 1, "%s", err.msg);
+        free(ids);
+        return sg_cli_fail(&spec, rc == SG_RESULTS_USAGE ? SG_CLI_USAGE : 1, "%s", err.msg);
     }
     /* after the open: -o naming the database itself (its inode) is refused too */
     if ((rc = sg_wfile_check(out, "-o", &err)) < 0) {
         sg_results_close(r, NULL);
+        free(ids);
         return sg_cli_fail(&spec, SG_CLI_USAGE, "%s", err.msg);
     }
     char *html = NULL;
@@ -74,14 +83,20 @@ int sg_cmd_report(int argc, char **argv) {
     if (!f) {
         int e = errno; /* closing the database would change errno */
         sg_results_close(r, NULL);
+        free(ids);
         return sg_cli_fail(&spec, 1, "cannot write %s: %s", out, strerror(e));
     }
-    rc = sg_results_report(r, campaign, f, &err);
+    rc = nids > 1 ? sg_results_report_compare(r, ids, nids, f, &err)
+                  : sg_results_report(r, campaign, f, &err);
     sg_results_close(r, NULL);
+    free(ids);
     if (fclose(f) != 0 && rc == 0) rc = sg_errf(&err, "cannot write %s: out of memory", out);
     if (rc == 0) rc = sg_wfile_atomic(out, html, len, &err); /* a temporary, then a rename */
     free(html);
     if (rc < 0) return sg_cli_fail(&spec, rc == SG_WFILE_REFUSED ? SG_CLI_USAGE : 1, "%s", err.msg);
-    fprintf(stderr, "report of campaign %lld written to %s\n", (long long)campaign, out);
+    if (nids > 1)
+        fprintf(stderr, "report of %d campaigns side by side written to %s\n", nids, out);
+    else
+        fprintf(stderr, "report of campaign %lld written to %s\n", (long long)campaign, out);
     return 0;
 }

@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 typedef struct args {
     const char *db, *task, *iteration, *format, *table, *out;
+    const char *campaigns; /* --campaign as given: one id, or (compare) a list */
     int64_t campaign;
     int json, csv;
     sg_results_fmt fmt;
@@ -25,9 +27,12 @@ static const char *const campaigns_sql =
     "(SELECT max(best_speedup) FROM task WHERE campaign = c.id) AS best_speedup "
     "FROM campaign c ORDER BY c.id";
 
-/* candidates: the task's highest candidate number (an index seek, not a count). */
+/* candidates: the task's highest candidate number (an index seek, not a count). best_n is
+ * the task's candidate number (what the console and `results candidates` call it),
+ * best_candidate_id its row (what `results best` and `results show ID` take). */
 static const char *const tasks_sql =
-    "SELECT t.id, t.campaign, t.name, t.status, t.best_speedup, t.best_candidate, t.target, "
+    "SELECT t.id, t.campaign, t.name, t.status, t.best_speedup, t.best_n, t.best_candidate_id, "
+    "t.target, "
     "t.iterations, (SELECT max(n) FROM candidate WHERE task = t.id) AS candidates, "
     "t.reasoning_tokens, t.tokens, t.elapsed_s, t.baseline_ns, t.error "
     "FROM task t WHERE (?1 IS NULL OR t.campaign = ?1) ORDER BY t.id";
@@ -35,10 +40,11 @@ static const char *const tasks_sql =
 /* The best correct candidate of each task name over the campaigns chosen (index
  * candidate_speed: one seek per task row). */
 static const char *const best_sql =
-    "SELECT task, speedup, candidate, task_id, campaign, n, iteration, origin, rule, at_tokens, "
-    "time_ns FROM (SELECT t.name AS task, c.speedup, c.id AS candidate, t.id AS task_id, "
-    "t.campaign, c.n, c.iteration, c.origin, c.rule, c.at_tokens, "
-    "t.baseline_ns / c.speedup AS time_ns, "
+    "SELECT task, speedup, n, candidate_id, task_id, campaign, iteration, origin, rule, "
+    "at_tokens, time_ns, baseline_ns FROM (SELECT t.name AS task, c.speedup, c.id AS "
+    "candidate_id, t.id AS task_id, t.campaign, c.n, c.iteration, c.origin, c.rule, c.at_tokens, "
+    "coalesce(c.time_ns, t.baseline_ns / c.speedup) AS time_ns, "
+    "coalesce(c.baseline_ns, t.baseline_ns) AS baseline_ns, "
     "row_number() OVER (PARTITION BY t.name ORDER BY c.speedup DESC, c.id) AS rk "
     "FROM task t JOIN candidate c ON c.id = (SELECT id FROM candidate WHERE task = t.id AND "
     "correct = 1 ORDER BY speedup DESC LIMIT 1) "
@@ -47,7 +53,8 @@ static const char *const best_sql =
 
 static const char *const candidates_sql =
     "SELECT id, n, iteration, origin, fork, rule, at_tokens, status, verdict, speedup, noise, "
-    "created_ms, coalesce(message, reason) AS message FROM candidate WHERE task = ? ORDER BY n";
+    "time_ns, baseline_ns, created_ms, coalesce(message, reason) AS message FROM candidate "
+    "WHERE task = ? ORDER BY n";
 
 static const char *const iterations_sql =
     "SELECT i.rowid AS id, i.n AS iteration, i.started_ms, i.early_stop_ms, "
@@ -59,7 +66,8 @@ static const char *const iterations_sql =
 
 /* The iteration's events in time order; `data` columns print as JSON objects with --json. */
 static const char *const timeline_sql =
-    "SELECT t_ms, ev, json_remove(data, '$.ev', '$.t_ms', '$.iteration', '$.source') AS data "
+    "SELECT t_ms, task_t_ms, ev, json_remove(data, '$.ev', '$.t_ms', '$.iteration', "
+    "'$.source') AS data "
     "FROM event WHERE task = ? AND iteration = ? ORDER BY t_ms, id";
 
 static const char *const details =
@@ -74,6 +82,9 @@ static const char *const details =
     "  timeline --iteration I         the events of one iteration, in time order\n"
     "  export --format csv|json       tables (--table T; -o FILE, or -o DIR: one CSV each)\n"
     "  query \"SQL\"                    one read-only SQL statement (docs/results.md: tables)\n"
+    "  compare [--campaign A,B|A-B]   campaigns side by side (default: all): configuration,\n"
+    "                                 tasks, reached, best speedup, time to target, feedback\n"
+    "                                 latency, tokens, utilisation (`report` draws them)\n"
     "\n"
     "A task T is a task id or name (the latest task of that name); a CANDIDATE is its id or\n"
     "TASK:N (candidate N of the task); an iteration I is TASK:N or its id. Tables on a\n"
@@ -88,7 +99,8 @@ static const char *const details =
     "  specgen results show vector_scale:2\n"
     "  specgen results timeline --iteration vector_scale:1\n"
     "  specgen results export --format csv --table candidate > candidates.csv\n"
-    "  specgen results query \"SELECT name, best_speedup FROM task ORDER BY 2 DESC\"";
+    "  specgen results query \"SELECT name, best_speedup FROM task ORDER BY 2 DESC\"\n"
+    "  specgen results compare --campaign 1-27 --format csv";
 
 static int usage(args *a, const char *fmt, const char *what) {
     return sg_cli_fail(a->spec, SG_CLI_USAGE, fmt, what);
@@ -106,7 +118,8 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
     char id[32], id2[32], camp[32];
     snprintf(camp, sizeof camp, "%lld", (long long)a->campaign);
     const char *campaign = a->campaign > 0 ? camp : NULL;
-    if (a->campaign > 0 && sg_results_resolve_campaign(r, a->campaign, &(int64_t){0}, err) < 0)
+    if (a->campaign > 0 && strcmp(sub, "compare") &&
+        sg_results_resolve_campaign(r, a->campaign, &(int64_t){0}, err) < 0)
         return -1;
     int64_t task, n;
     if (!strcmp(sub, "campaigns"))
@@ -160,9 +173,16 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
         if (!arg) return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
         return sg_results_query_user(r, arg, a->fmt, a->to, err);
     }
+    if (!strcmp(sub, "compare")) {
+        int64_t *ids;
+        int nids, rc = sg_results_campaign_ids(r, a->campaigns, &ids, &nids, err);
+        if (rc == 0) rc = sg_results_compare(r, ids, nids, a->fmt, a->to, err);
+        free(ids);
+        return rc;
+    }
     return sg_errf(err,
                    "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, iterations, "
-                   "timeline, export, query)",
+                   "timeline, export, query, compare)",
                    sub);
 }
 
@@ -190,13 +210,13 @@ static int pick_format(args *a, const char *sub, sg_err *err) {
 /* What can be told wrong before the database is opened (exit 2). */
 static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
     static const char *const subs[] = {"campaigns",  "tasks",    "best",   "candidates", "show",
-                                       "iterations", "timeline", "export", "query"};
+                                       "iterations", "timeline", "export", "query",      "compare"};
     int known = 0;
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) known |= !strcmp(sub, subs[i]);
     if (!known)
         return sg_errf(err,
                        "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, "
-                       "iterations, timeline, export, query)",
+                       "iterations, timeline, export, query, compare)",
                        sub);
     if ((!strcmp(sub, "candidates") || !strcmp(sub, "iterations")) && !a->task)
         return sg_errf(err,
@@ -210,6 +230,15 @@ static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
                             "iteration id)");
     if (!strcmp(sub, "query") && !arg)
         return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
+    if (a->campaigns && strcmp(sub, "compare")) { /* one id (compare takes a list) */
+        char *end;
+        long long v = strtoll(a->campaigns, &end, 10);
+        if (end == a->campaigns || *end || v < 1)
+            return sg_errf(err,
+                           "--campaign '%s': expected one campaign id (several: results compare)",
+                           a->campaigns);
+        a->campaign = v;
+    }
     return pick_format(a, sub, err);
 }
 
@@ -250,7 +279,9 @@ static int run(args *a, const char *sub, const char *arg) {
     if ((rc = open_db(a, &err)) < 0 || (rc = open_to(a, sub, &err)) < 0 ||
         (rc = run_sub(a, sub, arg, &err)) < 0) {
         /* an -o that names a device, a FIFO, a link or the database: bad input */
-        rc = sg_cli_fail(a->spec, rc == SG_WFILE_REFUSED ? SG_CLI_USAGE : 1, "%s", err.msg);
+        rc = sg_cli_fail(a->spec,
+                         rc == SG_WFILE_REFUSED || rc == SG_RESULTS_USAGE ? SG_CLI_USAGE : 1, "%s",
+                         err.msg);
     } else {
         rc = 0;
     }
@@ -276,12 +307,10 @@ int sg_cmd_results(int argc, char **argv) {
          .help = "output format (show: table|json; export: csv|json)",
          .def = "table"},
         {.name = "campaign",
-         .kind = SG_OPT_INT,
-         .out = &a.campaign,
+         .kind = SG_OPT_STR,
+         .out = &a.campaigns,
          .metavar = "ID",
-         .help = "only this campaign (tasks, best, ...)",
-         .min = 1,
-         .max = 1e15},
+         .help = "only this campaign (tasks, best, ...); compare: a list, 3,5 or 3-9"},
         {.name = "task",
          .kind = SG_OPT_STR,
          .out = &a.task,

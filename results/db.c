@@ -253,6 +253,23 @@ int sg_results_campaign_get(sg_results *r, int64_t campaign, char *suite, size_t
     return 0;
 }
 
+double sg_results_campaign_age_ms(sg_results *r, int64_t campaign, sg_err *err) {
+    sqlite3_stmt *st;
+    double ms = -1;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT (julianday('now') - julianday(started)) * 86400000.0 FROM "
+                           "campaign WHERE id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sg_results_fail(r, "cannot read campaigns", err);
+    sqlite3_bind_int64(st, 1, campaign);
+    if (sqlite3_step(st) == SQLITE_ROW) ms = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    if (ms < 0)
+        return sg_errf(err, "results database %s: campaign %lld has no start time", r->path,
+                       (long long)campaign);
+    return ms;
+}
+
 int64_t sg_results_task_begin(sg_results *r, int64_t campaign, const char *name, const char *dir,
                               sg_err *err) {
     if (sg_results_begin_write(r, err) < 0) return -1;
@@ -300,10 +317,10 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err) {
         snprintf(sql, sizeof sql, "DELETE FROM %s WHERE task = %lld", tables[i], (long long)task);
         if (sg_results_exec(r, sql, err) < 0) return -1;
     }
-    char sql[160];
+    char sql[200];
     snprintf(sql, sizeof sql,
              "UPDATE task SET status = 'running', ended = NULL, best_speedup = NULL, "
-             "best_candidate = NULL, error = NULL WHERE id = %lld",
+             "best_n = NULL, best_candidate_id = NULL, error = NULL WHERE id = %lld",
              (long long)task);
     return sg_results_exec(r, sql, err);
 }

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #define SG_RESULTS_CACHED 32
+#define SG_RESULTS_CLOCKS 16
 typedef struct sg_results_stmt {
     const char *sql; /* a string literal: compared by address */
     sqlite3_stmt *st;
@@ -22,6 +23,12 @@ struct sg_results {
     int64_t tx_started;   /* monotonic ms */
     sg_results_stmt cached[SG_RESULTS_CACHED];
     int ncached;
+    /* tasks' start offsets on the campaign's clock (task.start_ms), by task id % SG_RESULTS_CLOCKS
+     */
+    struct {
+        int64_t task;
+        double start_ms;
+    } clock[SG_RESULTS_CLOCKS];
 };
 
 /* Finalize the recorder's cached statements (before sqlite3_close). */

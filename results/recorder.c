@@ -88,9 +88,58 @@ static int64_t candidate_of_name(const char *name) {
     return name && sscanf(name, "Candidate %d", &n) == 1 ? n : 0;
 }
 
-static int task_event(sg_results *r, int64_t task, const char *ev_name, const json_t *ev,
-                      double t) {
-    int64_t it = json_integer_value(json_object_get(ev, "iteration"));
+/* An integer field of ev (0 when absent). */
+static int64_t int_of(const json_t *ev, const char *key) {
+    return json_integer_value(json_object_get(ev, key));
+}
+
+/* The candidate's rows: its event, its verdict and timing, a new best, the task's end.
+ * t: the campaign's clock (ms); task_t: the task's. */
+static int candidate_event(sg_results *r, int64_t task, const char *ev_name, const json_t *ev,
+                           int64_t it, double t, double task_t) {
+    if (is(ev_name, "candidate")) /* an upsert: a row's id never changes (jobs point to it) */
+        return run(
+            r,
+            "INSERT INTO candidate (task, n, iteration, origin, fork, rule, at_tokens, "
+            "status, hash, source, reason, created_ms) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task, n) DO UPDATE SET "
+            "iteration = excluded.iteration, origin = excluded.origin, fork = excluded.fork, "
+            "rule = excluded.rule, at_tokens = excluded.at_tokens, status = excluded.status, "
+            "hash = excluded.hash, source = excluded.source, reason = excluded.reason, "
+            "created_ms = excluded.created_ms",
+            "ijijjjjjjjjd", ev, task, "candidate", it, "origin", "fork", "rule", "at_tokens",
+            "status", "hash", "source", "reason", t);
+    if (is(ev_name, "job_done"))
+        return run(r,
+                   "UPDATE candidate SET verdict = ?, correct = ?, speedup = ?, noise = ?, "
+                   "compile_ms = ?, message = ?, feedback = ?, done_ms = ?, time_ns = ?, "
+                   "baseline_ns = ? WHERE task = ? AND n = ?",
+                   "jjjjjjjdjjij", ev, "verdict", "correct", "speedup", "noise", "compile_ms",
+                   "message", "feedback", t, "time_ns", "baseline_ns", task, "candidate");
+    if (is(ev_name, "new_best"))
+        return run(r,
+                   "UPDATE task SET best_speedup = ?1, best_n = ?2, best_candidate_id = (SELECT id "
+                   "FROM candidate WHERE task = ?3 AND n = ?2) WHERE id = ?3",
+                   "jni", ev, "speedup", int_of(ev, "candidate"), task);
+    if (is(ev_name, "task_end")) {
+        char now[32];
+        sg_results_now(now);
+        const json_t *el = json_object_get(ev, "elapsed_s"); /* the summary's figure */
+        return run(r,
+                   "UPDATE task SET status = ?1, ended = ?2, best_speedup = ?3, best_n = ?4, "
+                   "best_candidate_id = (SELECT id FROM candidate WHERE task = ?8 AND n = ?4), "
+                   "error = ?5, iterations = ?6, elapsed_s = ?7 WHERE id = ?8",
+                   "jsjnjidi", ev, "reason", now, "best_speedup", int_of(ev, "best_candidate"),
+                   "error", it, json_is_number(el) ? json_number_value(el) : task_t / 1000, task);
+    }
+    return 1; /* not one of these */
+}
+
+static int task_event(sg_results *r, int64_t task, const char *ev_name, const json_t *ev, double t,
+                      double task_t) {
+    int64_t it = int_of(ev, "iteration");
+    int rc = candidate_event(r, task, ev_name, ev, it, t, task_t);
+    if (rc <= 0) return rc;
     if (is(ev_name, "task_start"))
         return run(r, "UPDATE task SET lang = ?, policy = ?, target = ? WHERE id = ?", "jjji", ev,
                    "lang", "policy", "target", task);
@@ -106,7 +155,7 @@ static int task_event(sg_results *r, int64_t task, const char *ev_name, const js
                    "iijjjjjd", ev, task, it, "fork", "rule", "cue", "at_tokens", "at_bytes", t);
     if (is(ev_name, "generation_done") || is(ev_name, "generation_aborted")) {
         const char *kind = json_string_value(json_object_get(ev, "kind"));
-        int64_t n = json_integer_value(json_object_get(ev, "index"));
+        int64_t n = int_of(ev, "index");
         int aborted = is(ev_name, "generation_aborted");
         /* a reasoning stream has no start event of its own: its row appears at its end */
         if (run(r,
@@ -122,54 +171,28 @@ static int task_event(sg_results *r, int64_t task, const char *ev_name, const js
                    "reasoning_tokens", "content_tokens", "prompt_tokens", "cached_tokens",
                    "estimated", "error", task, kind ? kind : "?", n, it);
     }
-    if (is(ev_name, "candidate"))
-        return run(r,
-                   "INSERT OR REPLACE INTO candidate (task, n, iteration, origin, fork, rule, "
-                   "at_tokens, status, hash, source, reason, created_ms) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   "ijijjjjjjjjd", ev, task, "candidate", it, "origin", "fork", "rule", "at_tokens",
-                   "status", "hash", "source", "reason", t);
-    if (is(ev_name, "job_done"))
-        return run(r,
-                   "UPDATE candidate SET verdict = ?, correct = ?, speedup = ?, noise = ?, "
-                   "compile_ms = ?, message = ?, feedback = ?, done_ms = ? "
-                   "WHERE task = ? AND n = ?",
-                   "jjjjjjjdij", ev, "verdict", "correct", "speedup", "noise", "compile_ms",
-                   "message", "feedback", t, task, "candidate");
-    if (is(ev_name, "new_best"))
-        return run(r, "UPDATE task SET best_speedup = ?, best_candidate = ? WHERE id = ?", "jji",
-                   ev, "speedup", "candidate", task);
     if (is(ev_name, "early_stop"))
         return run(r,
                    "UPDATE iteration SET early_stop_ms = ?, early_stop_tokens = ? "
                    "WHERE task = ? AND n = ?",
                    "djii", ev, t, "reasoning_tokens", task, it);
-    if (is(ev_name, "task_end")) {
-        char now[32];
-        sg_results_now(now);
-        return run(r,
-                   "UPDATE task SET status = ?, ended = ?, best_speedup = ?, best_candidate = ?, "
-                   "error = ?, iterations = ?, elapsed_s = ? WHERE id = ?",
-                   "jsjjjidi", ev, "reason", now, "best_speedup", "best_candidate", "error", it,
-                   t / 1000, task);
-    }
     return 0;
 }
 
 static int pool_event(sg_results *r, int64_t campaign, int64_t task, const char *ev_name,
                       const json_t *ev, double t) {
-    if (is(ev_name, "job_start"))
+    if (is(ev_name, "job_start")) /* the candidate: its number and its row (NULL: baseline) */
         return run(r,
-                   "INSERT OR REPLACE INTO job (campaign, task, pool_job, candidate, kind, slot, "
-                   "slot_name, role, lent, iteration, origin, started_ms, wait_s) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   "inji"
+                   "INSERT OR REPLACE INTO job (campaign, task, pool_job, candidate_n, "
+                   "candidate_id, kind, slot, slot_name, role, lent, iteration, origin, "
+                   "started_ms, wait_s) VALUES (?1, ?2, ?3, ?4, (SELECT id FROM candidate WHERE "
+                   "task = ?2 AND n = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                   "injn"
                    "jjjjj"
                    "ijdj",
                    ev, campaign, task, "job",
                    candidate_of_name(json_string_value(json_object_get(ev, "name"))), "kind",
-                   "slot", "slot_name", "role", "lent",
-                   (int64_t)(json_integer_value(json_object_get(ev, "iteration")) & 0xffffffff),
+                   "slot", "slot_name", "role", "lent", int_of(ev, "iteration") & 0xffffffff,
                    "origin", t, "wait_s");
     if (is(ev_name, "job_end"))
         return run(r,
@@ -188,21 +211,55 @@ static int pool_event(sg_results *r, int64_t campaign, int64_t task, const char 
     return 0;
 }
 
+/* The task's start on the campaign's clock (0 when none was recorded). */
+static double task_start_ms(sg_results *r, int64_t task) {
+    int k = (int)(task % SG_RESULTS_CLOCKS);
+    if (r->clock[k].task == task) return r->clock[k].start_ms;
+    int once;
+    static const char sql[] = "SELECT start_ms FROM task WHERE id = ?";
+    sqlite3_stmt *st = prepared(r, sql, &once);
+    double ms = 0;
+    if (st) {
+        sqlite3_bind_int64(st, 1, task);
+        if (sqlite3_step(st) == SQLITE_ROW) ms = sqlite3_column_double(st, 0);
+        if (once)
+            sqlite3_finalize(st);
+        else
+            sqlite3_reset(st);
+    }
+    r->clock[k].task = task;
+    r->clock[k].start_ms = ms;
+    return ms;
+}
+
+int sg_results_task_clock(sg_results *r, int64_t task, double start_ms, sg_err *err) {
+    if (sg_results_begin_write(r, err) < 0) return -1;
+    if (run(r, "UPDATE task SET start_ms = ? WHERE id = ?", "di", NULL, start_ms, task) < 0)
+        return sg_results_fail(r, "cannot record the task's start", err);
+    int k = (int)(task % SG_RESULTS_CLOCKS);
+    r->clock[k].task = task;
+    r->clock[k].start_ms = start_ms;
+    return 0;
+}
+
 int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_t *ev,
                       sg_err *err) {
     if (sg_results_begin_write(r, err) < 0) return -1;
     const char *name = json_string_value(json_object_get(ev, "ev"));
     if (!name) return 0;
-    double t = json_number_value(json_object_get(ev, "t_ms"));
+    /* a task's events count from its start; the campaign's own from the campaign's */
+    double task_t = json_number_value(json_object_get(ev, "t_ms"));
+    double t = task > 0 ? task_start_ms(r, task) + task_t : task_t;
     char *data = json_dumps(ev, JSON_COMPACT);
     /* the pool numbers iterations (task << 32 | iteration): keep the task's own */
-    int64_t it = json_integer_value(json_object_get(ev, "iteration")) & 0xffffffff;
-    int rc = run(r,
-                 "INSERT INTO event (campaign, task, t_ms, ev, iteration, data) VALUES "
-                 "(?, ?, ?, ?, ?, ?)",
-                 "indsis", ev, campaign, task, t, name, it, data);
+    int64_t it = int_of(ev, "iteration") & 0xffffffff;
+    static const char sql[] = "INSERT INTO event (campaign, task, t_ms, task_t_ms, ev, "
+                              "iteration, data) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    int rc = task > 0 ? run(r, sql, "inddsis", ev, campaign, task, t, task_t, name, it, data)
+                      : run(r, sql, "indssis", ev, campaign, task, t, (const char *)NULL, name, it,
+                            data);
     free(data);
-    if (rc == 0 && task > 0) rc = task_event(r, task, name, ev, t);
+    if (rc == 0 && task > 0) rc = task_event(r, task, name, ev, t, task_t);
     if (rc == 0) rc = pool_event(r, campaign, task, name, ev, t);
     if (rc < 0) return sg_results_fail(r, "cannot record an event", err);
     return 0;

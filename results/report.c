@@ -3,21 +3,24 @@
  * CSS inline, no script, nothing fetched. */
 #include "results/report.h"
 
+#include "common/units.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+const char *const sg_report_palette[10] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
-static const char *const css =
+const char *const sg_report_css =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}"
     "h1{font-size:22px}h2{font-size:18px;margin-top:32px}h3{font-size:15px}"
     "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:2px 8px;"
     "text-align:left;vertical-align:top}th{background:#f4f4f4}"
     "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow:auto;max-height:400px}"
     ".axis{stroke:#333;fill:none}.tick{stroke:#333}.grid{stroke:#eee}"
-    ".lbl{font-size:11px;fill:#333}.name{font-size:12px;fill:#222}.note{color:#666}"
+    ".lbl{font-size:11px;fill:#333}.xtitle,.ytitle{font-size:12px;fill:#222}.name{font-size:12px;"
+    "fill:#222}.note{color:#666}"
     ".stop{stroke:#d62728;stroke-width:2}.base{stroke:#999;stroke-dasharray:4 3}"
     ".key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;"
     "vertical-align:middle}";
@@ -36,9 +39,10 @@ int sg_report_speedups(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
     }
     sqlite3_reset(st);
     fputs("<h2>Speedup per task</h2>\n", out);
-    sg_plot p = {out, 760, 50 + 24.0 * n, 180, 60, 10, 30, 0, top * 1.1, 0, 1};
+    sg_plot p = {out, 760, 60 + 24.0 * n, 180, 60, 10, 40, 0, top * 1.1, 0, 1};
     sg_plot_begin(&p, "Best speedup of each task over its baseline");
     sg_plot_axes(&p, 8, "%gx", 0, NULL);
+    sg_plot_titles(&p, "best speedup over the baseline", "task");
     fprintf(out, "<path class=\"base\" d=\"M%.1f %.1fV%.1f\"/>\n", sg_plot_x(&p, 1), p.top,
             p.h - p.bottom);
     for (int i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
@@ -68,12 +72,12 @@ int sg_report_speedups(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
 }
 
 int sg_report_best_over_time(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
-    /* a task's events count from its own start: its offset in the campaign comes first */
+    /* every time is on the campaign's clock: a task's start, its events */
     sqlite3_stmt *st = sg_report_stmt(
         r,
-        "SELECT t.id, t.name, (julianday(t.started) - julianday(c.started)) * 86400.0, "
-        "coalesce(t.elapsed_s, 0), e.t_ms / 1000.0, json_extract(e.data, '$.speedup') "
-        "FROM task t JOIN campaign c ON c.id = t.campaign LEFT JOIN event e ON e.task = t.id "
+        "SELECT t.id, t.name, coalesce(t.start_ms, 0) / 1000.0, coalesce(t.elapsed_s, 0), "
+        "e.task_t_ms / 1000.0, json_extract(e.data, '$.speedup') "
+        "FROM task t LEFT JOIN event e ON e.task = t.id "
         "AND e.ev = 'new_best' WHERE t.campaign = ? ORDER BY t.id, e.t_ms",
         campaign, 0, err);
     if (!st) return -1;
@@ -90,7 +94,7 @@ int sg_report_best_over_time(sg_results *r, int64_t campaign, FILE *out, sg_err 
     int64_t cur = 0;
     int k = -1;
     double end = 0, last = 1;
-    sg_plot_text(&p, p.w / 2, p.h - 5, "middle", "lbl", "seconds since the campaign started");
+    sg_plot_titles(&p, "seconds since the campaign started", "best speedup");
     char *key = NULL;
     size_t keylen = 0;
     FILE *kf = open_memstream(&key, &keylen); /* the key goes after the svg */
@@ -104,9 +108,11 @@ int sg_report_best_over_time(sg_results *r, int64_t campaign, FILE *out, sg_err 
             double off = sg_col_d(st, 2);
             end = off + sg_col_d(st, 3);
             last = 1;
-            fprintf(out, "<path fill=\"none\" stroke-width=\"2\" stroke=\"%s\" d=\"M%.1f %.1f",
-                    palette[k % 10], sg_plot_x(&p, off), sg_plot_y(&p, 1));
-            fprintf(kf, "<span style=\"background:%s\"></span>", palette[k % 10]);
+            fprintf(out,
+                    "<path class=\"data\" fill=\"none\" stroke-width=\"2\" stroke=\"%s\" "
+                    "d=\"M%.1f %.1f",
+                    sg_report_palette[k % 10], sg_plot_x(&p, off), sg_plot_y(&p, 1));
+            fprintf(kf, "<span style=\"background:%s\"></span>", sg_report_palette[k % 10]);
             sg_html_escape(kf, sg_col_t(st, 1), -1);
         }
         double s = sg_col_d(st, 5), t = sg_col_d(st, 2) + sg_col_d(st, 4);
@@ -141,7 +147,7 @@ int sg_report_pool(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (!slots) {
             slots = sqlite3_column_int(st, 3);
-            t0 = sg_col_d(st, 4);
+            t0 = 0; /* the campaign's start: every _ms column is on its clock */
             t1 = sg_col_d(st, 5);
             bw = t1 > t0 ? (t1 - t0) / NB : 1;
         }
@@ -161,7 +167,7 @@ int sg_report_pool(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
     sg_plot_begin(&p, "Share of the pool's slots busy with validate and profile jobs");
     sg_plot_axes(&p, 8, "%gs", 4, "%g%%");
     for (int kind = 1; kind >= 0; kind--) { /* profile stacked on validate: drawn first */
-        fprintf(out, "<path fill=\"%s\" opacity=\"0.85\" d=\"M%.1f %.1f",
+        fprintf(out, "<path class=\"data\" fill=\"%s\" opacity=\"0.85\" d=\"M%.1f %.1f",
                 kind ? "#f28e2b" : "#4e79a7", sg_plot_x(&p, 0), sg_plot_y(&p, 0));
         for (int i = 0; i < NB; i++) {
             double u = 100 * (busy[0][i] + (kind ? busy[1][i] : 0)) / (bw * slots);
@@ -171,7 +177,7 @@ int sg_report_pool(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
         }
         fprintf(out, " L%.1f %.1fZ\"/>\n", sg_plot_x(&p, NB * bw / 1000), sg_plot_y(&p, 0));
     }
-    sg_plot_text(&p, p.w / 2, p.h - 5, "middle", "lbl", "seconds since the first job");
+    sg_plot_titles(&p, "seconds since the campaign started", "slots busy");
     sg_plot_end(&p);
     fprintf(out,
             "<p class=\"key\"><span style=\"background:#4e79a7\"></span>validate"
@@ -184,8 +190,9 @@ static int tasks_table(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
     sqlite3_stmt *st = sg_report_stmt(
         r,
         "SELECT t.name, t.status, t.best_speedup, t.target, t.iterations, t.reasoning_tokens, "
-        "t.tokens, t.elapsed_s, c.source FROM task t LEFT JOIN candidate c ON c.task = t.id AND "
-        "c.n = t.best_candidate WHERE t.campaign = ? ORDER BY t.id",
+        "t.tokens, t.elapsed_s, c.source, t.best_n FROM task t LEFT JOIN candidate c ON "
+        "c.task = t.id AND "
+        "c.id = t.best_candidate_id WHERE t.campaign = ? ORDER BY t.id",
         campaign, 0, err);
     if (!st) return -1;
     fputs("<h2>Tasks</h2>\n<table><tr><th>task</th><th>status</th><th>best</th><th>target</th>"
@@ -195,12 +202,17 @@ static int tasks_table(sg_results *r, int64_t campaign, FILE *out, sg_err *err) 
         fputs("<tr>", out);
         for (int i = 0; i < 8; i++) {
             fputs("<td>", out);
+            char dur[32];
             if (i == 2 || i == 3)
                 isnan(sg_col_d(st, i)) ? (void)fputs("-", out)
                                        : (void)fprintf(out, "%.2fx", sg_col_d(st, i));
+            else if (i == 7 && !isnan(sg_col_d(st, 7))) /* as the console says it */
+                fputs(sg_fmt_duration((int64_t)(sg_col_d(st, 7) * 1e9), dur, sizeof dur), out);
             else
                 sg_html_escape(
                     out, sqlite3_column_type(st, i) == SQLITE_NULL ? "-" : sg_col_t(st, i), -1);
+            if (i == 2 && sqlite3_column_type(st, 9) != SQLITE_NULL) /* the task's number */
+                fprintf(out, " (candidate %lld)", (long long)sqlite3_column_int64(st, 9));
             fputs("</td>", out);
         }
         fputs("</tr>\n", out);
@@ -231,14 +243,14 @@ int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
     fprintf(out,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<title>specgen report: campaign %lld</title>\n<style>%s</style></head><body>\n",
-            (long long)campaign, css);
+            (long long)campaign, sg_report_css);
     int simulated = !strcmp(sg_col_t(st, 0), "sim");
     fprintf(out, "<h1>specgen report: campaign %lld%s</h1>\n", (long long)campaign,
             simulated ? " (simulated)" : "");
     if (simulated)
         fputs("<p class=\"note\">A simulated campaign (<code>specgen sim</code>): a modelled LLM "
-              "and modelled GPUs in virtual time; times are virtual seconds, kernels are not "
-              "real, and the tasks' start offsets are not recorded (docs/eval.md).</p>\n",
+              "and modelled GPUs in virtual time; times are virtual seconds and kernels are not "
+              "real (docs/eval.md).</p>\n",
               out);
     fputs("<p>", out);
     const char *labels[] = {"kind", "suite", "status", "started", "ended"};

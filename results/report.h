@@ -11,6 +11,16 @@ sqlite3_stmt *sg_report_stmt(sg_results *r, const char *sql, int64_t a, int64_t 
 double sg_col_d(sqlite3_stmt *st, int i);
 const char *sg_col_t(sqlite3_stmt *st, int i);
 
+/* The page's style and the charts' colours (report.c). */
+extern const char *const sg_report_css;
+extern const char *const sg_report_palette[10];
+/* One row per campaign of ?1, a JSON array of ids (compare.c): campaign, kind,
+ * configuration, seed, tasks, reached, best_speedup_mean, time_to_target_mean_s,
+ * feedback_latency_mean_s, tokens, utilisation. */
+extern const char *const sg_compare_sql;
+/* ids as a JSON array (a new string). */
+char *sg_results_ids_json(const int64_t *ids, int n);
+
 /* The sections of the report (report_*.c). */
 int sg_report_speedups(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 int sg_report_best_over_time(sg_results *r, int64_t campaign, FILE *out, sg_err *err);

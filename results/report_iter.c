@@ -11,8 +11,13 @@
 #define MAX_CANDIDATES 60
 #define LANE 20.0
 
+/* green: correct; red: it failed a check; grey: no verdict (none yet, or its job was
+ * dropped or killed when its iteration ended: that says nothing about the kernel) */
 static const char *verdict_color(const char *v) {
-    return !strcmp(v, "pass") ? "#59a14f" : !*v ? "#bab0ac" : "#e15759";
+    return !strcmp(v, "pass") ? "#59a14f"
+           : !*v || !strcmp(v, "dropped") || !strcmp(v, "killed") || !strcmp(v, "not_run")
+               ? "#bab0ac"
+               : "#e15759";
 }
 
 /* The time span of an iteration: from its start to the last thing that ended in it. */
@@ -81,8 +86,8 @@ static int draw_generations(sg_results *r, sg_plot *p, int64_t task, int64_t n, 
         /* the fork point on the reasoning lane, and the candidate's verdict at the fork's end */
         fprintf(p->out, "<path stroke=\"#333\" stroke-width=\"1.5\" d=\"M%.1f %.1fV%.1f\"/>\n",
                 sg_plot_x(p, a), y + 2, fy + LANE - 2);
-        fprintf(p->out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>\n", sg_plot_x(p, b),
-                fy + LANE / 2, verdict_color(sg_col_t(st, 10)));
+        fprintf(p->out, "<circle class=\"data\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>\n",
+                sg_plot_x(p, b), fy + LANE / 2, verdict_color(sg_col_t(st, 10)));
     }
     sqlite3_finalize(st);
     if (!isnan(stop_ms)) {
@@ -98,7 +103,7 @@ static int draw_generations(sg_results *r, sg_plot *p, int64_t task, int64_t n, 
 
 static int draw_jobs(sg_results *r, sg_plot *p, int64_t task, int64_t n, double y0, sg_err *err) {
     sqlite3_stmt *st = sg_report_stmt(r,
-                                      "SELECT slot_name, kind, candidate, started_ms, "
+                                      "SELECT slot_name, kind, candidate_n, started_ms, "
                                       "coalesce(ended_ms, started_ms), verdict, end, wait_s "
                                       "FROM job WHERE task = ? AND iteration = ? AND started_ms "
                                       "IS NOT NULL ORDER BY slot_name, started_ms",
@@ -169,7 +174,8 @@ int sg_report_iterations(sg_results *r, int64_t campaign, FILE *out, sg_err *err
     if (!st) return -1;
     fputs("<h2>Iterations</h2>\n<p class=\"key\"><span style=\"background:#59a14f\"></span>"
           "reasoning<span style=\"background:#b07aa1\"></span>fork (dot: its candidate, green "
-          "correct, red failed)<span style=\"background:#4e79a7\"></span>validate job"
+          "correct, red failed, grey dropped or not judged)<span "
+          "style=\"background:#4e79a7\"></span>validate job"
           "<span style=\"background:#f28e2b\"></span>profile job — red line: early stop</p>\n",
           out);
     int drawn = 0, rc = 0;
@@ -197,9 +203,10 @@ int sg_report_iterations(sg_results *r, int64_t campaign, FILE *out, sg_err *err
         sg_html_escape(out, sg_col_t(st, 2), -1);
         fprintf(out, " — iteration %lld</h3>\n", (long long)n);
         /* x in the task's milliseconds (the columns' unit); labels in seconds from t0 */
-        sg_plot p = {out, 900, 60 + LANE * (1 + forks + slots), 110, 20, 20, 30, t0, t1, 0, 1};
+        sg_plot p = {out, 900, 70 + LANE * (1 + forks + slots), 110, 20, 20, 40, t0, t1, 0, 1};
         sg_plot_begin(&p, "Timeline of the iteration: reasoning, forks, jobs per slot");
         sg_plot_axes(&p, 0, NULL, 0, NULL);
+        sg_plot_titles(&p, "seconds since the iteration started", "lane");
         for (int k = 0; k <= 8; k++) { /* ticks in seconds since the iteration started */
             char label[32];
             double ms = t0 + (t1 - t0) * k / 8;

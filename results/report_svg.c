@@ -66,11 +66,27 @@ void sg_plot_axes(sg_plot *p, int nx, const char *xfmt, int ny, const char *yfmt
     }
 }
 
+void sg_plot_titles(sg_plot *p, const char *xtitle, const char *ytitle) {
+    if (xtitle)
+        sg_plot_text(p, p->left + (p->w - p->left - p->right) / 2, p->h - 5, "middle", "xtitle",
+                     xtitle);
+    if (!ytitle) return;
+    double cy = p->top + (p->h - p->top - p->bottom) / 2;
+    fprintf(p->out,
+            "<text x=\"12\" y=\"%.1f\" text-anchor=\"middle\" class=\"ytitle\" "
+            "transform=\"rotate(-90 12 %.1f)\">",
+            cy, cy);
+    sg_html_escape(p->out, ytitle, -1);
+    fputs("</text>\n", p->out);
+}
+
 void sg_plot_bar(sg_plot *p, double x0, double x1, double py, double ph, const char *color,
                  const char *tip) {
     double a = sg_plot_x(p, x0), b = sg_plot_x(p, x1);
-    fprintf(p->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">", a,
-            py, b - a < 1.5 ? 1.5 : b - a, ph, color);
+    fprintf(p->out,
+            "<rect class=\"data\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"%s\">",
+            a, py, b - a < 1.5 ? 1.5 : b - a, ph, color);
     if (tip) {
         fputs("<title>", p->out);
         sg_html_escape(p->out, tip, -1);

@@ -80,6 +80,15 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
  * in use): status skipped, the reason in its error. A resumed campaign runs it again. */
 int sg_results_task_skip(sg_results *r, int64_t task, const char *why, sg_err *err);
 
+/* Where the task starts on the campaign's clock (ms since the campaign started; 0 for an
+ * optimize run's one task). Called before its first event: the recorder stores every time
+ * on the campaign's clock (the event's t_ms, the task's own, plus this) and keeps the
+ * task's own beside it (event.task_t_ms). */
+int sg_results_task_clock(sg_results *r, int64_t task, double start_ms, sg_err *err);
+/* How long ago (ms, wall clock) the campaign started: a resumed campaign's clock goes on
+ * from there. -1 on an error. */
+double sg_results_campaign_age_ms(sg_results *r, int64_t campaign, sg_err *err);
+
 /* The task's token totals (the summary's), at its end. */
 int sg_results_task_totals(sg_results *r, int64_t task, int64_t reasoning_tokens, int64_t tokens,
                            sg_err *err);
@@ -129,6 +138,16 @@ int sg_results_show_candidate(sg_results *r, int64_t candidate, sg_results_fmt f
 int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, const char *dir,
                       FILE *out, sg_err *err);
 
+/* Campaign ids as users type them ("3", "3,5", "3-9,12"; NULL: every campaign), each
+ * checked to exist: 0, or SG_RESULTS_USAGE for a malformed list, -1 for one not there. */
+enum { SG_RESULTS_USAGE = -3 };
+int sg_results_campaign_ids(sg_results *r, const char *spec, int64_t **ids, int *n, sg_err *err);
+/* `results compare`: one row per campaign (configuration, tasks, reached, figures). */
+int sg_results_compare(sg_results *r, const int64_t *ids, int n, sg_results_fmt fmt, FILE *out,
+                       sg_err *err);
+/* The report's comparison page: the campaigns side by side, by configuration. */
+int sg_results_report_compare(sg_results *r, const int64_t *ids, int n, FILE *out, sg_err *err);
+
 /* The HTML report of one campaign (docs/results.md says what it draws). */
 int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 
@@ -150,7 +169,10 @@ void sg_plot_axes(sg_plot *p, int nx, const char *xfmt, int ny, const char *yfmt
 /* A text label (escaped). anchor: start | middle | end. */
 void sg_plot_text(sg_plot *p, double px, double py, const char *anchor, const char *cls,
                   const char *text);
-/* A rectangle in data x and pixel y, with a tooltip (escaped; may be NULL). */
+/* The axes' titles (escaped; NULL: none): x under the plot, y turned along the left edge.
+ * Every chart has both (tests/integration/report_compare.sh checks it in Chromium). */
+void sg_plot_titles(sg_plot *p, const char *xtitle, const char *ytitle);
+/* A rectangle in data x and pixel y (class "data"), with a tooltip (escaped; may be NULL). */
 void sg_plot_bar(sg_plot *p, double x0, double x1, double py, double ph, const char *color,
                  const char *tip);
 

@@ -103,6 +103,44 @@ static const char *const migrations[] = {
      * from its prefix cache (NULL: the server did not report cached tokens) */
     "ALTER TABLE task ADD COLUMN fork_prompt_tokens INTEGER;"
     "ALTER TABLE task ADD COLUMN fork_cached_tokens INTEGER;",
+    /* 3: one time base and one id space. Every _ms column counts from the campaign's start
+     * (task.start_ms: when the task started on that clock; event.task_t_ms keeps the task's
+     * own clock, as in events.jsonl); references are primary keys (job.candidate_id,
+     * task.best_candidate_id), the task's numbers are named so (job.candidate_n,
+     * task.best_n), NULL for the baseline; a candidate keeps the medians its speedup came
+     * from (time_ns, baseline_ns: the ones its feedback quotes). Older rows: the task's
+     * offset from the ISO start times (to the second), NULL medians. */
+    "ALTER TABLE task ADD COLUMN start_ms REAL;"
+    "ALTER TABLE task RENAME COLUMN best_candidate TO best_n;"
+    "ALTER TABLE task ADD COLUMN best_candidate_id INTEGER REFERENCES candidate(id);"
+    "ALTER TABLE job RENAME COLUMN candidate TO candidate_n;"
+    "ALTER TABLE job ADD COLUMN candidate_id INTEGER REFERENCES candidate(id);"
+    "ALTER TABLE candidate ADD COLUMN time_ns REAL;"
+    "ALTER TABLE candidate ADD COLUMN baseline_ns REAL;"
+    "ALTER TABLE event ADD COLUMN task_t_ms REAL;"
+    "UPDATE task SET start_ms = max(0, round((julianday(started) - julianday((SELECT started "
+    "  FROM campaign c WHERE c.id = task.campaign))) * 86400000.0));"
+    "UPDATE task SET best_n = NULL WHERE best_n = 0;"
+    "UPDATE task SET best_candidate_id = (SELECT c.id FROM candidate c WHERE c.task = task.id "
+    "  AND c.n = task.best_n);"
+    "UPDATE job SET candidate_n = NULL WHERE candidate_n = 0;"
+    "UPDATE job SET candidate_id = (SELECT c.id FROM candidate c WHERE c.task = job.task AND "
+    "  c.n = job.candidate_n);"
+    "UPDATE event SET task_t_ms = t_ms, t_ms = t_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = event.task) WHERE task IS NOT NULL;"
+    "UPDATE iteration SET started_ms = started_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = iteration.task), early_stop_ms = early_stop_ms + (SELECT start_ms FROM task "
+    "  WHERE task.id = iteration.task);"
+    "UPDATE generation SET started_ms = started_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = generation.task), ended_ms = ended_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = generation.task);"
+    "UPDATE candidate SET created_ms = created_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = candidate.task), done_ms = done_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = candidate.task);"
+    "UPDATE job SET started_ms = started_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = job.task), ended_ms = ended_ms + (SELECT start_ms FROM task WHERE "
+    "  task.id = job.task) WHERE task IS NOT NULL;"
+    "CREATE INDEX job_candidate ON job(candidate_id);",
 };
 
 int sg_results_schema_version(void) { return (int)(sizeof migrations / sizeof *migrations); }

@@ -9,8 +9,9 @@ static const char *const candidate_sql =
     "SELECT c.id, t.name AS task, c.task AS task_id, t.campaign, c.n, c.iteration, "
     "i.rowid AS iteration_id, c.origin, c.fork, c.rule, c.at_tokens, c.status, c.verdict, "
     "c.correct, c.speedup, c.noise, "
-    "CASE WHEN c.speedup > 0 THEN t.baseline_ns / c.speedup END AS time_ns, "
-    "t.baseline_ns, c.compile_ms, c.created_ms, c.done_ms, c.hash, c.reason, c.message, "
+    "coalesce(c.time_ns, CASE WHEN c.speedup > 0 THEN t.baseline_ns / c.speedup END) AS time_ns, "
+    "coalesce(c.baseline_ns, t.baseline_ns) AS baseline_ns, c.compile_ms, c.created_ms, c.done_ms, "
+    "c.hash, c.reason, c.message, "
     "c.feedback, c.source FROM candidate c JOIN task t ON t.id = c.task "
     "LEFT JOIN iteration i ON i.task = c.task AND i.n = c.iteration WHERE c.id = ?";
 
@@ -26,8 +27,7 @@ static const char *const lineage_sql =
 
 static const char *const jobs_sql =
     "SELECT j.kind, j.slot_name AS slot, j.role, j.lent, j.started_ms, j.wait_s, j.service_s, "
-    "j.end, j.verdict FROM job j JOIN candidate c ON j.task = c.task AND j.candidate = c.n "
-    "WHERE c.id = ? ORDER BY j.started_ms";
+    "j.end, j.verdict FROM job j WHERE j.candidate_id = ? ORDER BY j.started_ms";
 
 static json_t *column_json(sqlite3_stmt *st, int i) {
     switch (sqlite3_column_type(st, i)) {

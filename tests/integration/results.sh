@@ -30,8 +30,9 @@ db.execute("""INSERT INTO candidate (task, n, iteration, origin, status, hash, s
     'feedbeef', '<script>document.title="pwned"</script>
 __kernel void k() {}', 'pass', 1, 99.5,
     '<script>alert(1)</script> in a message', 9000, 9100)""")
-db.execute("UPDATE task SET best_speedup = 99.5, best_candidate = (SELECT max(n) FROM candidate "
-           "WHERE task = 1) WHERE id = 1")
+db.execute("UPDATE task SET best_speedup = 99.5, best_n = (SELECT max(n) FROM candidate "
+           "WHERE task = 1), best_candidate_id = (SELECT max(id) FROM candidate WHERE task = 1) "
+           "WHERE id = 1")
 db.execute("""INSERT INTO campaign (kind, suite, config, started, status) VALUES
     ('campaign', 'suites/demo', '{}', '2026-01-01T00:00:00Z', 'done')""")
 db.execute("""INSERT INTO task (campaign, name, dir, started, status) VALUES
