@@ -69,6 +69,8 @@ struct sg_pool_remote {
     rslot **by_global; /* index - first_slot */
     bundle *bundles;
     struct submission *detached;
+    sg_pool_xfer **unanswered; /* cancels and roles on their way: cancelled at free */
+    int nunanswered, capunanswered;
 };
 
 static void poll_events(agent *ag);
@@ -256,22 +258,41 @@ const sg_pool_slot_desc *sg_pool_remote_slots(const sg_pool_remote *r, int *n) {
 }
 
 /* ---- requests that need no answer: cancels and roles ---- */
+/* Their transfers are kept until they end, so that freeing the pool cancels those still on
+ * their way (a run that ends right after cancelling its jobs) instead of leaking them. */
 static void ignore(void *arg, sg_pool_xfer *x, long status, const char *body, size_t len,
                    const char *msg) {
-    (void)arg, (void)x, (void)status, (void)body, (void)len, (void)msg;
+    (void)status, (void)body, (void)len, (void)msg;
+    sg_pool_remote *r = arg;
+    for (int i = 0; i < r->nunanswered; i++)
+        if (r->unanswered[i] == x) {
+            r->unanswered[i] = r->unanswered[--r->nunanswered];
+            return;
+        }
+}
+
+static void send_unanswered(sg_pool_remote *r, const char *method, const char *url,
+                            const char *body, size_t len) {
+    if (r->nunanswered == r->capunanswered) {
+        r->capunanswered = r->capunanswered ? 2 * r->capunanswered : 8;
+        r->unanswered =
+            sg_xrealloc(r->unanswered, (size_t)r->capunanswered * sizeof *r->unanswered);
+    }
+    r->unanswered[r->nunanswered++] =
+        sg_pool_xfer_start(&r->http, method, url, body, len, 10000, ignore, r);
 }
 
 static void send_cancel(agent *ag, const char *id) {
     char url[560];
     snprintf(url, sizeof url, "%s/v1/jobs/%s/cancel", ag->url, id);
-    sg_pool_xfer_start(&ag->owner->http, "POST", url, "", 0, 10000, ignore, NULL);
+    send_unanswered(ag->owner, "POST", url, "", 0);
 }
 
 static void send_role(rslot *s, sg_pool_role role) {
     char url[560], body[64];
     snprintf(url, sizeof url, "%s/v1/slots/%d/role", s->ag->url, s->index);
     int n = snprintf(body, sizeof body, "{\"role\":\"%s\"}", sg_pool_role_name(role));
-    sg_pool_xfer_start(&s->ag->owner->http, "PUT", url, body, (size_t)n, 10000, ignore, NULL);
+    send_unanswered(s->ag->owner, "PUT", url, body, (size_t)n);
 }
 
 /* ---- losing an agent, and getting it back ---- */
@@ -701,6 +722,8 @@ void sg_pool_remote_free(sg_pool_remote *r) {
         free(ag->lost);
         free(ag->s);
     }
+    for (int i = 0; i < r->nunanswered; i++) sg_pool_xfer_cancel(r->unanswered[i]);
+    free(r->unanswered);
     while (r->detached) {
         struct submission *sub = r->detached;
         r->detached = sub->next;
