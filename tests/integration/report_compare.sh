@@ -35,7 +35,7 @@ if command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep -q Platform; the
     for pol in specgen sequential; do
         check "a campaign of the demo task, policy $pol" "$SPECGEN" campaign \
             "$SPECGEN_ROOT/suites/demo" --tasks vector_scale --policy "$pol" --db "$T/real.db" \
-            --out "$T/out-$pol" --speed 4 --device opencl
+            --out "$T/out-$pol" --speed 10 --device opencl
     done
     check "report --campaign 1,2: two policies side by side" \
         "$SPECGEN" report --db "$T/real.db" --campaign 1,2 -o "$T/real-compare.html"
