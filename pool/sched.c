@@ -49,6 +49,7 @@ struct sg_pool {
     int capitx;
     int online_role[SG_POOL_NROLES]; /* online slots per role, kept as they change */
     int nonline, nbusy;              /* online slots, and those of them running a job */
+    int nqueued[SG_POOL_NROLES], nrunning[SG_POOL_NROLES]; /* jobs by kind (work_of) */
     uint64_t next_id, next_seq;
     int target_v, prev_v; /* validate slots the split wants, and wanted before */
     int64_t dwell;        /* grows when splits reverse each other */
@@ -204,6 +205,7 @@ static void count_slot(sg_pool *p, const slot *s, int sign) {
     p->online_role[s->role] += sign;
     p->nonline += sign;
     p->nbusy += sign * (s->job != NULL);
+    if (s->job) p->nrunning[s->job->j.work.kind] += sign;
 }
 
 static void decay(sg_pool *p, int r) {
@@ -262,6 +264,7 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
 
 static void remove_queued(sg_pool *p, int i) {
     SG_ASSERT(i >= 0 && i < p->nq && p->q[i]->j.slot == -1); /* a queued job has no slot */
+    p->nqueued[p->q[i]->j.work.kind]--;
     memmove(&p->q[i], &p->q[i + 1], (size_t)(p->nq - i - 1) * sizeof *p->q);
     p->nq--;
 }
@@ -275,10 +278,12 @@ static int count_role(const sg_pool *p, sg_pool_role r) { return p->online_role[
 static int count_online(const sg_pool *p) { return p->nonline; }
 
 static void work_of(const sg_pool *p, int queued[SG_POOL_NROLES], int running[SG_POOL_NROLES]) {
-    queued[0] = queued[1] = running[0] = running[1] = 0;
-    for (int i = 0; i < p->nq; i++) queued[p->q[i]->j.work.kind]++;
-    for (int i = 0; i < p->n; i++)
-        if (p->s[i].job) running[p->s[i].job->j.work.kind]++;
+    for (int r = 0; r < SG_POOL_NROLES; r++) { /* kept as jobs come, start and end */
+        SG_ASSERT(p->nqueued[r] >= 0 && p->nqueued[r] <= p->nq && p->nrunning[r] >= 0 &&
+                  p->nrunning[r] <= p->nbusy);
+        queued[r] = p->nqueued[r];
+        running[r] = p->nrunning[r];
+    }
 }
 
 /* Decide the split (elastic mode). The load of a role is its decayed arrival rate plus
@@ -305,8 +310,8 @@ static void decide_split(sg_pool *p) {
     int64_t now = sg_loop_now(p->loop);
     if (!starved && now - p->last_split < p->dwell)
         return; /* dwell: roles must not flap (known before the search, which is the cost) */
-    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, n, lambda, svc);
-    int v = sg_pool_best_split(n, lambda, svc, need, &best_cost);
+    double best_cost, cur_cost;
+    int v = sg_pool_best_split_from(n, lambda, svc, need, p->target_v, &best_cost, &cur_cost);
     if (v == p->target_v) return;
     const char *reason;
     if (starved) /* at once: a role with work and no slot would wait forever */
@@ -594,6 +599,7 @@ uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin
     }
     SG_ASSERT(p->nq < p->capq);
     p->q[p->nq++] = q;
+    p->nqueued[work->kind]++;
     schedule_dispatch(p);
     return q->j.id;
 }
@@ -618,6 +624,7 @@ static void requeue(sg_pool *p, qjob *q) {
     memmove(&p->q[at + 1], &p->q[at], (size_t)(p->nq - at) * sizeof *p->q);
     p->q[at] = q;
     p->nq++;
+    p->nqueued[q->j.work.kind]++;
 }
 
 void sg_pool_slot_offline(sg_pool *p, int si, const char *why) {
