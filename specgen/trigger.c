@@ -276,24 +276,22 @@ static size_t cue_at(const sg_trigger *t, size_t pos, size_t fresh_from, size_t 
 
 /* Find a cue that ends in the unscanned part of the window: the first in the configured
  * order that does, as find_cue_each would, in one pass over the boundaries at_boundary
- * accepts: memchr finds the bytes that make one ('\n', and ".?!:" or '\n' before a space). */
+ * accepts: strcspn finds the bytes that make one ('\n', and ".?!:" or '\n' before a space),
+ * and stops at a NUL inside the window, where strstr would stop (then find_cue_each). */
 static const char *find_cue(sg_trigger *t, size_t new_bytes) {
     size_t fresh_from = t->wlen > new_bytes ? t->wlen - new_bytes : 0;
     size_t maxcl = t->max_cue_len;
     size_t from = fresh_from >= maxcl ? fresh_from - maxcl + 1 : 0;
     const char *w = t->window;
-    if (t->cue_empty || memchr(w + from, '\0', t->wlen - from))
-        return find_cue_each(t, fresh_from); /* strstr stops at a NUL: its answer */
+    if (t->cue_empty) return find_cue_each(t, fresh_from);
     size_t best = from == 0 ? cue_at(t, 0, fresh_from, t->cfg.ncues) : t->cfg.ncues;
-    size_t lo = from >= 2 ? from - 2 : 0;
-    for (const char *c = "\n.?!:"; *c && best > 0; c++) {
-        for (const char *q = w + lo; best > 0 && (q = memchr(q, *c, (size_t)(w + t->wlen - q)));
-             q++) {
-            size_t k = (size_t)(q - w);
-            if (*c == '\n' && k + 1 >= from) best = cue_at(t, k + 1, fresh_from, best);
-            if (k + 2 >= from && k + 1 < t->wlen && (w[k + 1] == ' ' || w[k + 1] == '\t'))
-                best = cue_at(t, k + 2, fresh_from, best);
-        }
+    for (size_t k = from >= 2 ? from - 2 : 0; best > 0; k++) {
+        k += strcspn(w + k, ".?!:\n");
+        if (k >= t->wlen) break;
+        if (!w[k]) return find_cue_each(t, fresh_from);
+        if (w[k] == '\n' && k + 1 >= from) best = cue_at(t, k + 1, fresh_from, best);
+        if (k + 2 >= from && k + 1 < t->wlen && (w[k + 1] == ' ' || w[k + 1] == '\t'))
+            best = cue_at(t, k + 2, fresh_from, best);
     }
     return best < t->cfg.ncues ? t->cfg.cues[best] : NULL;
 }
