@@ -310,6 +310,10 @@ static void decide_split(sg_pool *p) {
     int64_t now = sg_loop_now(p->loop);
     if (!starved && now - p->last_split < p->dwell)
         return; /* dwell: roles must not flap (known before the search, which is the cost) */
+    /* No split can be worth it when the current one's wait is within the noise margin
+     * below (every wait is >= 0): then skip the O(n) search (most dispatches, at scale). */
+    double noise = 0.05 * fmin(svc[0], svc[1]);
+    if (!starved && sg_pool_split_cost(p->target_v, n, lambda, svc) <= noise) return;
     double best_cost, cur_cost;
     int v = sg_pool_best_split_from(n, lambda, svc, need, p->target_v, &best_cost, &cur_cost);
     if (v == p->target_v) return;
@@ -317,8 +321,7 @@ static void decide_split(sg_pool *p) {
     if (starved) /* at once: a role with work and no slot would wait forever */
         reason = p->target_v == 0 ? "validate jobs but no validate slot"
                                   : "profile jobs but no profile slot";
-    else if (best_cost < cur_cost * (1 - p->cfg.hysteresis) &&
-             cur_cost - best_cost > 0.05 * fmin(svc[0], svc[1]))
+    else if (best_cost < cur_cost * (1 - p->cfg.hysteresis) && cur_cost - best_cost > noise)
         reason = "lower expected wait"; /* by a fraction, and by more than noise */
     else
         return;
