@@ -286,6 +286,24 @@ static void work_of(const sg_pool *p, int queued[SG_POOL_NROLES], int running[SG
     }
 }
 
+/* An upper bound on sg_pool_split_cost(v, n, ...) in O(1): an M/M/c wait is at most
+ * s / (c - a) (the chance to wait is at most 1). INFINITY where a role cannot keep up. The
+ * caller leaves a relative margin far above the recurrence's rounding (~n ulp). */
+static double wait_bound(int v, int n, const double lambda[SG_POOL_NROLES],
+                         const double svc[SG_POOL_NROLES]) {
+    int c[SG_POOL_NROLES] = {v, n - v};
+    double sum = 0, total = 0;
+    for (int r = 0; r < SG_POOL_NROLES; r++) {
+        if (lambda[r] <= 0) continue;
+        total += lambda[r];
+        if (svc[r] <= 0) continue;
+        double a = lambda[r] * svc[r];
+        if (c[r] <= 0 || a >= c[r]) return INFINITY;
+        sum += lambda[r] * (svc[r] / (c[r] - a));
+    }
+    return total > 0 ? sum / total : 0;
+}
+
 /* Decide the split (elastic mode). The load of a role is its decayed arrival rate plus
  * its backlog beyond one job a slot, to be drained within a quarter of the rate window
  * (that is what reacts to a burst; the rate itself is smooth on purpose). A split that
@@ -313,7 +331,9 @@ static void decide_split(sg_pool *p) {
     /* No split can be worth it when the current one's wait is within the noise margin
      * below (every wait is >= 0): then skip the O(n) search (most dispatches, at scale). */
     double noise = 0.05 * fmin(svc[0], svc[1]);
-    if (!starved && sg_pool_split_cost(p->target_v, n, lambda, svc) <= noise) return;
+    if (!starved && (wait_bound(p->target_v, n, lambda, svc) <= noise * (1 - 1e-9) ||
+                     sg_pool_split_cost(p->target_v, n, lambda, svc) <= noise))
+        return;
     double best_cost, cur_cost;
     int v = sg_pool_best_split_from(n, lambda, svc, need, p->target_v, &best_cost, &cur_cost);
     if (v == p->target_v) return;
