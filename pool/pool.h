@@ -290,6 +290,11 @@ double sg_pool_mmc_wait(double lambda, double service_s, int c);
 int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
                        const double service_s[SG_POOL_NROLES], const int need[SG_POOL_NROLES],
                        double *cost);
+/* sg_pool_best_split, and in *cur_cost what sg_pool_split_cost(cur_v, n, ...) gives, from the
+ * same pass over the slot counts (the split decision needs both). */
+int sg_pool_best_split_from(int n, const double lambda[SG_POOL_NROLES],
+                            const double service_s[SG_POOL_NROLES], const int need[SG_POOL_NROLES],
+                            int cur_v, double *cost, double *cur_cost);
 double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLES],
                           const double service_s[SG_POOL_NROLES]);
 

@@ -45,6 +45,11 @@ struct sg_pool {
     int nq, capq;
     iter *it;
     int nit, capit;
+    int *itx; /* open-addressed index of it[] by id: capitx entries, -1 empty */
+    int capitx;
+    int online_role[SG_POOL_NROLES]; /* online slots per role, kept as they change */
+    int nonline, nbusy;              /* online slots, and those of them running a job */
+    int nqueued[SG_POOL_NROLES], nrunning[SG_POOL_NROLES]; /* jobs by kind (work_of) */
     uint64_t next_id, next_seq;
     int target_v, prev_v; /* validate slots the split wants, and wanted before */
     int64_t dwell;        /* grows when splits reverse each other */
@@ -55,7 +60,8 @@ struct sg_pool {
     int64_t arrivals_t[SG_POOL_NROLES];
     double service[SG_POOL_NROLES];
     int nservice[SG_POOL_NROLES];
-    double avail_ns[SG_POOL_NROLES], busy_ns[SG_POOL_NROLES];
+    int64_t avail_ns[SG_POOL_NROLES]; /* exact: a double sum of ns rounds past 2^53 */
+    double busy_ns[SG_POOL_NROLES];
     double queued_avail_ns, queued_busy_ns; /* slot time while jobs waited, and its busy part */
     uint64_t jobs[SG_POOL_NROLES], dropped[SG_POOL_NROLES], killed[SG_POOL_NROLES];
     double *wait[SG_POOL_NROLES];
@@ -131,15 +137,41 @@ static void emit(sg_pool *p, const char *ev, json_t *fields) {
     } while (0)
 
 /* ---- iterations ---- */
+static size_t itx_home(uint64_t id, int cap) {
+    id ^= id >> 33; /* a 64-bit mix (murmur3's finaliser): ids are often sequential */
+    id *= 0xff51afd7ed558ccdULL;
+    id ^= id >> 33;
+    return (size_t)id & (size_t)(cap - 1);
+}
+
+/* The slot of `id` in the index: its entry, or the empty one where it goes. */
+static size_t itx_find(const sg_pool *p, uint64_t id) {
+    size_t h = itx_home(id, p->capitx);
+    while (p->itx[h] >= 0 && p->it[p->itx[h]].id != id) h = (h + 1) & (size_t)(p->capitx - 1);
+    return h;
+}
+
+/* Index sized for capit entries at most half full. */
+static void itx_rebuild(sg_pool *p) {
+    free(p->itx);
+    p->capitx = 2 * p->capit;
+    p->itx = sg_xmalloc((size_t)p->capitx * sizeof *p->itx);
+    for (int i = 0; i < p->capitx; i++) p->itx[i] = -1;
+    for (int i = 0; i < p->nit; i++) p->itx[itx_find(p, p->it[i].id)] = i;
+}
+
 static iter *find_iter(sg_pool *p, uint64_t id, int add) {
-    for (int i = p->nit - 1; i >= 0; i--)
-        if (p->it[i].id == id) return &p->it[i];
+    size_t h = p->capitx ? itx_find(p, id) : 0;
+    if (p->capitx && p->itx[h] >= 0) return &p->it[p->itx[h]];
     if (!add) return NULL;
     if (p->nit == p->capit) {
         p->capit = p->capit ? 2 * p->capit : 16;
         p->it = sg_xrealloc(p->it, (size_t)p->capit * sizeof *p->it);
+        itx_rebuild(p);
+        h = itx_find(p, id);
     }
     p->it[p->nit] = (iter){.id = id};
+    p->itx[h] = p->nit;
     return &p->it[p->nit++];
 }
 
@@ -155,21 +187,25 @@ static int job_class(sg_pool *p, const qjob *q) {
  * Called before anything changes the roles, the queue or which slots are busy. */
 static void account(sg_pool *p) {
     int64_t now = sg_loop_now(p->loop);
-    double dt = (double)(now - p->acc_t);
-    int busy = 0;
-    int online = 0;
-    for (int i = 0; i < p->n; i++) {
-        if (p->s[i].offline) continue;
-        p->avail_ns[p->s[i].role] += dt;
-        busy += p->s[i].job != NULL;
-        online++;
-    }
+    int64_t dns = now - p->acc_t;
+    double dt = (double)dns;
+    for (int r = 0; r < SG_POOL_NROLES; r++) p->avail_ns[r] += dns * p->online_role[r];
     if (p->nq > 0) {
-        p->queued_avail_ns += dt * online;
-        p->queued_busy_ns += dt * busy;
+        p->queued_avail_ns += dt * p->nonline;
+        p->queued_busy_ns += dt * p->nbusy;
     }
-    SG_ASSERT(dt >= 0 && busy <= online && online <= p->n); /* time only moves forward */
+    /* time only moves forward; the counts kept as slots change stay in range */
+    SG_ASSERT(dns >= 0 && p->nbusy >= 0 && p->nbusy <= p->nonline && p->nonline <= p->n);
     p->acc_t = now;
+}
+
+/* The counts account() reads: call with a slot's state as it was (-1) and as it is (+1). */
+static void count_slot(sg_pool *p, const slot *s, int sign) {
+    if (s->offline) return;
+    p->online_role[s->role] += sign;
+    p->nonline += sign;
+    p->nbusy += sign * (s->job != NULL);
+    if (s->job) p->nrunning[s->job->j.work.kind] += sign;
 }
 
 static void decay(sg_pool *p, int r) {
@@ -206,7 +242,9 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
     if (q->j.slot >= 0) {
         SG_ASSERT(p->s[q->j.slot].job == q); /* a running job is its slot's job */
         double served = (double)(q->j.ended_ns - q->j.started_ns);
+        count_slot(p, &p->s[q->j.slot], -1);
         p->s[q->j.slot].job = NULL; /* consistent before anyone hears of it */
+        count_slot(p, &p->s[q->j.slot], +1);
         p->busy_ns[p->s[q->j.slot].role] += served;
         if (how == SG_POOL_DONE) { /* service-time average: finished jobs only */
             double x = served / SG_SEC;
@@ -226,6 +264,7 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
 
 static void remove_queued(sg_pool *p, int i) {
     SG_ASSERT(i >= 0 && i < p->nq && p->q[i]->j.slot == -1); /* a queued job has no slot */
+    p->nqueued[p->q[i]->j.work.kind]--;
     memmove(&p->q[i], &p->q[i + 1], (size_t)(p->nq - i - 1) * sizeof *p->q);
     p->nq--;
 }
@@ -234,23 +273,35 @@ static void schedule_dispatch(sg_pool *p);
 
 /* ---- the split ---- */
 /* Slots of a role that can take jobs (offline ones cannot). */
-static int count_role(const sg_pool *p, sg_pool_role r) {
-    int c = 0;
-    for (int i = 0; i < p->n; i++) c += p->s[i].role == r && !p->s[i].offline;
-    return c;
-}
+static int count_role(const sg_pool *p, sg_pool_role r) { return p->online_role[r]; }
 
-static int count_online(const sg_pool *p) {
-    int c = 0;
-    for (int i = 0; i < p->n; i++) c += !p->s[i].offline;
-    return c;
-}
+static int count_online(const sg_pool *p) { return p->nonline; }
 
 static void work_of(const sg_pool *p, int queued[SG_POOL_NROLES], int running[SG_POOL_NROLES]) {
-    queued[0] = queued[1] = running[0] = running[1] = 0;
-    for (int i = 0; i < p->nq; i++) queued[p->q[i]->j.work.kind]++;
-    for (int i = 0; i < p->n; i++)
-        if (p->s[i].job) running[p->s[i].job->j.work.kind]++;
+    for (int r = 0; r < SG_POOL_NROLES; r++) { /* kept as jobs come, start and end */
+        SG_ASSERT(p->nqueued[r] >= 0 && p->nqueued[r] <= p->nq && p->nrunning[r] >= 0 &&
+                  p->nrunning[r] <= p->nbusy);
+        queued[r] = p->nqueued[r];
+        running[r] = p->nrunning[r];
+    }
+}
+
+/* An upper bound on sg_pool_split_cost(v, n, ...) in O(1): an M/M/c wait is at most
+ * s / (c - a) (the chance to wait is at most 1). INFINITY where a role cannot keep up. The
+ * caller leaves a relative margin far above the recurrence's rounding (~n ulp). */
+static double wait_bound(int v, int n, const double lambda[SG_POOL_NROLES],
+                         const double svc[SG_POOL_NROLES]) {
+    int c[SG_POOL_NROLES] = {v, n - v};
+    double sum = 0, total = 0;
+    for (int r = 0; r < SG_POOL_NROLES; r++) {
+        if (lambda[r] <= 0) continue;
+        total += lambda[r];
+        if (svc[r] <= 0) continue;
+        double a = lambda[r] * svc[r];
+        if (c[r] <= 0 || a >= c[r]) return INFINITY;
+        sum += lambda[r] * (svc[r] / (c[r] - a));
+    }
+    return total > 0 ? sum / total : 0;
 }
 
 /* Decide the split (elastic mode). The load of a role is its decayed arrival rate plus
@@ -277,15 +328,20 @@ static void decide_split(sg_pool *p) {
     int64_t now = sg_loop_now(p->loop);
     if (!starved && now - p->last_split < p->dwell)
         return; /* dwell: roles must not flap (known before the search, which is the cost) */
-    double best_cost, cur_cost = sg_pool_split_cost(p->target_v, n, lambda, svc);
-    int v = sg_pool_best_split(n, lambda, svc, need, &best_cost);
+    /* No split can be worth it when the current one's wait is within the noise margin
+     * below (every wait is >= 0): then skip the O(n) search (most dispatches, at scale). */
+    double noise = 0.05 * fmin(svc[0], svc[1]);
+    if (!starved && (wait_bound(p->target_v, n, lambda, svc) <= noise * (1 - 1e-9) ||
+                     sg_pool_split_cost(p->target_v, n, lambda, svc) <= noise))
+        return;
+    double best_cost, cur_cost;
+    int v = sg_pool_best_split_from(n, lambda, svc, need, p->target_v, &best_cost, &cur_cost);
     if (v == p->target_v) return;
     const char *reason;
     if (starved) /* at once: a role with work and no slot would wait forever */
         reason = p->target_v == 0 ? "validate jobs but no validate slot"
                                   : "profile jobs but no profile slot";
-    else if (best_cost < cur_cost * (1 - p->cfg.hysteresis) &&
-             cur_cost - best_cost > 0.05 * fmin(svc[0], svc[1]))
+    else if (best_cost < cur_cost * (1 - p->cfg.hysteresis) && cur_cost - best_cost > noise)
         reason = "lower expected wait"; /* by a fraction, and by more than noise */
     else
         return;
@@ -325,7 +381,9 @@ static void apply_split(sg_pool *p) {
                     if (busy) continue;
                 }
                 account(p);
+                count_slot(p, s, -1);
                 s->role = (sg_pool_role)to;
+                count_slot(p, s, +1);
                 if (p->ops->role) p->ops->role(p->impl, i, s->role);
                 have[from]--;
                 have[to]++;
@@ -386,7 +444,9 @@ static void start(sg_pool *p, int si, int qi) {
     p->last_task[c] = q->j.task;
     q->j.slot = si;
     q->j.started_ns = sg_loop_now(p->loop);
+    count_slot(p, s, -1);
     s->job = q;
+    count_slot(p, s, +1);
     int kind = q->j.work.kind;
     double wait = (double)(q->j.started_ns - q->j.queued_ns) / SG_SEC;
     if (q->wait_idx >= 0) { /* re-queued: one sample per job, its whole wait */
@@ -405,7 +465,9 @@ static void start(sg_pool *p, int si, int qi) {
         memset(&r, 0, sizeof r);
         snprintf(r.verdict, sizeof r.verdict, "failed");
         snprintf(r.message, sizeof r.message, "%s", err.msg);
+        count_slot(p, s, -1);
         s->job = NULL; /* it never ran: no job_start, no job_end */
+        count_slot(p, s, +1);
         q->j.slot = -1;
         finish(p, q, &r, SG_POOL_FAILED);
         schedule_dispatch(p);
@@ -522,6 +584,7 @@ int sg_pool_new(sg_loop *loop, const sg_pool_config *cfg, const sg_pool_slot_des
     for (int i = 0; i < nslots; i++) {
         p->s[i].d = slots[i];
         p->s[i].role = i < p->target_v ? SG_POOL_VALIDATE : SG_POOL_PROFILE;
+        count_slot(p, &p->s[i], +1);
     }
     *out = p;
     return 0;
@@ -559,6 +622,7 @@ uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin
     }
     SG_ASSERT(p->nq < p->capq);
     p->q[p->nq++] = q;
+    p->nqueued[work->kind]++;
     schedule_dispatch(p);
     return q->j.id;
 }
@@ -583,12 +647,14 @@ static void requeue(sg_pool *p, qjob *q) {
     memmove(&p->q[at + 1], &p->q[at], (size_t)(p->nq - at) * sizeof *p->q);
     p->q[at] = q;
     p->nq++;
+    p->nqueued[q->j.work.kind]++;
 }
 
 void sg_pool_slot_offline(sg_pool *p, int si, const char *why) {
     if (si < 0 || si >= p->n || p->s[si].offline) return;
     account(p);
     slot *s = &p->s[si];
+    count_slot(p, s, -1);
     s->offline = 1;
     EMIT(p, "slot_offline", "{s:i,s:s,s:s}", "slot", si, "slot_name", s->d.name, "reason",
          why ? why : "");
@@ -613,6 +679,7 @@ void sg_pool_slot_online(sg_pool *p, int si) {
     if (si < 0 || si >= p->n || !p->s[si].offline) return;
     account(p);
     p->s[si].offline = 0;
+    count_slot(p, &p->s[si], +1);
     EMIT(p, "slot_online", "{s:i,s:s}", "slot", si, "slot_name", p->s[si].d.name);
     schedule_dispatch(p);
 }
@@ -686,6 +753,7 @@ void sg_pool_free(sg_pool *p) {
     for (int r = 0; r < SG_POOL_NROLES; r++) free(p->wait[r]);
     free(p->q);
     free(p->it);
+    free(p->itx);
     free(p->s);
     free(p);
 }
@@ -711,7 +779,7 @@ void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
             if (p->s[i].job && p->s[i].role == (sg_pool_role)r)
                 busy += (double)(now - p->s[i].job->j.started_ns);
         rs->busy_s = busy / SG_SEC;
-        rs->available_s = p->avail_ns[r] / SG_SEC;
+        rs->available_s = (double)p->avail_ns[r] / SG_SEC;
         rs->utilisation = rs->available_s > 0 ? rs->busy_s / rs->available_s : 0;
         sg_mean_p95(p->wait[r], p->nwait[r], &rs->wait_mean_s, &rs->wait_p95_s);
         rs->arrival_rate = rate(p, r);

@@ -68,6 +68,12 @@ double sg_pool_split_cost(int validate, int n, const double lambda[SG_POOL_NROLE
 int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
                        const double service_s[SG_POOL_NROLES], const int need[SG_POOL_NROLES],
                        double *cost) {
+    return sg_pool_best_split_from(n, lambda, service_s, need, -1, cost, NULL);
+}
+
+int sg_pool_best_split_from(int n, const double lambda[SG_POOL_NROLES],
+                            const double service_s[SG_POOL_NROLES], const int need[SG_POOL_NROLES],
+                            int cur_v, double *cost, double *cur_cost) {
     int lo = need[SG_POOL_VALIDATE] ? 1 : 0, hi = need[SG_POOL_PROFILE] ? n - 1 : n;
     if (lo > hi) { /* one slot and both roles have work: the cheaper of the two */
         lo = 0;
@@ -87,6 +93,13 @@ int sg_pool_best_split(int n, const double lambda[SG_POOL_NROLES],
             bc = cv;
             best = v;
         }
+    }
+    if (cur_cost && cur_v >= 0 && cur_v <= n) { /* mmc_waits' values are sg_pool_mmc_wait's */
+        int c[SG_POOL_NROLES] = {cur_v, n - cur_v};
+        double w[SG_POOL_NROLES] = {wv[cur_v], wp[n - cur_v]};
+        *cur_cost = cost_of(c, w, lambda, service_s);
+    } else if (cur_cost) {
+        *cur_cost = sg_pool_split_cost(cur_v, n, lambda, service_s);
     }
     free(wv);
     if (cost) *cost = bc;

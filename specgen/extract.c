@@ -50,11 +50,16 @@ static size_t fence_at(const char *s, size_t n, size_t p, char *fc) {
 }
 
 /* Scan all fenced blocks; call back for each. */
+/* The end of the line at p: its '\n', or n (memchr: answers are long, their lines too). */
+static size_t line_end(const char *s, size_t n, size_t p) {
+    const char *nl = p < n ? memchr(s + p, '\n', n - p) : NULL;
+    return nl ? (size_t)(nl - s) : n;
+}
+
 static size_t scan_blocks(const char *s, size_t n, block *blocks, size_t max) {
     size_t nb = 0, p = 0;
     while (p < n) {
-        size_t eol = p;
-        while (eol < n && s[eol] != '\n') eol++;
+        size_t eol = line_end(s, n, p);
         char fc;
         size_t flen = fence_at(s, n, p, &fc);
         if (flen) {
@@ -73,8 +78,7 @@ static size_t scan_blocks(const char *s, size_t n, block *blocks, size_t max) {
             size_t q = b.body_start;
             b.body_end = n;
             while (q < n) {
-                size_t qe = q;
-                while (qe < n && s[qe] != '\n') qe++;
+                size_t qe = line_end(s, n, q);
                 char c2;
                 size_t l2 = fence_at(s, n, q, &c2);
                 if (l2 && c2 == fc && l2 >= flen) {

@@ -149,11 +149,28 @@ struct sg_trigger {
     int pending_fresh;       /* it closed in the current delta: its position is not set yet */
     uint64_t pending_tokens; /* reasoning tokens when it closed */
     int dup_run[SG_RULE_COUNT];
+    /* derived from cfg.cues for find_cue: their lengths, the longest, which bytes start
+     * one, and whether one is empty (then find_cue_each does the search) */
+    size_t cue_len[SG_TRIGGER_MAX_CUES];
+    size_t max_cue_len;
+    unsigned char cue_first[256];
+    int cue_empty;
 };
+
+static void prepare_cues(sg_trigger *t) {
+    for (size_t i = 0; i < t->cfg.ncues; i++) {
+        size_t cl = strlen(t->cfg.cues[i]);
+        t->cue_len[i] = cl;
+        if (cl > t->max_cue_len) t->max_cue_len = cl;
+        if (cl == 0) t->cue_empty = 1;
+        t->cue_first[(unsigned char)t->cfg.cues[i][0]] = 1;
+    }
+}
 
 sg_trigger *sg_trigger_new(const sg_trigger_config *cfg) {
     sg_trigger *t = sg_xcalloc(1, sizeof *t);
     t->cfg = *cfg;
+    prepare_cues(t);
     return t;
 }
 
@@ -166,6 +183,7 @@ void sg_trigger_reset(sg_trigger *t) {
     memset(t, 0, sizeof *t);
     t->cfg = cfg;
     memcpy(t->dup_run, dup, sizeof dup);
+    prepare_cues(t);
 }
 
 int sg_trigger_in_flight(const sg_trigger *t) { return t->in_flight; }
@@ -226,9 +244,9 @@ static int at_boundary(const char *w, size_t pos) {
     return 0;
 }
 
-/* Find a cue that ends in the unscanned part of the window. */
-static const char *find_cue(sg_trigger *t, size_t new_bytes) {
-    size_t fresh_from = t->wlen > new_bytes ? t->wlen - new_bytes : 0;
+/* find_cue one cue at a time, with strstr: for windows holding a NUL byte (strstr stops
+ * there) and empty cues, where the one-pass scan below would not find the same cue. */
+static const char *find_cue_each(sg_trigger *t, size_t fresh_from) {
     for (size_t i = 0; i < t->cfg.ncues; i++) {
         const char *cue = t->cfg.cues[i];
         size_t cl = strlen(cue);
@@ -241,6 +259,41 @@ static const char *find_cue(sg_trigger *t, size_t new_bytes) {
         }
     }
     return NULL;
+}
+
+/* The cue a boundary at `pos` starts, if one that comes before `best` in the configured
+ * order ends in the unscanned part (from fresh_from on): its index, else best. */
+static size_t cue_at(const sg_trigger *t, size_t pos, size_t fresh_from, size_t best) {
+    if (pos >= t->wlen || !t->cue_first[(unsigned char)t->window[pos]]) return best;
+    for (size_t i = 0; i < best; i++) {
+        size_t cl = t->cue_len[i];
+        if (pos + cl > fresh_from && pos + cl <= t->wlen &&
+            !memcmp(t->window + pos, t->cfg.cues[i], cl))
+            return i;
+    }
+    return best;
+}
+
+/* Find a cue that ends in the unscanned part of the window: the first in the configured
+ * order that does, as find_cue_each would, in one pass over the boundaries at_boundary
+ * accepts: strcspn finds the bytes that make one ('\n', and ".?!:" or '\n' before a space),
+ * and stops at a NUL inside the window, where strstr would stop (then find_cue_each). */
+static const char *find_cue(sg_trigger *t, size_t new_bytes) {
+    size_t fresh_from = t->wlen > new_bytes ? t->wlen - new_bytes : 0;
+    size_t maxcl = t->max_cue_len;
+    size_t from = fresh_from >= maxcl ? fresh_from - maxcl + 1 : 0;
+    const char *w = t->window;
+    if (t->cue_empty) return find_cue_each(t, fresh_from);
+    size_t best = from == 0 ? cue_at(t, 0, fresh_from, t->cfg.ncues) : t->cfg.ncues;
+    for (size_t k = from >= 2 ? from - 2 : 0; best > 0; k++) {
+        k += strcspn(w + k, ".?!:\n");
+        if (k >= t->wlen) break;
+        if (!w[k]) return find_cue_each(t, fresh_from);
+        if (w[k] == '\n' && k + 1 >= from) best = cue_at(t, k + 1, fresh_from, best);
+        if (k + 2 >= from && k + 1 < t->wlen && (w[k + 1] == ' ' || w[k + 1] == '\t'))
+            best = cue_at(t, k + 2, fresh_from, best);
+    }
+    return best < t->cfg.ncues ? t->cfg.cues[best] : NULL;
 }
 
 static int skip_for_duplicates(sg_trigger *t, sg_rule r) {
