@@ -200,16 +200,18 @@ int sg_buf_read_file_max(sg_buf *b, const char *path, size_t max) {
     return 0;
 }
 
+int sg_buf_read_small(sg_buf *b, const char *opt, const char *path, sg_err *err) {
+    if (sg_buf_read_file_max(b, path, SG_SMALL_FILE_MAX) == 0) return 0;
+    char why[512];
+    sg_buf_free(b);
+    return sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
+}
+
 char *sg_read_secret_line(const char *opt, const char *path, const char *what, int *others,
                           sg_err *err) {
     sg_buf b = {0};
-    char why[512];
     *others = 0;
-    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
-        sg_buf_free(&b);
-        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
-        return NULL;
-    }
+    if (sg_buf_read_small(&b, opt, path, err) < 0) return NULL;
     char *nl = b.data ? memchr(b.data, '\n', b.len) : NULL;
     if (nl) b.len = (size_t)(nl - b.data);
     if (b.len && b.data[b.len - 1] == '\r') b.len--;

@@ -47,6 +47,9 @@ int sg_buf_read_file_max(sg_buf *b, const char *path, size_t max);
 /* "PATH: cannot read: REASON" into out, the limit named for EFBIG ("larger than the
  * limit of N bytes"). Returns out. */
 const char *sg_read_error(char *out, size_t n, const char *path, size_t max);
+/* Reads a small file (at most SG_SMALL_FILE_MAX) into *b for option opt: 0, or -1 with
+ * "OPT PATH: reason" in err and *b empty. */
+int sg_buf_read_small(sg_buf *b, const char *opt, const char *path, sg_err *err);
 /* A secret's file (a token, an API key, a password: what): its first line without the line
  * end, a new string; NULL with err naming opt and path when it cannot be read or the line
  * is empty (or holds a NUL). *others: 1 when users other than the owner may read or write

@@ -57,12 +57,7 @@ static const char *details =
 
 static char *read_pem(const char *opt, const char *path, sg_err *err) {
     sg_buf b = {0};
-    char why[512];
-    if (sg_buf_read_file_max(&b, path, SG_SMALL_FILE_MAX) != 0) {
-        sg_buf_free(&b);
-        sg_errf(err, "%s %s", opt, sg_read_error(why, sizeof why, path, SG_SMALL_FILE_MAX));
-        return NULL;
-    }
+    if (sg_buf_read_small(&b, opt, path, err) < 0) return NULL;
     if (!b.data || !strstr(b.data, "-----BEGIN ")) {
         sg_buf_free(&b);
         sg_errf(err, "%s '%s': not a PEM file (no -----BEGIN line)", opt, path);

@@ -170,12 +170,7 @@ int sg_pool_urls_parse(const char *spec, char ***urls, int *n, sg_err *err) {
     const char *sep = ",";
     int rc = 0;
     if (spec[0] == '@') {
-        char why[512];
-        if (sg_buf_read_file_max(&b, spec + 1, SG_SMALL_FILE_MAX) != 0) {
-            sg_buf_free(&b);
-            return sg_errf(err, "--pool %s",
-                           sg_read_error(why, sizeof why, spec + 1, SG_SMALL_FILE_MAX));
-        }
+        if (sg_buf_read_small(&b, "--pool", spec + 1, err) < 0) return -1;
         sep = "\n";
     } else {
         sg_buf_append_str(&b, spec);
