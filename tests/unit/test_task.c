@@ -27,6 +27,10 @@ typedef struct script {
     } forks[8];
     int nforks;
     int64_t word_ns, fork_ns;
+    /* when set: the reasoning and final answer of the n-th reasoning stream started (the
+     * last one for every later stream) */
+    const char *reasoning_by_start[4], *final_by_start[4];
+    int nby_start;
 } script;
 
 struct sg_gen {
@@ -85,6 +89,12 @@ static sg_gen *fake_start_reasoning(void *impl, const char *system, const char *
     g->sc = f->sc;
     g->pos = f->sc->reasoning;
     g->answer = f->sc->final;
+    if (f->sc->nby_start) {
+        int i =
+            f->reasoning_started < f->sc->nby_start ? f->reasoning_started : f->sc->nby_start - 1;
+        g->pos = f->sc->reasoning_by_start[i];
+        g->answer = f->sc->final_by_start[i];
+    }
     f->reasoning_started++;
     g->timer = sg_loop_timer(f->loop, f->sc->word_ns, gen_step, g);
     return g;
@@ -535,6 +545,124 @@ static void test_code_block_cue_waits_for_a_slot(void **state) {
     sg_buf_free(&r.log);
 }
 
+/* The t_ms of the n-th event named ev (0: the first), or -1. */
+static double event_ms(const run *r, const char *name, int n) {
+    double t = -1;
+    char *copy = strdup(r->log.data), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        if (ev && !strcmp(json_string_value(json_object_get(ev, "ev")), name) && n-- == 0)
+            t = json_real_value(json_object_get(ev, "t_ms"));
+        json_decref(ev);
+        if (t >= 0) break;
+    }
+    free(copy);
+    return t;
+}
+
+static void no_cut(sg_task_config *cfg) { cfg->crit.early_stop = 0; }
+
+/* workers:2 by hand: worker 1 reasons 10 words (100 ms) and writes a 1.2x kernel, worker 2
+ * reasons 300 words (3 s) and writes the 2.5x kernel that meets the target. Without a
+ * barrier, worker 1 starts its round 2 as soon as its kernel is judged (100 ms + the 20 ms
+ * job), on its own feedback, and again for round 3 (--iterations 3 per worker); the task
+ * ends at worker 2's kernel. parallel:2 waits for both streams: its round 2 starts after 3 s. */
+static void test_workers_restart_without_barrier(void **state) {
+    static char shortr[256], longr[4096];
+    sg_buf b = {0};
+    for (int i = 0; i < 10; i++) sg_buf_printf(&b, "s%d ", i);
+    snprintf(shortr, sizeof shortr, "%s", b.data);
+    b.len = 0;
+    for (int i = 0; i < 300; i++) sg_buf_printf(&b, "l%d ", i);
+    snprintf(longr, sizeof longr, "%s", b.data);
+    sg_buf_free(&b);
+    script sc = {.word_ns = 10 * SG_MS, .fork_ns = 50 * SG_MS, .nby_start = 4};
+    const char *finals[4] = {
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.2\n```\n",
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 4; } // SPEED=2.5\n```\n",
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 5; } // SPEED=1.3\n```\n",
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 6; } // SPEED=1.4\n```\n"};
+    const char *reasonings[4] = {shortr, longr, shortr, shortr};
+    for (int i = 0; i < 4; i++)
+        sc.reasoning_by_start[i] = reasonings[i], sc.final_by_start[i] = finals[i];
+    run r;
+    run_task(&sc, "workers:2", 0, 3, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(LLM->forks_started, 0);
+    assert_int_equal(LLM->reasoning_started, 4); /* 2 + worker 1's rounds 2 and 3 */
+    assert_int_equal(r.st.end_reason, SG_CRIT_TARGET);
+    assert_true(r.st.best_speedup == 2.5);
+    assert_int_equal(r.st.candidates, 4);
+    /* worker 1's round 2 began right after its first kernel was judged (20 ms jobs) */
+    double round2 = event_ms(&r, "iteration_start", 2);
+    assert_true(round2 > 100 && round2 < 200);
+    assert_true(r.st.ended_ns < 4 * SG_SEC);
+    /* its round 3 prompt names its round and carries its own feedback, not worker 2's */
+    assert_non_null(strstr(LLM->last_user, "(iteration 3)"));
+    assert_non_null(strstr(LLM->last_user, "speedup 1.30x"));
+    assert_null(strstr(LLM->last_user, "speedup 2.50x"));
+    sg_buf_free(&r.log);
+    tweak = no_cut; /* optimize's default: an iteration ends early only at the target */
+    run_task(&sc, "parallel:2", 0, 3, &r); /* the barrier: no round 2 before the long stream */
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(LLM->reasoning_started, 2);
+    assert_true(event_ms(&r, "iteration_start", 1) < 0); /* its kernel met the target first */
+    sg_buf_free(&r.log);
+}
+
+/* probe-exit:K's trigger, as sg_run_task_config sets it: a fork every 20 tokens, no cue. */
+static void probe_every_20(sg_task_config *cfg) {
+    cfg->trigger.code_block = 0;
+    cfg->trigger.transition = 0;
+    cfg->trigger.interval_tokens = 20;
+    cfg->trigger.min_spacing_tokens = 0;
+}
+
+/* probe-exit by hand: the probes at 20, 40 and 60 tokens answer kernels A, B and B again
+ * (other spaces, another comment: the same after normalising). Probes are not timed; the
+ * third agrees with the second, so the reasoning stops there (300 words would run 3 s) and
+ * that kernel, its text as the probe wrote it, is the only candidate timed. Then probes A,
+ * B, C and no kernel after that: no two consecutive agree, and the final answer is timed. */
+static void test_probe_exit_stops_when_two_probes_agree(void **state) {
+    script sc = demo_script();
+    sc.forks[0].at = 0;
+    sc.forks[0].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 7; } // SPEED=1.1\n```\n";
+    sc.forks[1].at = 30;
+    sc.forks[1].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 8; } // SPEED=1.2\n```\n";
+    sc.forks[2].at = 50;
+    sc.forks[2].answer = "```opencl\n__kernel void k(__global float *y)\n{\n  y[0]  =  8; /* "
+                         "same */\n} // SPEED=1.6\n```\n";
+    sc.nforks = 3;
+    run r;
+    tweak = probe_every_20;
+    run_task(&sc, "probe-exit:20", 0, 1, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(LLM->forks_started, 3);
+    assert_int_equal(r.st.early_stops, 1);
+    assert_int_equal(r.st.candidates, 1);
+    assert_int_equal(DEV->jobs, 2); /* the baseline and the agreed kernel */
+    assert_true(r.st.best_speedup == 1.6);
+    assert_true(r.st.reasoning_tokens < 80);
+    assert_non_null(strstr(r.log.data, "\"origin\":\"probe-exit\""));
+    assert_non_null(strstr(r.log.data, "\"why\":\"probes_agree\""));
+    sg_buf_free(&r.log);
+    /* probes that never agree: the reasoning runs to its end and its final answer is timed */
+    sc.forks[2].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 9; } // SPEED=1.6\n```\n";
+    sc.forks[3].at = 70;
+    sc.forks[3].answer = "no kernel from here on"; /* breaks every run of agreeing probes */
+    sc.nforks = 4;
+    tweak = probe_every_20;
+    run_task(&sc, "probe-exit:20", 0, 1, &r);
+    assert_int_equal(r.st.early_stops, 0);
+    assert_int_equal(r.st.candidates, 1);
+    assert_true(r.st.best_speedup == 2.5); /* the final answer */
+    assert_true(r.st.reasoning_tokens >= 290);
+    sg_buf_free(&r.log);
+}
+
 static void test_policy_parse(void **state) {
     sg_policy p;
     sg_err err;
@@ -543,6 +671,17 @@ static void test_policy_parse(void **state) {
     assert_int_equal(sg_policy_parse("parallel:0", &p, &err), -1);
     assert_int_equal(sg_policy_parse("greedy", &p, &err), -1);
     assert_non_null(strstr(err.msg, "'greedy' is not a policy"));
+    assert_int_equal(sg_policy_parse("workers:4", &p, &err), 0);
+    assert_true(p.kind == SG_POLICY_WORKERS && p.streams == 4 && !p.fork);
+    assert_int_equal(sg_policy_parse("probe-exit:500", &p, &err), 0);
+    assert_true(p.kind == SG_POLICY_PROBE_EXIT && p.probe == 500 && p.fork);
+    assert_int_equal(sg_policy_parse("probe:1000", &p, &err), 0);
+    assert_true(p.kind == SG_POLICY_SPECGEN && p.probe == 1000);
+    char name[32];
+    assert_string_equal(sg_policy_name(&p, name, sizeof name), "probe:1000");
+    assert_int_equal(sg_policy_parse("workers:0", &p, &err), -1);
+    assert_non_null(strstr(err.msg, "workers:N needs N"));
+    assert_int_equal(sg_policy_parse("probe-exit:", &p, &err), -1);
 }
 
 int main(void) {
@@ -556,6 +695,8 @@ int main(void) {
         cmocka_unit_test(test_parallel_runs_n_streams_without_forks),
         cmocka_unit_test(test_aborted_fork_is_no_duplicate),
         cmocka_unit_test(test_code_block_cue_waits_for_a_slot),
+        cmocka_unit_test(test_workers_restart_without_barrier),
+        cmocka_unit_test(test_probe_exit_stops_when_two_probes_agree),
         cmocka_unit_test(test_policy_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
