@@ -311,7 +311,7 @@ typedef struct sim_args {
     sg_sim_config c;
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
-    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md;
+    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value;
     uint64_t from, to;
 } sim_args;
 
@@ -337,6 +337,7 @@ static int check_args(sim_args *a, sg_err *err) {
     c->concurrency = (int)a->concurrency;
     c->run.iterations = (int)a->iterations;
     c->run.pools.fifo = a->no_prio;
+    c->run.pools.by_value = a->by_value;
     if (a->no_kv) c->w.cache_tokens = 0;
     c->run.early_stop = a->early || c->run.delta > 0;
     if (a->no_fork) c->run.policy.fork = 0;
@@ -457,6 +458,11 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &a.no_prio,
          .help = "jobs in arrival order"},
+        {.name = "by-value",
+         .kind = SG_OPT_FLAG,
+         .out = &a.by_value,
+         .help = "forks' jobs by how far their reasoning had got, across tasks (measured: no "
+                 "gain; docs/eval.md)"},
         {.name = "no-kvstore",
          .kind = SG_OPT_FLAG,
          .out = &a.no_kv,

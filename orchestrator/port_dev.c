@@ -16,8 +16,9 @@ typedef struct job {
     size_t len;
     char name[64];
     int iteration, fork;
-    uint64_t pool_job;      /* the running or queued pool job */
-    uint64_t deliver_timer; /* a cancelled job's outcome, due on the loop */
+    uint64_t reasoning_tokens; /* the request's: the pool's by-value order */
+    uint64_t pool_job;         /* the running or queued pool job */
+    uint64_t deliver_timer;    /* a cancelled job's outcome, due on the loop */
     int64_t submitted_ns;
     sg_val_result vr; /* the validation, kept for the profile job's outcome */
     sg_job_done_fn done;
@@ -117,7 +118,8 @@ static void submit_kind(job *j, sg_pool_role kind, sg_pool_done_fn done) {
                       .candidate = j->source,
                       .candidate_len = j->len,
                       .name = j->name,
-                      .prof = kind == SG_POOL_PROFILE ? &pd->cfg.prof : NULL};
+                      .prof = kind == SG_POOL_PROFILE ? &pd->cfg.prof : NULL,
+                      .value = (double)j->reasoning_tokens};
     j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
                                  j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, done, j);
 }
@@ -206,6 +208,7 @@ static int submit(void *impl, const sg_job_request *req, sg_job_done_fn done, vo
     snprintf(j->name, sizeof j->name, "%s", req->name ? req->name : "candidate");
     j->iteration = req->iteration;
     j->fork = req->fork;
+    j->reasoning_tokens = req->reasoning_tokens;
     j->done = done;
     j->arg = arg;
     j->submitted_ns = sg_loop_now(pd->cfg.loop);

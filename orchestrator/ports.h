@@ -86,6 +86,9 @@ typedef struct sg_job_request {
     const char *name; /* "candidate 3" — used in messages and feedback */
     int iteration;    /* the task's iteration (0: the baseline): ending it cancels the job */
     int fork;         /* from a fork; else the final answer (or the baseline): goes first */
+    /* how far its reasoning had got (reasoning tokens at the fork; the final answer: all of
+     * it): the pool's by-value order (sg_pool_config.by_value) runs later forks first */
+    uint64_t reasoning_tokens;
 } sg_job_request;
 
 typedef struct sg_job_outcome {

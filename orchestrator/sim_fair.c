@@ -14,10 +14,10 @@
 
 /* A baseline family: its policy at each setting tried (the first is the paper's). */
 typedef struct family {
-    const char *name;  /* "probe:K" */
-    const char *fmt;   /* "probe:%d": a setting's policy */
-    int paper_row;     /* rows[] holding its paper's setting (static split, FIFO), or -1 */
-    int same_kernel;   /* runs on the same-kernel model (kernel_step; sim.h) */
+    const char *name; /* "probe:K" */
+    const char *fmt;  /* "probe:%d": a setting's policy */
+    int paper_row;    /* rows[] holding its paper's setting (static split, FIFO), or -1 */
+    int same_kernel;  /* runs on the same-kernel model (kernel_step; sim.h) */
     int settings[MAX_SETTINGS], nsettings;
 } family;
 
@@ -143,8 +143,37 @@ static int run_family(const sg_sim_config *c, const sg_run_prompts *p, uint64_t 
     return 0;
 }
 
-int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
-                int md, const sg_sim_row *rows, sg_err *err) {
+/* The candidate policies against the best baseline, as ablations of specgen: each variant's
+ * e2e and feedback against specgen's (paired, 95% CI); > 1 e2e: the variant is faster. */
+static int run_variants(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
+                        int md, const sg_sim_row *spec, sg_err *err) {
+    printf("%scandidate policies (specgen's e2e / the variant's, the variant's feedback / "
+           "specgen's; 95%% CI):\n%s",
+           md ? "\n" : "\n",
+           md ? "\n| variant | e2e s | end-to-end | feedback |\n|---|---|---|---|\n" : "");
+    sg_sim_config x = *c;
+    x.events = NULL;
+    x.db = NULL;
+    x.run.pools.by_value = 1;
+    snprintf(x.name, sizeof x.name, "specgen by-value order");
+    sg_sim_row r;
+    if (sg_sim_run_seeds(&x, p, from, to, 0, &r, err) < 0) return sg_sim_row_free(&r), -1;
+    double elo, ehi, flo, fhi;
+    int n = spec->nseeds < r.nseeds ? spec->nseeds : r.nseeds;
+    double e = paired_ratio(spec->e2e_seed, r.e2e_seed, n, &elo, &ehi);
+    double f = paired_ratio(r.fb_seed, spec->fb_seed, n, &flo, &fhi);
+    if (md)
+        printf("| %s | %.1f | %.2f× (%.2f–%.2f) | %.2f× (%.2f–%.2f) |\n", r.name, r.mean.e2e_s, e,
+               elo, ehi, f, flo, fhi);
+    else
+        printf("  %-24s e2e %6.1f s  e2e %.2fx [%.2f-%.2f]  feedback %.2fx [%.2f-%.2f]\n", r.name,
+               r.mean.e2e_s, e, elo, ehi, f, flo, fhi);
+    sg_sim_row_free(&r);
+    return 0;
+}
+
+int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to, int md,
+                const sg_sim_row *rows, sg_err *err) {
     enum { NF = sizeof families / sizeof *families };
     sg_sim_row best[NF], paper_run[NF], spec_sk;
     memset(best, 0, sizeof best);
@@ -192,6 +221,7 @@ int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, 
                md ? "\n" : "  ", use[overall]->name, use[overall]->mean.e2e_s, rows[0].mean.e2e_s,
                spec_sk.mean.e2e_s);
     }
+    if (rc == 0) rc = run_variants(c, p, from, to, md, &rows[0], err);
     for (int i = 0; i < NF; i++) sg_sim_row_free(&best[i]), sg_sim_row_free(&paper_run[i]);
     sg_sim_row_free(&spec_sk);
     return rc;

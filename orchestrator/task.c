@@ -505,8 +505,14 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     j->hash = info.hash;
     char name[32];
     snprintf(name, sizeof name, "Candidate %d", id);
-    sg_job_request req = {SG_JOB_CANDIDATE, j->source,          strlen(j->source), name,
-                          g->iteration,     g->kind == GEN_FORK};
+    sg_job_request req = {.kind = SG_JOB_CANDIDATE,
+                          .source = j->source,
+                          .len = strlen(j->source),
+                          .name = name,
+                          .iteration = g->iteration,
+                          .fork = g->kind == GEN_FORK,
+                          .reasoning_tokens =
+                              g->kind == GEN_FORK ? g->fire.tokens : g->reasoning_tokens};
     if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
         RECORD(t, "job_error", "{s:i,s:s}", "candidate", id, "error", err.msg);
         free(j->source);
@@ -973,7 +979,7 @@ int sg_task_start(sg_task *t, sg_err *err) {
            t->cfg.crit.target_speedup);
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
-    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0};
+    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0, 0};
     if (t->dev.submit(t->dev.impl, &req, on_baseline, t, err) < 0) return -1;
     t->jobs_pending++;
     return 0;

@@ -91,6 +91,7 @@ typedef struct sg_pool_work {
     const char *name;         /* "candidate 3", for messages */
     const void *model;        /* for simulated slots: the sim's description of the candidate */
     const sg_prof_opts *prof; /* profile jobs: timing options (NULL: defaults) */
+    double value;             /* by_value order: larger goes first among forks (reasoning tokens) */
 } sg_pool_work;
 
 typedef struct sg_pool_job {
@@ -163,9 +164,12 @@ typedef enum { SG_POOL_ELASTIC = 0, SG_POOL_STATIC = 1 } sg_pool_mode;
 
 typedef struct sg_pool_config {
     sg_pool_mode mode;
-    int static_validate, static_profile;   /* SG_POOL_STATIC: V/P (sum = the slots) */
-    int keep_ended;                        /* run jobs of ended iterations (default: drop) */
-    int fifo;                              /* no priorities: arrival order (for comparison) */
+    int static_validate, static_profile; /* SG_POOL_STATIC: V/P (sum = the slots) */
+    int keep_ended;                      /* run jobs of ended iterations (default: drop) */
+    int fifo;                            /* no priorities: arrival order (for comparison) */
+    /* forks by value (work.value: how far the reasoning had got) across tasks, instead of
+     * each iteration's newest fork first with tasks taking turns; finals still first */
+    int by_value;
     int64_t dwell_ns;                      /* least time between splits (default 5 s) */
     double hysteresis;                     /* a new split must cut the cost by this (0.2) */
     int64_t rate_window_ns;                /* arrival rates decay with this time (60 s) */
