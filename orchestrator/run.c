@@ -54,6 +54,7 @@ void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double 
     cfg->trigger = p->trigger;
     if (c->spacing_tokens) cfg->trigger.min_spacing_tokens = c->spacing_tokens;
     if (c->in_flight) cfg->trigger.max_in_flight = c->in_flight;
+    if (c->in_flight_idle) cfg->trigger.max_in_flight_idle = c->in_flight_idle;
     /* probe:K (sim's probe_tokens, or the policy's) and probe-exit:K's probes */
     uint64_t probe = c->probe_tokens ? c->probe_tokens : c->policy.probe;
     if (probe) { /* fixed-interval probing: no cue, no code block, no spacing rule,
