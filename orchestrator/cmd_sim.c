@@ -311,7 +311,7 @@ typedef struct sim_args {
     sg_sim_config c;
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
-    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value;
+    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value, drop_stale;
     uint64_t from, to;
 } sim_args;
 
@@ -338,6 +338,7 @@ static int check_args(sim_args *a, sg_err *err) {
     c->run.iterations = (int)a->iterations;
     c->run.pools.fifo = a->no_prio;
     c->run.pools.by_value = a->by_value;
+    c->run.drop_stale = a->drop_stale;
     if (a->no_kv) c->w.cache_tokens = 0;
     c->run.early_stop = a->early || c->run.delta > 0;
     if (a->no_fork) c->run.policy.fork = 0;
@@ -458,6 +459,11 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &a.no_prio,
          .help = "jobs in arrival order"},
+        {.name = "drop-stale",
+         .kind = SG_OPT_FLAG,
+         .out = &a.drop_stale,
+         .help = "a fork's correct new best drops its iteration's older forks' validations still "
+                 "waiting (measured; docs/eval.md)"},
         {.name = "by-value",
          .kind = SG_OPT_FLAG,
          .out = &a.by_value,

@@ -16,6 +16,7 @@ typedef struct job {
     size_t len;
     char name[64];
     int iteration, fork;
+    int profiling;             /* its profile job was submitted (past validation) */
     uint64_t reasoning_tokens; /* the request's: the pool's by-value order */
     uint64_t pool_job;         /* the running or queued pool job */
     uint64_t deliver_timer;    /* a cancelled job's outcome, due on the loop */
@@ -190,6 +191,7 @@ static void on_validated(void *arg, const sg_pool_job *pj, const sg_pool_result 
         deliver(j);
         return;
     }
+    j->profiling = 1;
     submit_kind(j, SG_POOL_PROFILE, on_profiled);
 }
 
@@ -224,6 +226,16 @@ static void end_iteration(void *impl, int iteration) {
     sg_pool_end_iteration(pd->cfg.pool, pool_iteration(pd, iteration));
 }
 
+static void drop_stale(void *impl, int iteration, uint64_t tokens) {
+    sg_port_dev *pd = impl;
+    for (job *j = pd->jobs, *next; j; j = next) {
+        next = j->next; /* a dropped job stays listed until its outcome is delivered */
+        if (j->iteration == iteration && j->fork && !j->profiling && !j->deliver_timer &&
+            j->reasoning_tokens < tokens)
+            sg_pool_drop_queued(pd->cfg.pool, j->pool_job);
+    }
+}
+
 static void load(void *impl, int *queued, int *slots) {
     sg_port_dev *pd = impl;
     sg_pool_load(pd->cfg.pool, queued, slots);
@@ -237,6 +249,7 @@ sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, s
     port->submit = submit;
     port->end_iteration = end_iteration;
     port->load = load;
+    port->drop_stale = drop_stale;
     return pd;
 }
 

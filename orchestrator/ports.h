@@ -119,6 +119,11 @@ typedef struct sg_dev_port {
     void (*end_iteration)(void *impl, int iteration);
     /* Optional (NULL: unknown): jobs of every task waiting for a slot, and the slots. */
     void (*load)(void *impl, int *queued, int *slots);
+    /* Optional (NULL: never): the iteration's fork candidates from before `tokens` reasoning
+     * tokens whose validation still waits for a slot are dropped (stale: a newer fork's
+     * kernel of the iteration is already correct and the best); each still gets its done
+     * call, with cancelled set (maybe inside this call). */
+    void (*drop_stale)(void *impl, int iteration, uint64_t tokens);
 } sg_dev_port;
 
 #endif

@@ -50,6 +50,7 @@ void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double 
     cfg->crit.budget_tokens = c->budget_tokens;
     cfg->crit.max_iterations = c->iterations;
     cfg->crit.early_stop = c->early_stop;
+    cfg->drop_stale = c->drop_stale;
     if (c->delta > 0) cfg->crit.delta = c->delta;
     cfg->trigger = p->trigger;
     if (c->spacing_tokens) cfg->trigger.min_spacing_tokens = c->spacing_tokens;

@@ -170,16 +170,16 @@ static int run_variants(const sg_sim_config *c, const sg_run_prompts *p, uint64_
     printf("\ncandidate policies (specgen's e2e / the variant's, the variant's feedback / "
            "specgen's; 95%% CI):\n%s",
            md ? "\n| variant | e2e s | end-to-end | feedback |\n|---|---|---|---|\n" : "");
-    for (int v = 0; v < 3; v++) {
+    static const char *const names[] = {"specgen by-value order", "specgen 2 forks while idle",
+                                        "specgen 4 forks while idle", "specgen drop stale"};
+    for (int v = 0; v < 4; v++) {
         sg_sim_config x = *c;
         x.events = NULL;
         x.db = NULL;
-        if (v == 0) x.run.pools.by_value = 1;
-        if (v > 0) x.run.in_flight_idle = 2 * v; /* 2, 4 forks while no job waits */
-        if (v == 0)
-            snprintf(x.name, sizeof x.name, "specgen by-value order");
-        else
-            snprintf(x.name, sizeof x.name, "specgen %d forks while idle", 2 * v);
+        x.run.pools.by_value = v == 0;
+        x.run.in_flight_idle = v == 1 ? 2 : v == 2 ? 4 : 0; /* forks while no job waits */
+        x.run.drop_stale = v == 3;
+        snprintf(x.name, sizeof x.name, "%s", names[v]);
         if (run_variant(&x, p, from, to, md, spec, err) < 0) return -1;
     }
     return 0;

@@ -38,7 +38,9 @@ typedef struct gen_ctx {
 typedef struct job_ctx {
     sg_task *task;
     int candidate, iteration;
-    int worker;    /* workers:N: the worker whose answer it is */
+    int worker; /* workers:N: the worker whose answer it is */
+    int fork;   /* from a fork, written after reasoning_tokens of its reasoning */
+    uint64_t reasoning_tokens;
     uint64_t hash; /* its normalized source: forgotten again when the job is cancelled */
     char *source;
 } job_ctx;
@@ -427,6 +429,8 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         t->best_kernel = j->source;
         j->source = NULL;
         RECORD(t, "new_best", "{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup);
+        if (t->cfg.drop_stale && j->fork && t->dev.drop_stale && t->phase == PHASE_RUNNING)
+            t->dev.drop_stale(t->dev.impl, j->iteration, j->reasoning_tokens);
     }
     if (t->phase == PHASE_RUNNING && o->ok) {
         sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct,
@@ -501,6 +505,8 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     j->candidate = id;
     j->iteration = g->iteration; /* the current one, but a worker's round */
     j->worker = g->worker;
+    j->fork = g->kind == GEN_FORK;
+    j->reasoning_tokens = g->kind == GEN_FORK ? g->fire.tokens : g->reasoning_tokens;
     j->source = sg_buf_steal(&src);
     j->hash = info.hash;
     char name[32];

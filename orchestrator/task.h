@@ -115,6 +115,10 @@ typedef struct sg_task_config {
     const sg_chat_template *tmpl;
     const sg_task_prompts *prompts;
     int feedback_last; /* feedback of how many recent candidates goes into the prompt */
+    /* preemption of stale validations: when a fork's kernel is correct and the new best, the
+     * iteration's candidates of older forks still waiting for validation are dropped (the
+     * device port's drop_stale) and yield their slot to fresher jobs; 0: off */
+    int drop_stale;
 } sg_task_config;
 
 typedef struct sg_task sg_task;

@@ -191,6 +191,9 @@ void sg_pool_on_event(sg_pool *p, void (*fn)(void *arg, json_t *ev), void *arg);
 uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin origin,
                         const sg_pool_work *work, sg_pool_done_fn done, void *arg);
 void sg_pool_cancel(sg_pool *p, uint64_t job);
+/* The job if it is still queued (it ends DROPPED, its callback maybe inside this call): 1,
+ * else 0 (running, or gone) and nothing changes. */
+int sg_pool_drop_queued(sg_pool *p, uint64_t job);
 /* The iteration is over: drop its queued jobs, kill its running validate jobs; its running
  * profile jobs finish. */
 void sg_pool_end_iteration(sg_pool *p, uint64_t iteration);

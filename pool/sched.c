@@ -728,6 +728,16 @@ void sg_pool_cancel(sg_pool *p, uint64_t job) {
         }
 }
 
+int sg_pool_drop_queued(sg_pool *p, uint64_t job) {
+    for (int i = 0; i < p->nq; i++)
+        if (p->q[i]->j.id == job) {
+            drop_queued(p, i);
+            schedule_dispatch(p);
+            return 1;
+        }
+    return 0;
+}
+
 void sg_pool_end_iteration(sg_pool *p, uint64_t iteration) {
     find_iter(p, iteration, 1)->ended = 1;
     /* one at a time, searching again after each: a done callback may change the queue */

@@ -146,7 +146,8 @@ typedef struct fake_job {
     sg_job_done_fn done;
     void *arg;
     sg_job_outcome o;
-    int iteration;
+    int iteration, fork;
+    uint64_t tokens; /* the request's reasoning_tokens */
     uint64_t timer;
     struct fake_job *next;
 } fake_job;
@@ -172,17 +173,24 @@ static void job_finish(sg_loop *loop, void *arg) {
     free(j);
 }
 
-/* Cancelled jobs answer at once (from the loop), marked cancelled, as the real port does. */
-static void fake_end_iteration(void *impl, int iteration) {
-    fake_dev *d = impl;
+/* Cancelled jobs answer at once (from the loop), marked cancelled, as the real port does:
+ * the iteration's (below: its forks' from before `tokens`, when stale is set). */
+static void fake_cancel(fake_dev *d, int iteration, int stale, uint64_t tokens) {
     for (fake_job *j = d->running; j; j = j->next) {
         if (j->iteration != iteration || j->o.cancelled) continue;
+        if (stale && (!j->fork || j->tokens >= tokens)) continue;
         sg_loop_timer_cancel(d->loop, j->timer);
         memset(&j->o, 0, sizeof j->o);
         j->o.cancelled = 1;
         snprintf(j->o.verdict, sizeof j->o.verdict, "dropped");
         j->timer = sg_loop_timer(d->loop, 0, job_finish, j);
     }
+}
+
+static void fake_end_iteration(void *impl, int iteration) { fake_cancel(impl, iteration, 0, 0); }
+
+static void fake_drop_stale(void *impl, int iteration, uint64_t tokens) {
+    fake_cancel(impl, iteration, 1, tokens);
 }
 
 static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
@@ -213,9 +221,13 @@ static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn don
                  j->o.speedup);
     }
     j->iteration = req->iteration;
+    j->fork = req->fork;
+    j->tokens = req->reasoning_tokens;
     j->next = d->running;
     d->running = j;
-    j->timer = sg_loop_timer(d->loop, d->job_ns ? d->job_ns : 20 * SG_MS, job_finish, j);
+    int64_t ns = d->job_ns ? d->job_ns : 20 * SG_MS;
+    if (req->source && strstr(req->source, "SLOW")) ns *= 50; /* a slow one: 1 s by default */
+    j->timer = sg_loop_timer(d->loop, ns, job_finish, j);
     return 0;
 }
 
@@ -267,7 +279,7 @@ static void run_task_dev(const script *sc, const char *policy, int baseline_brok
     fake_dev d = {.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
     DEV = &d;
     sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort};
-    sg_dev_port dp = {&d, fake_submit, fake_end_iteration, NULL};
+    sg_dev_port dp = {&d, fake_submit, fake_end_iteration, NULL, fake_drop_stale};
     sg_chat_template tmpl;
     assert_int_equal(sg_template_load(prompts_dir(), "generic", &tmpl, &err), 0);
     sg_task_prompts prompts;
@@ -663,6 +675,33 @@ static void test_probe_exit_stops_when_two_probes_agree(void **state) {
     sg_buf_free(&r.log);
 }
 
+static void drop_stale_on(sg_task_config *cfg) {
+    cfg->drop_stale = 1;
+    cfg->crit.early_stop = 0;
+}
+
+/* Preemption by hand: fork 1 (56 tokens) writes a kernel whose job takes 1 s; fork 2 (147
+ * tokens) a correct 1.5x kernel judged in 20 ms, the new best. With drop_stale, fork 1's
+ * job (older, not yet judged) is dropped then; without, it runs to its end. */
+static void test_drop_stale_validation(void **state) {
+    for (int on = 0; on <= 1; on++) {
+        script sc = demo_script();
+        sc.forks[0].answer =
+            "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SLOW SPEED=1.1\n```\n";
+        sc.forks[1].answer =
+            "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=1.5\n```\n";
+        run r;
+        tweak = on ? drop_stale_on : no_cut;
+        run_task(&sc, "specgen", 0, 1, &r);
+        if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+        assert_int_equal(r.st.cancelled_jobs, on);
+        int dropped = strstr(r.log.data, "\"candidate\":1,\"of_iteration\":1,\"correct\":false,"
+                                         "\"verdict\":\"dropped\"") != NULL;
+        assert_int_equal(dropped, on);
+        sg_buf_free(&r.log);
+    }
+}
+
 static void test_policy_parse(void **state) {
     sg_policy p;
     sg_err err;
@@ -697,6 +736,7 @@ int main(void) {
         cmocka_unit_test(test_code_block_cue_waits_for_a_slot),
         cmocka_unit_test(test_workers_restart_without_barrier),
         cmocka_unit_test(test_probe_exit_stops_when_two_probes_agree),
+        cmocka_unit_test(test_drop_stale_validation),
         cmocka_unit_test(test_policy_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
