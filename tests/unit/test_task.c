@@ -274,9 +274,12 @@ static void run_task_dev(const script *sc, const char *policy, int baseline_brok
                          int max_iterations, int64_t job_ns, run *r) {
     sg_err err;
     sg_loop *loop = sg_loop_new_virtual(0, &err);
-    fake_llm f = {.loop = loop, .sc = sc};
+    /* static: tests read LLM and DEV after the run (they were on this frame's stack) */
+    static fake_llm f;
+    f = (fake_llm){.loop = loop, .sc = sc};
     LLM = &f;
-    fake_dev d = {.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
+    static fake_dev d;
+    d = (fake_dev){.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
     DEV = &d;
     sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort};
     sg_dev_port dp = {&d, fake_submit, fake_end_iteration, NULL, fake_drop_stale};
