@@ -141,11 +141,12 @@ static const sg_opt table[SG_OD_COUNT_] = {
                      .help = "elastic (roles follow the load) or static:V/P (V validate, P "
                              "profile slots)",
                      .def = "elastic"},
-    [SG_OD_POLICY] = {.name = "policy",
-                      .kind = SG_OPT_STR,
-                      .metavar = "P",
-                      .help = "specgen|sequential|parallel:N (sim: also probe:K)",
-                      .def = "specgen"},
+    [SG_OD_POLICY] =
+        {.name = "policy",
+         .kind = SG_OPT_STR,
+         .metavar = "P",
+         .help = "specgen|sequential|parallel:N|probe:K|workers:N|probe-exit:K (docs/eval.md)",
+         .def = "specgen"},
     [SG_OD_NO_FORK] = {.name = "no-fork", .kind = SG_OPT_FLAG, .help = "ablation: never fork"},
     [SG_OD_EARLY_STOP] = {.name = "early-stop",
                           .kind = SG_OPT_FLAG,

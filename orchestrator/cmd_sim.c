@@ -37,7 +37,12 @@ static const char details[] =
     "its final kernel), parallel:4 (four independent reasoning streams), probe:1000 (a fork\n"
     "every 1000 tokens, no trigger rules, static pools, no priorities); then ablations of\n"
     "specgen: static pools, no priorities, no prefix cache (no kvstore), no early stop, no\n"
-    "forks. --db records each configuration and seed as a simulated campaign (kind sim) that\n"
+    "forks. Then the fair baselines: sequential, parallel:N, workers:N, probe:K and\n"
+    "probe-exit:K each at its best setting on a work-conserving pool (elastic, FIFO) beside\n"
+    "its paper's setting (the static split), with specgen's ratios and their 95% confidence\n"
+    "intervals over the seeds (probe-exit:K, and a specgen row beside it, on the same-kernel\n"
+    "model: kernel_step). --db records each configuration and seed as a simulated campaign (kind "
+    "sim) that\n"
     "`specgen results` and `specgen report` show; --plots draws the time-to-target CDF and\n"
     "the pool's utilisation over time; --markdown is the form `make bench-sim` puts in\n"
     "docs/eval.md, beside the published figures.\n"
@@ -68,7 +73,8 @@ static int parse_seeds(const char *s, uint64_t *from, uint64_t *to) {
     return 0;
 }
 
-/* "specgen", "sequential", "parallel:N", "probe:K". */
+/* "specgen", "sequential", "parallel:N", "probe:K", "workers:N", "probe-exit:K" (probe:K as
+ * the run's probe_tokens, as --sweep sets its knobs). */
 static int apply_policy(const char *s, sg_sim_config *c, sg_err *err) {
     unsigned long long k;
     int used = 0;
@@ -79,23 +85,23 @@ static int apply_policy(const char *s, sg_sim_config *c, sg_err *err) {
                            "'%s': probe:K needs K, the reasoning tokens between forks, from 1 "
                            "to 1000000",
                            s);
-        c->run.policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1};
+        c->run.policy = (sg_policy){SG_POLICY_SPECGEN, 1, 1, 0};
         c->run.probe_tokens = k;
         return 0;
     }
-    if (sg_policy_parse(s, &c->run.policy, err) == 0) return 0;
-    if (!strncmp(s, "parallel:", 9)) return -1; /* its own message: parallel:N's range */
-    return sg_errf(err, "'%s' is not a policy (specgen, sequential, parallel:N, probe:K)", s);
+    return sg_policy_parse(s, &c->run.policy, err); /* its own message names the policies */
 }
 
 #define BIN_S 2.0 /* the utilisation trace's bins, virtual seconds */
 
 /* The configuration on every seed: means, spread, and (trace) what the plots draw. */
-static int run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
+int sg_sim_run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
                      int trace, sg_sim_row *r, sg_err *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", c->name);
     int n = 0;
+    r->e2e_seed = sg_xcalloc((size_t)(to - from + 1), sizeof *r->e2e_seed);
+    r->fb_seed = sg_xcalloc((size_t)(to - from + 1), sizeof *r->fb_seed);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0); /* wall time: stderr only */
     if (trace) r->reach = sg_xcalloc((size_t)c->tasks * (size_t)(to - from + 1), sizeof *r->reach);
@@ -110,6 +116,9 @@ static int run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t f
             return -1;
         }
         if (trace) r->nreach += c->tasks;
+        r->e2e_seed[n] = m.e2e_s;
+        r->fb_seed[n] = m.feedback;
+        r->nseeds = n + 1;
         if (trace && seed == from) { /* the first seed's utilisation, up to its end */
             r->busy = tr.busy;
             r->nbins = (int)ceil(m.virtual_s / BIN_S);
@@ -202,7 +211,8 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
                     if (spacing[a] == base_spacing && in_flight[b] == base_flight &&
                         delta[d] == 0 && hyst[h] == 0.2)
                         def = k;
-                    if (run_seeds(&c, p, from, to, 0, &rows[k], err) < 0) {
+                    if (sg_sim_run_seeds(&c, p, from, to, 0, &rows[k], err) < 0) {
+                        for (int i = 0; i <= k; i++) sg_sim_row_free(&rows[i]);
                         free(rows);
                         return -1;
                     }
@@ -224,6 +234,7 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
     } else {
         printf("\nthe trigger rules' spacing or cap is not in the grid: no rank for them\n");
     }
+    for (int i = 0; i < n; i++) sg_sim_row_free(&rows[i]);
     free(rows);
     return 0;
 }
@@ -276,20 +287,21 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
         sg_sim_config x = *c;
         if (i) x.events = NULL; /* the first configuration's only */
         snprintf(x.name, sizeof x.name, "%s", v[i].name);
-        x.run.policy = (sg_policy){(sg_policy_kind)v[i].policy, v[i].streams, v[i].fork};
+        x.run.policy = (sg_policy){(sg_policy_kind)v[i].policy, v[i].streams, v[i].fork, 0};
         x.run.probe_tokens = v[i].probe;
         if (v[i].static_pools && stat.static_profile > 0) x.run.pools = stat;
         x.run.pools.fifo = v[i].fifo;
         if (v[i].no_kv) x.w.cache_tokens = 0;
         /* every row the same criterion, but the ablation, which flips the cut on a gain */
         x.run.early_stop = v[i].flip_early ? !c->run.early_stop : c->run.early_stop;
-        if (run_seeds(&x, p, from, to, plots && i < 4, &rows[i], err) < 0)
+        if (sg_sim_run_seeds(&x, p, from, to, plots && i < 4, &rows[i], err) < 0)
             rc = -1;
         else
             sg_sim_print_row(&rows[i], md);
     }
     if (rc == 0) sg_sim_print_compare(rows, md);
     if (rc == 0 && plots) rc = sg_sim_plots(plots, rows, 4, err);
+    if (rc == 0) rc = sg_sim_fair(c, p, from, to, md, rows, err);
     for (int i = 0; i < N; i++) sg_sim_row_free(&rows[i]);
     return rc;
 }
@@ -299,7 +311,7 @@ typedef struct sim_args {
     sg_sim_config c;
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
-    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md;
+    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value, drop_stale;
     uint64_t from, to;
 } sim_args;
 
@@ -325,6 +337,8 @@ static int check_args(sim_args *a, sg_err *err) {
     c->concurrency = (int)a->concurrency;
     c->run.iterations = (int)a->iterations;
     c->run.pools.fifo = a->no_prio;
+    c->run.pools.by_value = a->by_value;
+    c->run.drop_stale = a->drop_stale;
     if (a->no_kv) c->w.cache_tokens = 0;
     c->run.early_stop = a->early || c->run.delta > 0;
     if (a->no_fork) c->run.policy.fork = 0;
@@ -372,7 +386,7 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
     if (a->sweep) return run_sweep(c, p, a->from, a->to, err);
     if (a->compare) return run_compare(c, p, a->from, a->to, md, a->plots, err);
     sg_sim_row r;
-    int rc = run_seeds(c, p, a->from, a->to, a->plots != NULL, &r, err);
+    int rc = sg_sim_run_seeds(c, p, a->from, a->to, a->plots != NULL, &r, err);
     if (rc == 0) sg_sim_print_row(&r, md);
     if (rc == 0 && a->plots) rc = sg_sim_plots(a->plots, &r, 1, err);
     sg_sim_row_free(&r);
@@ -445,6 +459,16 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &a.no_prio,
          .help = "jobs in arrival order"},
+        {.name = "drop-stale",
+         .kind = SG_OPT_FLAG,
+         .out = &a.drop_stale,
+         .help = "a fork's correct new best drops its iteration's older forks' validations still "
+                 "waiting (measured; docs/eval.md)"},
+        {.name = "by-value",
+         .kind = SG_OPT_FLAG,
+         .out = &a.by_value,
+         .help = "forks' jobs by how far their reasoning had got, across tasks (measured: no "
+                 "gain; docs/eval.md)"},
         {.name = "no-kvstore",
          .kind = SG_OPT_FLAG,
          .out = &a.no_kv,

@@ -16,8 +16,10 @@ typedef struct job {
     size_t len;
     char name[64];
     int iteration, fork;
-    uint64_t pool_job;      /* the running or queued pool job */
-    uint64_t deliver_timer; /* a cancelled job's outcome, due on the loop */
+    int profiling;             /* its profile job was submitted (past validation) */
+    uint64_t reasoning_tokens; /* the request's: the pool's by-value order */
+    uint64_t pool_job;         /* the running or queued pool job */
+    uint64_t deliver_timer;    /* a cancelled job's outcome, due on the loop */
     int64_t submitted_ns;
     sg_val_result vr; /* the validation, kept for the profile job's outcome */
     sg_job_done_fn done;
@@ -117,7 +119,8 @@ static void submit_kind(job *j, sg_pool_role kind, sg_pool_done_fn done) {
                       .candidate = j->source,
                       .candidate_len = j->len,
                       .name = j->name,
-                      .prof = kind == SG_POOL_PROFILE ? &pd->cfg.prof : NULL};
+                      .prof = kind == SG_POOL_PROFILE ? &pd->cfg.prof : NULL,
+                      .value = (double)j->reasoning_tokens};
     j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
                                  j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, done, j);
 }
@@ -188,6 +191,7 @@ static void on_validated(void *arg, const sg_pool_job *pj, const sg_pool_result 
         deliver(j);
         return;
     }
+    j->profiling = 1;
     submit_kind(j, SG_POOL_PROFILE, on_profiled);
 }
 
@@ -206,6 +210,7 @@ static int submit(void *impl, const sg_job_request *req, sg_job_done_fn done, vo
     snprintf(j->name, sizeof j->name, "%s", req->name ? req->name : "candidate");
     j->iteration = req->iteration;
     j->fork = req->fork;
+    j->reasoning_tokens = req->reasoning_tokens;
     j->done = done;
     j->arg = arg;
     j->submitted_ns = sg_loop_now(pd->cfg.loop);
@@ -221,6 +226,16 @@ static void end_iteration(void *impl, int iteration) {
     sg_pool_end_iteration(pd->cfg.pool, pool_iteration(pd, iteration));
 }
 
+static void drop_stale(void *impl, int iteration, uint64_t tokens) {
+    sg_port_dev *pd = impl;
+    for (job *j = pd->jobs, *next; j; j = next) {
+        next = j->next; /* a dropped job stays listed until its outcome is delivered */
+        if (j->iteration == iteration && j->fork && !j->profiling && !j->deliver_timer &&
+            j->reasoning_tokens < tokens)
+            sg_pool_drop_queued(pd->cfg.pool, j->pool_job);
+    }
+}
+
 static void load(void *impl, int *queued, int *slots) {
     sg_port_dev *pd = impl;
     sg_pool_load(pd->cfg.pool, queued, slots);
@@ -234,6 +249,7 @@ sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, s
     port->submit = submit;
     port->end_iteration = end_iteration;
     port->load = load;
+    port->drop_stale = drop_stale;
     return pd;
 }
 

@@ -50,10 +50,34 @@ static struct sg_gen *gen_new(sg_port_llm_sim *pl, const sg_gen_events *ev, int 
     return g;
 }
 
+/* The best kernel's quality in a prompt (its SIM_Q; the baseline has none: 0). */
+static double prompt_q(const char *user) {
+    const char *q = user ? strstr(user, "#define SIM_Q ") : NULL;
+    return q ? atof(q + 14) : 0;
+}
+
+/* workers:N: the round the prompt names, the stream the next of that round. */
+static sg_gen *start_round(sg_port_llm_sim *pl, const char *user, const sg_gen_events *ev) {
+    const char *at = user ? strstr(user, "(iteration ") : NULL;
+    int round = at ? atoi(at + 11) : 1;
+    if (round < 1) round = 1;
+    if (round > pl->nrounds) {
+        pl->round_streams = sg_xrealloc(pl->round_streams, (size_t)round * sizeof(int));
+        memset(pl->round_streams + pl->nrounds, 0, (size_t)(round - pl->nrounds) * sizeof(int));
+        pl->nrounds = round;
+    }
+    sg_sim_llm_prompt_quality(pl->model, pl->task, round, prompt_q(user));
+    struct sg_gen *g = gen_new(pl, ev, 0, pl->round_streams[round - 1]++);
+    sg_sim_gen_cb cb = {on_reasoning, on_content, on_done, g};
+    g->g = sg_sim_llm_reason(pl->model, pl->task, round, g->stream, &cb);
+    return g;
+}
+
 static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
                                const sg_gen_events *ev, sg_err *err) {
     (void)system, (void)err;
     sg_port_llm_sim *pl = impl;
+    if (pl->by_round) return start_round(pl, user, ev);
     int64_t now = sg_loop_now(pl->loop);
     if (pl->iteration == 0 || now != pl->iteration_started) { /* parallel streams: one instant */
         pl->iteration++;
@@ -62,8 +86,7 @@ static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
         pl->tokens = 0;
         /* the best kernel so far is in the prompt: the model reads its quality, as a real
          * model reads the kernel (the baseline has none: 0) */
-        const char *q = user ? strstr(user, "#define SIM_Q ") : NULL;
-        sg_sim_llm_prompt_quality(pl->model, pl->task, pl->iteration, q ? atof(q + 14) : 0);
+        sg_sim_llm_prompt_quality(pl->model, pl->task, pl->iteration, prompt_q(user));
     }
     struct sg_gen *g = gen_new(pl, ev, 0, pl->streams++);
     sg_sim_gen_cb cb = {on_reasoning, on_content, on_done, g};
@@ -93,6 +116,12 @@ static void abort_gen(void *impl, sg_gen *gen, sg_gen_summary *out) {
         snprintf(out->finish, sizeof out->finish, "client-abort");
     }
     free(g);
+}
+
+void sg_port_llm_sim_fini(sg_port_llm_sim *pl) {
+    free(pl->round_streams);
+    pl->round_streams = NULL;
+    pl->nrounds = 0;
 }
 
 void sg_port_llm_sim_init(sg_port_llm_sim *pl, sg_llm_port *port) {

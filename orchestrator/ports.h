@@ -86,6 +86,9 @@ typedef struct sg_job_request {
     const char *name; /* "candidate 3" — used in messages and feedback */
     int iteration;    /* the task's iteration (0: the baseline): ending it cancels the job */
     int fork;         /* from a fork; else the final answer (or the baseline): goes first */
+    /* how far its reasoning had got (reasoning tokens at the fork; the final answer: all of
+     * it): the pool's by-value order (sg_pool_config.by_value) runs later forks first */
+    uint64_t reasoning_tokens;
 } sg_job_request;
 
 typedef struct sg_job_outcome {
@@ -116,6 +119,11 @@ typedef struct sg_dev_port {
     void (*end_iteration)(void *impl, int iteration);
     /* Optional (NULL: unknown): jobs of every task waiting for a slot, and the slots. */
     void (*load)(void *impl, int *queued, int *slots);
+    /* Optional (NULL: never): the iteration's fork candidates from before `tokens` reasoning
+     * tokens whose validation still waits for a slot are dropped (stale: a newer fork's
+     * kernel of the iteration is already correct and the best); each still gets its done
+     * call, with cancelled set (maybe inside this call). */
+    void (*drop_stale)(void *impl, int iteration, uint64_t tokens);
 } sg_dev_port;
 
 #endif

@@ -50,16 +50,20 @@ void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double 
     cfg->crit.budget_tokens = c->budget_tokens;
     cfg->crit.max_iterations = c->iterations;
     cfg->crit.early_stop = c->early_stop;
+    cfg->drop_stale = c->drop_stale;
     if (c->delta > 0) cfg->crit.delta = c->delta;
     cfg->trigger = p->trigger;
     if (c->spacing_tokens) cfg->trigger.min_spacing_tokens = c->spacing_tokens;
     if (c->in_flight) cfg->trigger.max_in_flight = c->in_flight;
-    if (c->probe_tokens) { /* fixed-interval probing: no cue, no code block, no spacing rule,
-                            * the built-in cap on forks in flight whatever the rules say */
+    if (c->in_flight_idle) cfg->trigger.max_in_flight_idle = c->in_flight_idle;
+    /* probe:K (sim's probe_tokens, or the policy's) and probe-exit:K's probes */
+    uint64_t probe = c->probe_tokens ? c->probe_tokens : c->policy.probe;
+    if (probe) { /* fixed-interval probing: no cue, no code block, no spacing rule,
+                  * the built-in cap on forks in flight whatever the rules say */
         sg_trigger_config_default(&cfg->trigger);
         cfg->trigger.code_block = 0;
         cfg->trigger.transition = 0;
-        cfg->trigger.interval_tokens = c->probe_tokens;
+        cfg->trigger.interval_tokens = probe;
         cfg->trigger.min_spacing_tokens = 0;
         if (c->in_flight) cfg->trigger.max_in_flight = c->in_flight;
     }

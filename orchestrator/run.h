@@ -80,6 +80,8 @@ typedef struct sg_run_config {
     uint64_t probe_tokens;   /* > 0: a fork every N reasoning tokens, no cue, no spacing rule */
     uint64_t spacing_tokens; /* trigger min_spacing_tokens */
     int in_flight;           /* trigger max_in_flight (probe:K's too) */
+    int in_flight_idle;      /* trigger max_in_flight_idle (sim's ablation row) */
+    int drop_stale;          /* the task's drop_stale (sim --drop-stale) */
     double delta;            /* the early-stop margin */
     /* what the run shows (progress, result) and serves (/metrics) */
     const char *metrics_listen;     /* --metrics-listen HOST:PORT; NULL: no /metrics */

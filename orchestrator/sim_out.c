@@ -21,7 +21,9 @@ static const double pub_util_base[2] = {4.2, 17.6}, pub_util_spec[2] = {88.2, 96
 void sg_sim_row_free(sg_sim_row *r) {
     free(r->reach);
     free(r->busy);
-    r->reach = r->busy = NULL;
+    free(r->e2e_seed);
+    free(r->fb_seed);
+    r->reach = r->busy = r->e2e_seed = r->fb_seed = NULL;
 }
 
 void sg_sim_print_header(int md) {

@@ -150,7 +150,10 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
     t->run = run;
     t->index = i;
     snprintf(t->name, sizeof t->name, "sim-%d", i);
-    t->pl = (sg_port_llm_sim){.model = run->llm, .loop = run->loop, .task = i};
+    t->pl = (sg_port_llm_sim){.model = run->llm,
+                              .loop = run->loop,
+                              .task = i,
+                              .by_round = run->c->run.policy.kind == SG_POLICY_WORKERS};
     sg_port_llm_sim_init(&t->pl, &t->lp);
     sg_port_dev_config dc = {
         .loop = run->loop, .pool = run->pool, .task = i, .task_dir = "sim", .fb = &run->p->fb};
@@ -309,6 +312,7 @@ done:
     if (pool) sg_pool_on_event(pool, NULL, NULL);
     for (int i = 0; run.t && i < run.n; i++) sg_task_free(run.t[i].task);
     for (int i = 0; run.t && i < run.n; i++) sg_port_dev_free(run.t[i].pd);
+    for (int i = 0; run.t && i < run.n; i++) sg_port_llm_sim_fini(&run.t[i].pl);
     sg_pool_free(pool);
     sg_sim_slots_free(slots);
     sg_sim_llm_free(llm);

@@ -78,8 +78,15 @@ typedef struct sg_sim_row {
     double *busy; /* nbins bins of bin_s seconds, slots slots (owned) */
     int nbins, slots;
     double bin_s;
-    int64_t last_campaign; /* recorded: campaigns mean.campaign..last_campaign */
+    int64_t last_campaign;      /* recorded: campaigns mean.campaign..last_campaign */
+    double *e2e_seed, *fb_seed; /* each seed's e2e_s and feedback, nseeds of them (owned) */
+    int nseeds;
 } sg_sim_row;
+
+/* The configuration on seeds from..to: its means, spread and each seed's figures; with
+ * trace, what the plots draw (cmd_sim.c). */
+int sg_sim_run_seeds(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to,
+                     int trace, sg_sim_row *r, sg_err *err);
 
 void sg_sim_row_free(sg_sim_row *r);
 /* md: Markdown (docs/eval.md) instead of an aligned table. */
@@ -89,6 +96,16 @@ void sg_sim_print_row(const sg_sim_row *r, int md);
  * priorities, no kvstore, no early stop, no forks): ratios; with md also the published
  * figures beside ours, and what each ablation's effect rests on in the model. */
 void sg_sim_print_compare(const sg_sim_row *rows, int md);
+/* --compare's second part (sim_fair.c): every baseline on a work-conserving pool (elastic,
+ * FIFO) at its best setting (the lowest mean e2e among the settings tried that meet the
+ * target as often as specgen), beside its paper's setting (rows[1..3]: static split, FIFO);
+ * workers:N and probe-exit:K too (probe-exit and a specgen row beside it on the same-kernel
+ * model: kernel_step = q_sd when the workload leaves it 0); ratios against specgen with 95%
+ * confidence intervals from the per-seed pairs (geometric mean, Student t). rows[0] is
+ * specgen on c. */
+int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to, int md,
+                const sg_sim_row *rows, sg_err *err);
+
 /* DIR/time_to_target.svg and DIR/utilisation.svg for rows[0..n-1] (the folder is made). */
 int sg_sim_plots(const char *dir, const sg_sim_row *rows, int n, sg_err *err);
 /* Before the run: SG_WFILE_REFUSED when a plot's path names a device, a FIFO, a link... */
@@ -103,8 +120,14 @@ typedef struct sg_port_llm_sim {
     int64_t iteration_started; /* its virtual time */
     int streams;               /* started in this iteration */
     uint64_t tokens;           /* stream 0's reasoning tokens so far (a fork's prefix) */
+    /* workers:N: a stream's iteration is the round its prompt names ("(iteration N)"), and
+     * its stream the count of streams started for that round, instead of one iteration per
+     * start instant (each worker restarts on its own) */
+    int by_round;
+    int *round_streams, nrounds; /* streams started per round (owned; free: _fini) */
 } sg_port_llm_sim;
 
 void sg_port_llm_sim_init(sg_port_llm_sim *pl, sg_llm_port *port);
+void sg_port_llm_sim_fini(sg_port_llm_sim *pl);
 
 #endif

@@ -26,6 +26,7 @@ enum { GEN_REASONING, GEN_FORK };
 typedef struct gen_ctx {
     sg_task *task;
     int kind, iteration, index;
+    int worker;  /* workers:N: its worker (0..N-1), else 0 */
     sg_gen *gen; /* NULL once done or aborted */
     sg_buf reasoning, content;
     uint64_t reasoning_tokens, content_chunks;
@@ -37,9 +38,24 @@ typedef struct gen_ctx {
 typedef struct job_ctx {
     sg_task *task;
     int candidate, iteration;
+    int worker; /* workers:N: the worker whose answer it is */
+    int fork;   /* from a fork, written after reasoning_tokens of its reasoning */
+    uint64_t reasoning_tokens;
     uint64_t hash; /* its normalized source: forgotten again when the job is cancelled */
     char *source;
 } job_ctx;
+
+/* workers:N: one worker's own loop (its round, feedback and best kernel). */
+typedef struct worker {
+    int round;       /* rounds started (its iteration number in the prompt) */
+    int iteration;   /* the task-wide iteration id of its current round (jobs, events) */
+    int gens, jobs;  /* its reasoning stream running (0/1) and its candidates not yet judged */
+    int done;        /* its budget of rounds is spent */
+    char **feedback; /* ring of the last cfg.feedback_last paragraphs */
+    int nfeedback;
+    char *best_kernel; /* NULL: the task's baseline */
+    double best_speedup;
+} worker;
 
 struct sg_task {
     sg_loop *loop;
@@ -67,36 +83,74 @@ struct sg_task {
     int finish_scheduled;
     int iter_cut;           /* this iteration was ended early */
     int reasoning_failures; /* consecutive reasoning streams that failed */
+    worker *workers;        /* workers:N (cfg.policy.streams of them), else NULL */
+    sg_crit workers_end;    /* why the last worker stopped */
+    uint64_t probe_hash;    /* probe-exit:K: the iteration's last probe's kernel, */
+    int probe_have;         /* when there was one */
 };
 
 /* ---- small helpers ---- */
 
+/* "NAME:N" with N from lo to hi: 1 and *n, 0 when s is not NAME:..., -1 (err) when N is bad. */
+static int parse_count(const char *s, const char *name, long long lo, long long hi,
+                       const char *what, long long *n, sg_err *err) {
+    size_t k = strlen(name);
+    if (strncmp(s, name, k) || s[k] != ':') return 0;
+    char *end;
+    *n = s[k + 1] >= '0' && s[k + 1] <= '9' ? strtoll(s + k + 1, &end, 10) : -1;
+    if (*n < lo || *n > hi || *end)
+        return sg_errf(err, "'%s': %s:N needs N, %s, from %lld to %lld", s, name, what, lo, hi);
+    return 1;
+}
+
 int sg_policy_parse(const char *s, sg_policy *p, sg_err *err) {
-    p->fork = 1;
-    p->streams = 1;
-    if (!strcmp(s, "specgen"))
-        p->kind = SG_POLICY_SPECGEN;
-    else if (!strcmp(s, "sequential"))
+    *p = (sg_policy){.kind = SG_POLICY_SPECGEN, .streams = 1, .fork = 1};
+    long long n = 0;
+    int r;
+    if (!strcmp(s, "specgen")) return 0;
+    if (!strcmp(s, "sequential")) {
         p->kind = SG_POLICY_SEQUENTIAL, p->fork = 0;
-    else if (!strncmp(s, "parallel:", 9)) {
-        char *end;
-        long n = strtol(s + 9, &end, 10);
-        if (*end || n < 1 || n > 64)
-            return sg_errf(err, "'%s': parallel:N needs N from 1 to 64", s);
-        p->kind = SG_POLICY_PARALLEL;
-        p->streams = (int)n;
-        p->fork = 0;
-    } else
-        return sg_errf(err, "'%s' is not a policy (specgen, sequential, parallel:N)", s);
-    return 0;
+        return 0;
+    }
+    if ((r = parse_count(s, "parallel", 1, 64, "the reasoning streams", &n, err)) != 0) {
+        if (r > 0) p->kind = SG_POLICY_PARALLEL, p->streams = (int)n, p->fork = 0;
+        return r > 0 ? 0 : -1;
+    }
+    if ((r = parse_count(s, "workers", 1, 64, "the workers", &n, err)) != 0) {
+        if (r > 0) p->kind = SG_POLICY_WORKERS, p->streams = (int)n, p->fork = 0;
+        return r > 0 ? 0 : -1;
+    }
+    if ((r = parse_count(s, "probe", 1, 1000000, "the reasoning tokens between forks", &n, err)) !=
+        0) {
+        if (r > 0) p->probe = (uint64_t)n;
+        return r > 0 ? 0 : -1;
+    }
+    if ((r = parse_count(s, "probe-exit", 1, 1000000, "the reasoning tokens between probes", &n,
+                         err)) != 0) {
+        if (r > 0) p->kind = SG_POLICY_PROBE_EXIT, p->probe = (uint64_t)n;
+        return r > 0 ? 0 : -1;
+    }
+    return sg_errf(err,
+                   "'%s' is not a policy (specgen, sequential, parallel:N, probe:K, workers:N, "
+                   "probe-exit:K)",
+                   s);
 }
 
 const char *sg_policy_name(const sg_policy *p, char *buf, size_t n) {
-    if (p->kind == SG_POLICY_PARALLEL)
-        snprintf(buf, n, "parallel:%d", p->streams);
-    else
-        snprintf(buf, n, "%s%s", p->kind == SG_POLICY_SPECGEN ? "specgen" : "sequential",
-                 p->kind == SG_POLICY_SPECGEN && !p->fork ? " (no forks)" : "");
+    switch (p->kind) {
+    case SG_POLICY_PARALLEL: snprintf(buf, n, "parallel:%d", p->streams); break;
+    case SG_POLICY_WORKERS: snprintf(buf, n, "workers:%d", p->streams); break;
+    case SG_POLICY_PROBE_EXIT:
+        snprintf(buf, n, "probe-exit:%llu", (unsigned long long)p->probe);
+        break;
+    case SG_POLICY_SEQUENTIAL: snprintf(buf, n, "sequential"); break;
+    case SG_POLICY_SPECGEN:
+        if (p->probe)
+            snprintf(buf, n, "probe:%llu", (unsigned long long)p->probe);
+        else
+            snprintf(buf, n, "specgen%s", p->fork ? "" : " (no forks)");
+        break;
+    }
     return buf;
 }
 
@@ -185,14 +239,27 @@ static void progress(sg_task *t) {
     if (t->hooks.progress) t->hooks.progress(t->hooks.arg, &t->st);
 }
 
-static void add_feedback(sg_task *t, const char *text) {
+static void ring_add(const sg_task *t, char **ring, int *n, const char *text) {
     int max = t->cfg.feedback_last > 0 ? t->cfg.feedback_last : 4;
-    if (t->nfeedback == max) {
-        free(t->feedback[0]);
-        memmove(t->feedback, t->feedback + 1, (size_t)(max - 1) * sizeof *t->feedback);
-        t->nfeedback--;
+    if (*n == max) {
+        free(ring[0]);
+        memmove(ring, ring + 1, (size_t)(max - 1) * sizeof *ring);
+        (*n)--;
     }
-    t->feedback[t->nfeedback++] = sg_xstrdup(text);
+    ring[(*n)++] = sg_xstrdup(text);
+}
+
+static void add_feedback(sg_task *t, const char *text) {
+    ring_add(t, t->feedback, &t->nfeedback, text);
+}
+
+/* workers:N: a paragraph of feedback goes to the worker whose candidate it is. */
+static void add_feedback_of(sg_task *t, int w, const char *text) {
+    if (!t->workers) {
+        add_feedback(t, text);
+        return;
+    }
+    ring_add(t, t->workers[w].feedback, &t->workers[w].nfeedback, text);
 }
 
 static void stop_task(sg_task *t, sg_crit reason, const char *error);
@@ -265,6 +332,7 @@ static void abort_gens(sg_task *t, int only_iteration) {
                    g->kind == GEN_FORK ? "fork" : "reasoning", "index", g->index,
                    "reasoning_tokens", (json_int_t)s.reasoning_tokens, "content_tokens",
                    (json_int_t)s.content_tokens);
+            if (t->workers && g->kind == GEN_REASONING) t->workers[g->worker].gens--;
             gen_unlink(t, g);
             gen_free(g);
         }
@@ -320,6 +388,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
     sg_task *t = j->task;
     SG_ASSERT(t->jobs_pending > 0); /* each job ends once */
     t->jobs_pending--;
+    if (t->workers) t->workers[j->worker].jobs--;
     if (o->cancelled) { /* its iteration ended: nothing to learn from it */
         t->st.cancelled_jobs++;
         forget_hash(t, j->hash);
@@ -345,7 +414,13 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
            o->compile_ms, "message", o->message, "feedback", o->feedback, "time_ns",
            o->cand_ns > 0 ? json_real(o->cand_ns) : json_null(), "baseline_ns",
            o->base_ns > 0 ? json_real(o->base_ns) : json_null());
-    add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
+    add_feedback_of(t, j->worker, o->ok && o->feedback[0] ? o->feedback : o->message);
+    if (t->workers && o->ok && o->correct && o->speedup > t->workers[j->worker].best_speedup) {
+        worker *w = &t->workers[j->worker]; /* its own best: what its next round improves */
+        w->best_speedup = o->speedup;
+        free(w->best_kernel);
+        w->best_kernel = sg_xstrdup(j->source);
+    }
     if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
         t->st.best_speedup = o->speedup;
         t->st.best_candidate = j->candidate;
@@ -354,6 +429,8 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         t->best_kernel = j->source;
         j->source = NULL;
         RECORD(t, "new_best", "{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup);
+        if (t->cfg.drop_stale && j->fork && t->dev.drop_stale && t->phase == PHASE_RUNNING)
+            t->dev.drop_stale(t->dev.impl, j->iteration, j->reasoning_tokens);
     }
     if (t->phase == PHASE_RUNNING && o->ok) {
         sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct,
@@ -361,7 +438,7 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         if (c == SG_CRIT_TARGET) {
             stop_task(t, SG_CRIT_TARGET, NULL);
         } else if (c == SG_CRIT_END_ITERATION && j->iteration == t->st.iteration &&
-                   t->iter_gens > 0) {
+                   t->iter_gens > 0 && !t->workers) { /* workers: no barrier, no cut */
             uint64_t tokens = 0;
             int est = 0;
             for (gen_ctx *g = t->gens; g; g = g->next)
@@ -395,7 +472,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
         t->st.no_kernel++;
         char fb[700];
         snprintf(fb, sizeof fb, "Candidate %d: %s.", id, err.msg);
-        add_feedback(t, fb);
+        add_feedback_of(t, g->worker, fb);
         RECORD(t, "candidate", "{s:i,s:s,s:s,s:s}", "candidate", id, "origin", origin, "status",
                "no_kernel", "reason", err.msg);
         if (g->kind == GEN_FORK) sg_trigger_fork_finished(t->trigger, g->fire.rule, 1);
@@ -426,13 +503,22 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
     job_ctx *j = sg_xcalloc(1, sizeof *j);
     j->task = t;
     j->candidate = id;
-    j->iteration = t->st.iteration;
+    j->iteration = g->iteration; /* the current one, but a worker's round */
+    j->worker = g->worker;
+    j->fork = g->kind == GEN_FORK;
+    j->reasoning_tokens = g->kind == GEN_FORK ? g->fire.tokens : g->reasoning_tokens;
     j->source = sg_buf_steal(&src);
     j->hash = info.hash;
     char name[32];
     snprintf(name, sizeof name, "Candidate %d", id);
-    sg_job_request req = {SG_JOB_CANDIDATE, j->source,          strlen(j->source), name,
-                          t->st.iteration,  g->kind == GEN_FORK};
+    sg_job_request req = {.kind = SG_JOB_CANDIDATE,
+                          .source = j->source,
+                          .len = strlen(j->source),
+                          .name = name,
+                          .iteration = g->iteration,
+                          .fork = g->kind == GEN_FORK,
+                          .reasoning_tokens =
+                              g->kind == GEN_FORK ? g->fire.tokens : g->reasoning_tokens};
     if (t->dev.submit(t->dev.impl, &req, on_job_done, j, &err) < 0) {
         RECORD(t, "job_error", "{s:i,s:s}", "candidate", id, "error", err.msg);
         free(j->source);
@@ -440,6 +526,7 @@ static void submit_candidate(sg_task *t, const char *text, size_t len, const cha
         return;
     }
     t->jobs_pending++;
+    if (t->workers) t->workers[j->worker].jobs++;
 }
 
 /* ---- generation events ---- */
@@ -454,7 +541,8 @@ static void on_reasoning(void *arg, const char *text, size_t len, uint64_t token
     t->st.reasoning_tokens += tokens > g->reasoning_tokens ? tokens - g->reasoning_tokens : 0;
     g->reasoning_tokens = tokens;
     if (t->phase != PHASE_RUNNING) return;
-    if (t->cfg.policy.kind == SG_POLICY_SPECGEN && t->cfg.policy.fork && !t->st.forks_refused) {
+    if ((t->cfg.policy.kind == SG_POLICY_SPECGEN || t->cfg.policy.kind == SG_POLICY_PROBE_EXIT) &&
+        t->cfg.policy.fork && !t->st.forks_refused) {
         sg_trigger_fire fire;
         set_load(t);
         if (sg_trigger_feed(t->trigger, text, len, tokens, &fire)) start_fork(t, g, &fire);
@@ -498,11 +586,43 @@ static void fork_failed(sg_task *t, gen_ctx *g, const sg_gen_summary *s) {
     }
 }
 
+/* probe-exit:K: a probe's answer is not timed. When its kernel is the previous probe's of
+ * the same iteration (equal normalized source), the reasoning stops and that kernel is the
+ * iteration's final answer. */
+static void probe_answer(sg_task *t, gen_ctx *g, const char *text, size_t len) {
+    sg_buf src = {0};
+    sg_extract_info info;
+    sg_err err;
+    int ok = sg_extract_kernel(text, len, t->spec.lang, &src, &info, &err) == 0;
+    sg_buf_free(&src);
+    int agree = ok && t->probe_have && info.hash == t->probe_hash;
+    t->probe_hash = info.hash; /* a probe without a kernel breaks the run */
+    t->probe_have = ok;
+    char hex[17] = "";
+    if (ok) sg_srcnorm_hex(info.hash, hex);
+    RECORD(t, "probe", "{s:i,s:I,s:b,s:s,s:b}", "fork", g->index, "at_tokens",
+           (json_int_t)g->fire.tokens, "kernel", ok, "hash", hex, "agrees", agree);
+    if (!agree) {
+        sg_trigger_fork_finished(t->trigger, g->fire.rule, 0); /* no skip on a repeat */
+        return;
+    }
+    uint64_t tokens = 0;
+    for (gen_ctx *r = t->gens; r; r = r->next)
+        if (r->kind == GEN_REASONING && r->iteration == g->iteration) tokens += r->reasoning_tokens;
+    t->st.early_stops++;
+    t->st.tokens_at_early_stop += tokens;
+    RECORD(t, "early_stop", "{s:s,s:I,s:i}", "why", "probes_agree", "reasoning_tokens",
+           (json_int_t)tokens, "fork", g->index);
+    submit_candidate(t, text, len, "probe-exit", g);
+    abort_gens(t, g->iteration); /* the reasoning and the other probes */
+}
+
 static void on_gen_done(void *arg, const sg_gen_summary *s) {
     gen_ctx *g = arg;
     sg_task *t = g->task;
     g->gen = NULL;
     gen_unlink(t, g);
+    if (t->workers && g->kind == GEN_REASONING) t->workers[g->worker].gens--;
     t->tokens_done += s->reasoning_tokens + s->content_tokens;
     if (t->hooks.record) {
         const char *kind = g->kind == GEN_FORK ? "fork" : "reasoning";
@@ -548,10 +668,15 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
             sg_buf text = {0};
             sg_buf_append_str(&text, t->answer_prefix);
             sg_buf_append(&text, g->content.data ? g->content.data : "", g->content.len);
-            if (t->phase == PHASE_RUNNING) submit_candidate(t, text.data, text.len, "fork", g);
+            if (t->phase == PHASE_RUNNING && t->cfg.policy.kind == SG_POLICY_PROBE_EXIT)
+                probe_answer(t, g, text.data, text.len);
+            else if (t->phase == PHASE_RUNNING)
+                submit_candidate(t, text.data, text.len, "fork", g);
             sg_buf_free(&text);
         } else if (t->phase == PHASE_RUNNING) {
             submit_candidate(t, g->content.data ? g->content.data : "", g->content.len, "final", g);
+            /* probe-exit: the final answer is in; its probes still running are moot */
+            if (t->cfg.policy.kind == SG_POLICY_PROBE_EXIT) abort_gens(t, g->iteration);
         }
     }
     if (g->kind == GEN_FORK) room_freed(t);
@@ -606,23 +731,26 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
 
 /* ---- iterations ---- */
 
-static void build_messages(sg_task *t) {
+/* The iteration's messages from a feedback ring, a best kernel and its speedup, and the
+ * iteration number the prompt shows (a worker's own, under workers:N). */
+static void build_messages_from(sg_task *t, int iteration, char **feedback, int nfeedback,
+                                const char *best_kernel, double best_speedup) {
     sg_buf fb = {0};
-    if (t->nfeedback) {
+    if (nfeedback) {
         sg_buf_append_str(&fb, t->cfg.prompts->feedback_header);
-        for (int i = 0; i < t->nfeedback; i++) {
+        for (int i = 0; i < nfeedback; i++) {
             sg_buf_append_str(&fb, "- ");
-            sg_buf_append_str(&fb, t->feedback[i]);
+            sg_buf_append_str(&fb, feedback[i]);
             if (fb.len && fb.data[fb.len - 1] != '\n') sg_buf_append_str(&fb, "\n");
         }
         sg_buf_append_str(&fb, "\n");
     }
     char iter[16], best[32], target[32];
-    snprintf(iter, sizeof iter, "%d", t->st.iteration);
-    snprintf(best, sizeof best, "%.2f", t->st.best_speedup);
+    snprintf(iter, sizeof iter, "%d", iteration);
+    snprintf(best, sizeof best, "%.2f", best_speedup);
     snprintf(target, sizeof target, "%.2f", t->cfg.crit.target_speedup);
     sg_buf kernel = {0};
-    sg_buf_append_str(&kernel, t->best_kernel);
+    sg_buf_append_str(&kernel, best_kernel);
     if (kernel.len && kernel.data[kernel.len - 1] != '\n') sg_buf_append_str(&kernel, "\n");
     const char *keys[] = {"name",      "lang",        "description",  "target",
                           "iteration", "best_kernel", "best_speedup", "feedback"};
@@ -639,29 +767,75 @@ static void build_messages(sg_task *t) {
     sg_buf_free(&kernel);
 }
 
+static void build_messages(sg_task *t) {
+    build_messages_from(t, t->st.iteration, t->feedback, t->nfeedback, t->best_kernel,
+                        t->st.best_speedup);
+}
+
+/* A reasoning stream on the current messages; NULL (the task stopping) when it could not
+ * start. */
+static gen_ctx *start_stream(sg_task *t, int index, int worker) {
+    gen_ctx *g = gen_new(t, GEN_REASONING, index);
+    g->worker = worker;
+    sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
+    sg_err err;
+    g->gen = t->llm.start_reasoning(t->llm.impl, t->system, t->user, &ev, &err);
+    if (!g->gen) {
+        gen_unlink(t, g);
+        gen_free(g);
+        stop_task(t, SG_CRIT_CONTINUE, err.msg);
+        return NULL;
+    }
+    return g;
+}
+
 static void start_iteration(sg_task *t) {
     SG_ASSERT(t->phase == PHASE_RUNNING && t->iter_gens == 0);
     t->st.iteration++;
     t->iter_gens = 0;
     t->iter_cut = 0;
     t->best_at_iter_start = t->st.best_speedup;
+    t->probe_have = 0;
     sg_trigger_reset(t->trigger);
     build_messages(t);
     RECORD(t, "iteration_start", "{s:f,s:i}", "best_speedup", t->st.best_speedup, "feedback_items",
            t->nfeedback);
-    for (int i = 0; i < t->cfg.policy.streams; i++) {
-        gen_ctx *g = gen_new(t, GEN_REASONING, i + 1);
-        sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
-        sg_err err;
-        g->gen = t->llm.start_reasoning(t->llm.impl, t->system, t->user, &ev, &err);
-        if (!g->gen) {
-            gen_unlink(t, g);
-            gen_free(g);
-            stop_task(t, SG_CRIT_CONTINUE, err.msg);
-            return;
-        }
-    }
+    for (int i = 0; i < t->cfg.policy.streams; i++)
+        if (!start_stream(t, i + 1, 0)) return;
     progress(t);
+}
+
+/* workers:N: worker w's next round, on its own feedback and best kernel; 0 when its budget
+ * of rounds is spent (it is then done). Each round is a task-wide iteration id of its own. */
+static int start_round(sg_task *t, int wi) {
+    worker *w = &t->workers[wi];
+    sg_crit b = sg_criterion_on_budget(&t->cfg.crit, since_start(t), t->st.tokens_total, w->round);
+    if (b != SG_CRIT_CONTINUE) {
+        w->done = 1;
+        t->workers_end = b;
+        return 0;
+    }
+    w->round++;
+    w->iteration = ++t->st.iteration;
+    const char *base = t->spec.baseline ? t->spec.baseline : "";
+    build_messages_from(t, w->round, w->feedback, w->nfeedback,
+                        w->best_kernel ? w->best_kernel : base, w->best_speedup);
+    RECORD(t, "iteration_start", "{s:f,s:i,s:i,s:i}", "best_speedup", w->best_speedup,
+           "feedback_items", w->nfeedback, "worker", wi + 1, "round", w->round);
+    if (!start_stream(t, wi + 1, wi)) return 0;
+    w->gens++;
+    return 1;
+}
+
+/* workers:N: every idle worker starts its next round; the task ends when all are done. */
+static void workers_advance(sg_task *t) {
+    int live = 0;
+    for (int i = 0; i < t->cfg.policy.streams && t->phase == PHASE_RUNNING; i++) {
+        worker *w = &t->workers[i];
+        if (!w->done && !w->gens && !w->jobs) start_round(t, i);
+        live += !w->done || w->gens || w->jobs;
+    }
+    if (t->phase == PHASE_RUNNING && !live) stop_task(t, t->workers_end, NULL);
 }
 
 static void finish_now(sg_loop *loop, void *arg) {
@@ -686,6 +860,10 @@ static void maybe_advance(sg_task *t) {
             t->finish_scheduled = 1;
             sg_loop_defer(t->loop, finish_now, t); /* not from inside a port's callback */
         }
+        return;
+    }
+    if (t->phase == PHASE_RUNNING && t->workers) {
+        workers_advance(t);
         return;
     }
     if (t->phase != PHASE_RUNNING || t->iter_gens > 0) return;
@@ -753,7 +931,10 @@ static void on_baseline(void *arg, const sg_job_outcome *o) {
     }
     t->st.baseline_ns_median = (int64_t)o->base_ns;
     set_phase(t, PHASE_RUNNING);
-    start_iteration(t);
+    if (t->workers)
+        workers_advance(t);
+    else
+        start_iteration(t);
 }
 
 /* ---- life cycle ---- */
@@ -777,6 +958,14 @@ sg_task *sg_task_new(sg_loop *loop, const sg_task_config *cfg, const sg_task_spe
     t->feedback = sg_xcalloc((size_t)max, sizeof *t->feedback);
     t->best_kernel = sg_xstrdup(spec->baseline ? spec->baseline : "");
     t->st.best_speedup = 1.0;
+    if (cfg->policy.kind == SG_POLICY_WORKERS) {
+        SG_ASSERT(cfg->policy.streams >= 1);
+        t->workers = sg_xcalloc((size_t)cfg->policy.streams, sizeof *t->workers);
+        for (int i = 0; i < cfg->policy.streams; i++) {
+            t->workers[i].feedback = sg_xcalloc((size_t)max, sizeof(char *));
+            t->workers[i].best_speedup = 1.0;
+        }
+    }
     sg_buf prefix = {0};
     const char *k = "lang";
     sg_buf_fill(&prefix, cfg->prompts->answer_prefix, &k, &spec->lang, 1);
@@ -796,7 +985,7 @@ int sg_task_start(sg_task *t, sg_err *err) {
            t->cfg.crit.target_speedup);
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
-    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0};
+    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0, 0};
     if (t->dev.submit(t->dev.impl, &req, on_baseline, t, err) < 0) return -1;
     t->jobs_pending++;
     return 0;
@@ -817,6 +1006,12 @@ void sg_task_free(sg_task *t) {
     sg_trigger_free(t->trigger);
     for (int i = 0; i < t->nfeedback; i++) free(t->feedback[i]);
     free(t->feedback);
+    for (int w = 0; t->workers && w < t->cfg.policy.streams; w++) {
+        for (int i = 0; i < t->workers[w].nfeedback; i++) free(t->workers[w].feedback[i]);
+        free(t->workers[w].feedback);
+        free(t->workers[w].best_kernel);
+    }
+    free(t->workers);
     free(t->hashes);
     free(t->best_kernel);
     free(t->system);

@@ -24,15 +24,33 @@
 
 #include <jansson.h>
 
-typedef enum { SG_POLICY_SPECGEN = 0, SG_POLICY_SEQUENTIAL, SG_POLICY_PARALLEL } sg_policy_kind;
+/* The fair baselines beside specgen (docs/eval.md):
+ *  - sequential: one reasoning stream per iteration, its final kernel only;
+ *  - parallel:N: N streams per iteration, the next iteration after all N and their jobs end;
+ *  - probe:K (kind SPECGEN, probe = K): a fork every K reasoning tokens, no cue rules;
+ *  - workers:N: N independent streams without a barrier: each worker restarts on its own
+ *    feedback and best kernel as soon as its own final answer is judged (KernelAgent's
+ *    workers); the task ends at the first kernel that meets the target;
+ *  - probe-exit:K: certainty-based early exit (Dynasor): a probe answer is forked every K
+ *    reasoning tokens and not timed; when two consecutive probes write the same kernel (the
+ *    same source after normalising whitespace and comments, common/srcnorm.h) the reasoning
+ *    stops and that kernel is the iteration's final answer, the only one timed. */
+typedef enum {
+    SG_POLICY_SPECGEN = 0,
+    SG_POLICY_SEQUENTIAL,
+    SG_POLICY_PARALLEL,
+    SG_POLICY_WORKERS,
+    SG_POLICY_PROBE_EXIT
+} sg_policy_kind;
 
 typedef struct sg_policy {
     sg_policy_kind kind;
-    int streams; /* reasoning streams per iteration (parallel:N), else 1 */
-    int fork;    /* 0: --no-fork (specgen without forks) */
+    int streams;    /* reasoning streams per iteration (parallel:N, workers:N), else 1 */
+    int fork;       /* 0: --no-fork (specgen without forks) */
+    uint64_t probe; /* probe:K and probe-exit:K: K, the reasoning tokens between forks; else 0 */
 } sg_policy;
 
-/* "specgen", "sequential", "parallel:4". */
+/* "specgen", "sequential", "parallel:N", "probe:K", "workers:N", "probe-exit:K". */
 int sg_policy_parse(const char *s, sg_policy *out, sg_err *err);
 const char *sg_policy_name(const sg_policy *p, char *buf, size_t n);
 
@@ -97,6 +115,10 @@ typedef struct sg_task_config {
     const sg_chat_template *tmpl;
     const sg_task_prompts *prompts;
     int feedback_last; /* feedback of how many recent candidates goes into the prompt */
+    /* preemption of stale validations: when a fork's kernel is correct and the new best, the
+     * iteration's candidates of older forks still waiting for validation are dropped (the
+     * device port's drop_stale) and yield their slot to fresher jobs; 0: off */
+    int drop_stale;
 } sg_task_config;
 
 typedef struct sg_task sg_task;

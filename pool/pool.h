@@ -91,6 +91,7 @@ typedef struct sg_pool_work {
     const char *name;         /* "candidate 3", for messages */
     const void *model;        /* for simulated slots: the sim's description of the candidate */
     const sg_prof_opts *prof; /* profile jobs: timing options (NULL: defaults) */
+    double value;             /* by_value order: larger goes first among forks (reasoning tokens) */
 } sg_pool_work;
 
 typedef struct sg_pool_job {
@@ -163,9 +164,12 @@ typedef enum { SG_POOL_ELASTIC = 0, SG_POOL_STATIC = 1 } sg_pool_mode;
 
 typedef struct sg_pool_config {
     sg_pool_mode mode;
-    int static_validate, static_profile;   /* SG_POOL_STATIC: V/P (sum = the slots) */
-    int keep_ended;                        /* run jobs of ended iterations (default: drop) */
-    int fifo;                              /* no priorities: arrival order (for comparison) */
+    int static_validate, static_profile; /* SG_POOL_STATIC: V/P (sum = the slots) */
+    int keep_ended;                      /* run jobs of ended iterations (default: drop) */
+    int fifo;                            /* no priorities: arrival order (for comparison) */
+    /* forks by value (work.value: how far the reasoning had got) across tasks, instead of
+     * each iteration's newest fork first with tasks taking turns; finals still first */
+    int by_value;
     int64_t dwell_ns;                      /* least time between splits (default 5 s) */
     double hysteresis;                     /* a new split must cut the cost by this (0.2) */
     int64_t rate_window_ns;                /* arrival rates decay with this time (60 s) */
@@ -187,6 +191,9 @@ void sg_pool_on_event(sg_pool *p, void (*fn)(void *arg, json_t *ev), void *arg);
 uint64_t sg_pool_submit(sg_pool *p, int task, uint64_t iteration, sg_pool_origin origin,
                         const sg_pool_work *work, sg_pool_done_fn done, void *arg);
 void sg_pool_cancel(sg_pool *p, uint64_t job);
+/* The job if it is still queued (it ends DROPPED, its callback maybe inside this call): 1,
+ * else 0 (running, or gone) and nothing changes. */
+int sg_pool_drop_queued(sg_pool *p, uint64_t job);
 /* The iteration is over: drop its queued jobs, kill its running validate jobs; its running
  * profile jobs finish. */
 void sg_pool_end_iteration(sg_pool *p, uint64_t iteration);

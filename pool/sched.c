@@ -405,14 +405,18 @@ static int pick(sg_pool *p, sg_pool_role kind) {
         qjob *q = p->q[i];
         if (q->j.work.kind != kind) continue;
         int c = job_class(p, q);
+        if (p->cfg.by_value && c == 2) c = 1; /* every live fork one class, by value */
         int nt = p->ntasks > 0 ? p->ntasks : 1;
         int rank = ((q->j.task - p->last_task[c] - 1) % nt + nt) % nt; /* turns */
+        if (p->cfg.by_value && c == 1) rank = 0;
         if (best >= 0) {
             qjob *b = p->q[best];
             if (c != bc         ? c > bc
                 : rank != brank ? rank > brank
-                : c == 2        ? q->j.seq < b->j.seq /* older forks: newest */
-                                : q->j.seq > b->j.seq)
+                : p->cfg.by_value && c == 1 && q->j.work.value != b->j.work.value
+                    ? q->j.work.value < b->j.work.value
+                : c == 2 ? q->j.seq < b->j.seq /* older: newest */
+                         : q->j.seq > b->j.seq)
                 continue;
         }
         best = i;
@@ -722,6 +726,16 @@ void sg_pool_cancel(sg_pool *p, uint64_t job) {
             schedule_dispatch(p);
             return;
         }
+}
+
+int sg_pool_drop_queued(sg_pool *p, uint64_t job) {
+    for (int i = 0; i < p->nq; i++)
+        if (p->q[i]->j.id == job) {
+            drop_queued(p, i);
+            schedule_dispatch(p);
+            return 1;
+        }
+    return 0;
 }
 
 void sg_pool_end_iteration(sg_pool *p, uint64_t iteration) {

@@ -3,7 +3,10 @@
 # sim/eval.md.in: `specgen sim --compare --markdown` on the reference and the fitted
 # workload fills the @@...@@ lines, and the plots go to $(dirname OUT)/eval/WORKLOAD/.
 # Everything written is virtual-time output: the same binary and seeds give the same bytes
-# (wall times go to stderr). SIM_SEEDS, SIM_TASKS, SIM_LOAD_TASKS shrink it for tests.
+# (wall times go to stderr). SIM_SEEDS, SIM_TASKS, SIM_LOAD_TASKS shrink it for tests. The
+# page leads with the fair baselines (--compare's second part, issue 27) on SIM_FAIR_SEEDS
+# (1-10) with --iterations SIM_FAIR_ITERATIONS (30: no policy is cut by the iteration cap),
+# on the fitted workload at SIM_TASKS and SIM_LOAD_TASKS and the reference one at SIM_TASKS.
 #
 # sim/eval.sh --scale — the scale checks that end `make bench-sim`, each pinned to one core
 # (taskset -c 0). The first (issue 19, goal raised by issue 29 to 3 s): 1,000 tasks on 64
@@ -76,28 +79,40 @@ fi
 
 out=${1:?usage: sim/eval.sh OUT.md | sim/eval.sh --scale}
 seeds=${SIM_SEEDS:-1-5}
+fair_seeds=${SIM_FAIR_SEEDS:-1-10}
+fair_iterations=${SIM_FAIR_ITERATIONS:-30}
 tasks=${SIM_TASKS:-20}
 load_tasks=${SIM_LOAD_TASKS:-50}
 dir=$(dirname "$out")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-run() { # NAME WORKLOAD TASKS [PLOTS]
+run() { # NAME WORKLOAD TASKS [PLOTS]: the first part of --compare (the paper's setting)
     local plots=()
     [ -n "${4:-}" ] && plots=(--plots "$dir/eval/$4")
     "$specgen" sim --compare --markdown --seeds "$seeds" --tasks "$3" --workload "$2" \
-        "${plots[@]}" >"$tmp/$1"
+        "${plots[@]}" | awk '/^fair baselines:/ { skip = 1 } !skip' >"$tmp/$1.all"
+    sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$tmp/$1.all" >"$tmp/$1" # no blank line at the end
 }
+fair() { # NAME WORKLOAD TASKS: --compare's fair baselines and candidate policies
+    "$specgen" sim --compare --markdown --seeds "$fair_seeds" --iterations "$fair_iterations" \
+        --tasks "$3" --workload "$2" | awk '/^fair baselines:/ { p = 1 } p' >"$tmp/$1"
+}
+fair fairfitted fitted "$tasks"
+fair fairload fitted "$load_tasks"
+fair fairreference reference "$tasks"
 run reference reference "$tasks" reference
 run fitted fitted "$tasks" fitted
 run load fitted "$load_tasks"
 
 # each "@@NAME@@" line becomes that run's output; the settings fill @SEEDS@ and @TASKS@
-awk -v dir="$tmp" -v seeds="$seeds" -v tasks="$tasks" -v load="$load_tasks" '
+awk -v dir="$tmp" -v seeds="$seeds" -v tasks="$tasks" -v load="$load_tasks" \
+    -v fair_seeds="$fair_seeds" -v fair_iterations="$fair_iterations" '
     /^@@[a-z]+@@$/ { f = dir "/" substr($0, 3, length($0) - 4)
                     while ((getline line < f) > 0) print line
                     close(f); next }
-    { gsub(/@SEEDS@/, seeds); gsub(/@TASKS@/, tasks); gsub(/@LOAD_TASKS@/, load); print }
+    { gsub(/@SEEDS@/, seeds); gsub(/@TASKS@/, tasks); gsub(/@LOAD_TASKS@/, load)
+      gsub(/@FAIR_SEEDS@/, fair_seeds); gsub(/@FAIR_ITERATIONS@/, fair_iterations); print }
 ' "$root/sim/eval.md.in" >"$tmp/eval.md"
 mv "$tmp/eval.md" "$out"
 echo "wrote $out and $dir/eval/{reference,fitted}/{time_to_target,utilisation}.svg" >&2

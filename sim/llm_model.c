@@ -26,6 +26,10 @@ typedef struct ctx {                 /* a reasoning stream's prefix in its insta
     uint64_t length;                 /* the whole reasoning, tokens */
     uint64_t cached;                 /* tokens of it in the cache now (prompt included) */
     double floor;                    /* q_carry: the quality this iteration starts from (0: none) */
+    int have_kernel;                 /* kernel_step: its last fork's step, quality and id */
+    int64_t kernel_at;
+    double kernel_q;
+    uint64_t kernel_id;
     int listed;                      /* on its instance's LRU list */
     struct sg_sim_gen *gen;          /* its reasoning stream while it runs */
     struct ctx *next_of_task;        /* the task's contexts */
@@ -400,10 +404,11 @@ static void reasoning_text(sg_sim_gen *g, uint64_t k, sg_buf *out) {
     }
 }
 
-/* The answer: filler, then the kernel, whose quality q and unique id are in its source. */
-static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
+/* The answer: filler, then the kernel, whose quality q and id are in its source (id 0: a
+ * new unique one). */
+static void make_answer_id(sg_sim_gen *g, double q, uint64_t tokens, uint64_t id) {
     q = q < 0 ? 0 : q > 1 ? 1 : q;
-    uint64_t id = ++g->m->ids;
+    if (!id) id = ++g->m->ids;
     if (tokens > 30) filler(g->m, &g->rng, tokens - 30, &g->answer);
     /* in code, not a comment: a comment would be folded away and every kernel a duplicate */
     sg_buf_printf(&g->answer,
@@ -411,6 +416,31 @@ static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
                   "block=256\n__kernel void k(__global float *y) { y[0] = SIM_Q; }\n```\n",
                   q, (unsigned long long)id);
     g->answer_tokens = tokens;
+}
+
+static void make_answer(sg_sim_gen *g, double q, uint64_t tokens) {
+    make_answer_id(g, q, tokens, 0);
+}
+
+/* kernel_step: the fork writes its stream's previous fork's kernel again when its quality
+ * before noise q_mean is in the same step; else a new kernel of quality q, remembered. */
+static void make_fork_answer(sg_sim_gen *g, ctx *c, double q_mean, double q) {
+    double s = g->m->w.kernel_step;
+    uint64_t tokens = (uint64_t)g->m->w.fork_tokens;
+    if (!(s > 0) || !c) {
+        make_answer(g, q, tokens);
+        return;
+    }
+    int64_t at = (int64_t)floor(q_mean / s);
+    if (c->have_kernel && c->kernel_at == at) {
+        make_answer_id(g, c->kernel_q, tokens, c->kernel_id);
+        return;
+    }
+    make_answer(g, q, tokens);
+    c->have_kernel = 1;
+    c->kernel_at = at;
+    c->kernel_q = q;
+    c->kernel_id = g->m->ids;
 }
 
 /* ---- stepping ---- */
@@ -566,9 +596,9 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
     if (hit) touch(m, c, c->cached);
     double f = c && c->length ? (double)prefix_tokens / (double)c->length : 0.5;
     f = f > 1 ? 1 : f;
-    double q =
-        quality(&m->w, iteration, c ? c->floor : 0, f, m->w.q1) + m->w.q_sd * normal(&g->rng);
-    make_answer(g, q, (uint64_t)m->w.fork_tokens);
+    double q_mean = quality(&m->w, iteration, c ? c->floor : 0, f, m->w.q1);
+    double q = q_mean + m->w.q_sd * normal(&g->rng);
+    make_fork_answer(g, c, q_mean, q);
     start_after(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s);
     return g;
 }

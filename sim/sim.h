@@ -67,6 +67,13 @@ typedef struct sg_sim_workload {
      * starts from c times the quality of the best kernel in its prompt, when that is higher,
      * and its end (last fork, final answer) improves on that by q_iter */
     double q_carry;
+    /* 0: every answer is a new kernel (its own SIM_ID). s > 0: the same kernel model (what
+     * probe-exit:K's "two probes agree" reads): a fork whose quality before noise, q, falls
+     * in the same step floor(q / s) as the previous fork of the same reasoning stream writes
+     * that fork's kernel again, byte for byte (same SIM_Q and SIM_ID); else a new one.
+     * `sim --compare` runs its probe-exit rows (and a specgen row beside them) with s = q_sd
+     * when the workload leaves it 0 (docs/eval.md). ASSUMPTION: nothing measured. */
+    double kernel_step;
     /* devices */
     sg_sim_slot_model slots;
     /* tasks */

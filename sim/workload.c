@@ -73,6 +73,7 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
         {"q_final", &w->q_final, NULL},
         {"q_iter", &w->q_iter, NULL},
         {"q_carry", &w->q_carry, NULL},
+        {"kernel_step", &w->kernel_step, NULL},
         {"validate_s", &w->slots.service_s[SG_POOL_VALIDATE], NULL},
         {"profile_s", &w->slots.service_s[SG_POOL_PROFILE], NULL},
         {"service_cv", &w->slots.cv, NULL},

@@ -38,6 +38,7 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
                                         "transition_min_new_tokens",
                                         "max_in_flight",
                                         "max_backlog",
+                                        "max_in_flight_idle",
                                         "max_queue_per_slot",
                                         "dup_skip_after",
                                         "pending_stale_tokens",
@@ -86,6 +87,12 @@ int sg_trigger_config_from_json(const json_t *obj, sg_trigger_config *c, const c
         return sg_errf(err, "%s: field \"max_backlog\": must be 0..1024 (0: off), got %lld", where,
                        (long long)n);
     c->max_backlog = (int)n;
+    n = c->max_in_flight_idle;
+    if (sg_json_get_int(obj, "max_in_flight_idle", 0, &n, where, err) < 0) return -1;
+    if (n < 0 || n > 1024)
+        return sg_errf(err, "%s: field \"max_in_flight_idle\": must be 0..1024 (0: off), got %lld",
+                       where, (long long)n);
+    c->max_in_flight_idle = (int)n;
     double q = c->max_queue_per_slot;
     if (sg_json_get_num(obj, "max_queue_per_slot", 0, &q, where, err) < 0) return -1;
     if (!(q >= 0) || q > 1000)
@@ -308,7 +315,12 @@ static int skip_for_duplicates(sg_trigger *t, sg_rule r) {
 static int have_room(const sg_trigger *t, uint64_t since) {
     if (t->cfg.max_backlog > 0 && t->in_flight + t->backlog >= t->cfg.max_backlog) return 0;
     if (t->cfg.max_queue_per_slot > 0 && t->pool_queue >= t->cfg.max_queue_per_slot) return 0;
-    return t->in_flight < t->cfg.max_in_flight && since >= t->cfg.min_spacing_tokens;
+    /* max_in_flight_idle: another cap while no job waits for a slot (the pool's queue, as
+     * max_queue_per_slot reads it, is empty) */
+    int cap = t->cfg.max_in_flight_idle > 0 && t->cfg.max_queue_per_slot > 0 && t->pool_queue <= 0
+                  ? t->cfg.max_in_flight_idle
+                  : t->cfg.max_in_flight;
+    return t->in_flight < cap && since >= t->cfg.min_spacing_tokens;
 }
 
 /* The pending code-block cue: 1 to fork on it now; it stays pending while there is no

@@ -48,7 +48,10 @@ typedef struct sg_trigger_config {
     uint64_t min_spacing_tokens;
     uint64_t transition_min_new_tokens;
     int max_in_flight;
-    int max_backlog;           /* 0: off; else forks in flight + candidates not yet judged */
+    int max_backlog; /* 0: off; else forks in flight + candidates not yet judged */
+    /* 0: off; else the cap on forks in flight while no job waits for a slot (the pool's
+     * queue is empty; needs max_queue_per_slot > 0 to be read), max_in_flight otherwise */
+    int max_in_flight_idle;
     double max_queue_per_slot; /* 0: off; else fork only while the pool's queue per slot is below */
     int dup_skip_after;        /* 0: never skip */
     uint64_t pending_stale_tokens; /* a pending code-block cue older than this is dropped */

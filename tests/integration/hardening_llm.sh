@@ -34,7 +34,7 @@ check "sim --concurrency 0 (0: all) is taken" "$SPECGEN" sim --concurrency 0 --t
 # ---- 24.9: --policy probe:0, --workload /nonexistent, a malformed --llm URL ----
 check_output "sim --policy probe:0 says what probe:K takes" "'probe:0': probe:K needs K" "$SPECGEN" sim --policy probe:0
 check_output "sim --policy bogus lists probe:K among the policies" \
-    "'bogus' is not a policy \(specgen, sequential, parallel:N, probe:K\)" "$SPECGEN" sim --policy bogus
+    "'bogus' is not a policy \(specgen, sequential, parallel:N, probe:K, workers:N, probe-exit:K\)" "$SPECGEN" sim --policy bogus
 check_output "sim --workload /nonexistent names the file, no 'line -1'" \
     '^specgen sim: workload: /nonexistent: unable to open /nonexistent: No such file or directory$' \
     "$SPECGEN" sim --workload /nonexistent

@@ -27,6 +27,16 @@ for b in sequential parallel:4 probe:1000; do
     check "specgen gets more profiling feedback than $b" \
         python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$(fb specgen)" "$(fb $b)"
 done
+# the fair baselines (issue 27): every family at its best on a work-conserving pool, with
+# paired 95% intervals, and the new policies run on their own
+check_output "--compare shows each baseline family at its best with an interval" \
+    '^  (sequential|parallel:[0-9]) .* e2e [0-9.]+x \[[0-9.]+-[0-9.]+\]  feedback [0-9.]+x \[' cat "$out/a"
+for fam in 'workers:[0-9]' 'probe:[0-9]+' 'probe-exit:[0-9]+'; do
+    check_output "--compare has a fair row for ${fam%%:*}" "^  $fam (elastic|static) +paper " cat "$out/a"
+done
+check_output "--compare names the best fair baseline" '^  the best fair baseline on this workload: ' cat "$out/a"
+check_output "sim --policy workers:2 runs" '^workers:2 ' "$SPECGEN" sim --policy workers:2 --seeds 1 --tasks 4
+check_output "sim --policy probe-exit:500 runs" '^probe-exit:500 ' "$SPECGEN" sim --policy probe-exit:500 --seeds 1 --tasks 4
 check_output "--sweep ranks the knobs and says where the defaults stand" \
     'the defaults \(s150 f1 no-stop h0.2\) rank [0-9]+ of 192' "$SPECGEN" sim --sweep --seeds 1 --tasks 3
 check_output "a workload's unknown field is named" "unknown field 'decode'" \
@@ -64,7 +74,7 @@ check_output "the report marks a simulated campaign" 'campaign 1 \(simulated\)' 
 # ---- the evaluation page (make bench-sim's sim/eval.sh, small) ----
 mkdir -p "$out/e1" "$out/e2"
 for x in 1 2; do
-    SPECGEN="$SPECGEN" SIM_SEEDS=1-2 SIM_TASKS=4 SIM_LOAD_TASKS=6 sim/eval.sh "$out/e$x/eval.md" 2>/dev/null
+    SPECGEN="$SPECGEN" SIM_SEEDS=1-2 SIM_FAIR_SEEDS=1-3 SIM_TASKS=4 SIM_LOAD_TASKS=6 sim/eval.sh "$out/e$x/eval.md" 2>/dev/null
 done
 check "sim/eval.sh writes the page and the plots" test -s "$out/e1/eval.md" -a -s "$out/e1/eval/fitted/utilisation.svg"
 check "the page is the same, byte for byte, on the same seeds" diff -r "$out/e1" "$out/e2"
@@ -73,7 +83,9 @@ import sys
 t = open(sys.argv[1]).read()
 need = ['*workload reference: 4 tasks', '*workload fitted: 4 tasks', '*workload fitted: 6 tasks']
 ok = all(n in t for n in need) and t.count('| **specgen** |') == 3 and t.count('| early stop |') == 3
-ok = ok and '@' + '@' not in t and '@SEEDS@' not in t
+ok = ok and '@' + '@' not in t and '@SEEDS@' not in t and '@FAIR' not in t
+ok = ok and t.count('| baseline at its best |') == 3 and '### What is beaten and what is not' in t
+ok = ok and t.index('| baseline at its best |') < t.index('| **specgen** |')  # it leads
 ok = ok and not [l for l in t.splitlines() if l.startswith(('|', '- vs')) and 'wall' in l]
 sys.exit(0 if ok else 1)" "$out/e1/eval.md"
 check_output "the page puts the published figures beside ours" \

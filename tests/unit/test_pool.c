@@ -103,6 +103,8 @@ static void on_done(void *arg, const sg_pool_job *job, const sg_pool_result *r) 
     if (r->end != SG_POOL_DROPPED) h->order[h->norder++] = x->tag;
 }
 
+static int next_by_value; /* the next harness_new's sg_pool_config.by_value (then reset) */
+
 static harness *harness_new(int nslots, const int *dev, const char *pools) {
     harness *h = sg_xcalloc(1, sizeof *h);
     sg_err err;
@@ -118,6 +120,8 @@ static harness *harness_new(int nslots, const int *dev, const char *pools) {
     sg_pool_config cfg;
     sg_pool_config_default(&cfg);
     assert_int_equal(sg_pool_config_parse(pools, &cfg, &err), 0);
+    cfg.by_value = next_by_value;
+    next_by_value = 0;
     assert_int_equal(
         sg_pool_new(h->loop, &cfg, d, nslots, &sg_sim_slot_ops, h->sim, &h->pool, &err), 0);
     sg_sim_slots_bind(h->sim, h->pool);
@@ -191,6 +195,38 @@ static void test_priority_order(void **state) {
     }
     assert_int_equal(dropped, 1);
     assert_int_equal(killed, 1);
+    harness_free(h);
+}
+
+/* A job with a value (by_value: how far its fork's reasoning had got). */
+static uint64_t submit_value(harness *h, int tag, int task, uint64_t iter, sg_pool_origin o,
+                             double value) {
+    h->jobs[tag] = (sg_sim_job){.service_s = 1, .pass = 1, .speedup = 2};
+    sg_pool_work w = {
+        .kind = SG_POOL_VALIDATE, .model = &h->jobs[tag], .name = "job", .value = value};
+    return sg_pool_submit(h->pool, task, iter, o, &w, on_done, h);
+}
+
+/* by_value: the final answers first, then every live fork across tasks by
+ * value, largest first (not each iteration's newest with tasks taking turns). A job still
+ * queued can be dropped alone (sg_pool_drop_queued); a running one is not. */
+static void test_by_value_order_and_drop_queued(void **state) {
+    (void)state;
+    next_by_value = 1;
+    harness *h = harness_new(2, (int[]){0, 1}, "static:1/1");
+    uint64_t first = submit_value(h, 1, 0, 1, SG_POOL_FINAL, 0); /* all queue before a dispatch */
+    submit_value(h, 2, 0, 1, SG_POOL_FORK, 100);
+    submit_value(h, 3, 0, 1, SG_POOL_FORK, 900);
+    submit_value(h, 4, 1, 2, SG_POOL_FORK, 500);
+    uint64_t gone = submit_value(h, 5, 1, 2, SG_POOL_FORK, 300);
+    submit_value(h, 6, 1, 2, SG_POOL_FINAL, 50);
+    assert_int_equal(sg_pool_drop_queued(h->pool, gone), 1);
+    run(h);
+    int want[] = {6, 1, 3, 4,
+                  2}; /* the finals (tasks take turns: task 1's first), then 900, 500, 100 */
+    assert_int_equal(h->norder, 5);
+    for (int i = 0; i < 5; i++) assert_int_equal(h->order[i], want[i]);
+    assert_int_equal(sg_pool_drop_queued(h->pool, first), 0); /* long gone */
     harness_free(h);
 }
 
@@ -411,6 +447,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_tasks_take_turns),
+        cmocka_unit_test(test_by_value_order_and_drop_queued),
         cmocka_unit_test(test_cancel_iteration_midway),
         cmocka_unit_test(test_profile_alone_on_device),
         cmocka_unit_test(test_no_flapping),

@@ -247,6 +247,47 @@ static void test_same_seed_same_text(void **state) {
     assert_true(text_hash(5) != text_hash(6));
 }
 
+/* The kernel a fork wrote after `prefix` tokens of stream 0's (ended) reasoning. */
+static void fork_kernel(sg_sim_llm *m, sg_loop *loop, uint64_t prefix, char *out, size_t n) {
+    seen f = {.loop = loop, .m = m};
+    sg_sim_gen_cb cb = {NULL, on_content, on_done, &f};
+    f.gen = sg_sim_llm_fork(m, 0, 1, 0, prefix, &cb);
+    run(loop);
+    assert_true(f.done);
+    const char *k = memmem(f.text.data, f.text.len, "```opencl", 9);
+    assert_non_null(k);
+    snprintf(out, n, "%.*s", (int)(f.text.len - (size_t)(k - f.text.data)), k);
+    sg_buf_free(&f.text);
+}
+
+/* kernel_step 0.25 on a straight quality line (q = f, no noise to speak of): forks at 50%
+ * and 53% of a 3000-token reasoning are in step 2 and write the same kernel, byte for byte;
+ * one at 80% (step 3) a new one. With kernel_step 0 every fork writes a new kernel. */
+static void test_same_kernel_step(void **state) {
+    (void)state;
+    for (int on = 0; on <= 1; on++) {
+        sg_sim_workload w;
+        workload(&w);
+        w.q0 = 0, w.q1 = 1, w.q_gamma = 1, w.q_sd = 1e-6;
+        w.kernel_step = on ? 0.25 : 0;
+        sg_loop *loop;
+        sg_sim_llm *m = new_model(&w, 1, &loop);
+        seen s = {.loop = loop, .m = m};
+        reason(m, &s, 0);
+        run(loop);
+        char a[512], b[512], c[512];
+        fork_kernel(m, loop, 1500, a, sizeof a);
+        fork_kernel(m, loop, 1600, b, sizeof b);
+        fork_kernel(m, loop, 2400, c, sizeof c);
+        assert_true(on ? !strcmp(a, b) : strcmp(a, b) != 0);
+        assert_true(strcmp(b, c) != 0);
+        assert_non_null(strstr(a, "#define SIM_Q 0.50"));
+        assert_non_null(strstr(c, "#define SIM_Q 0.80"));
+        sg_buf_free(&s.text);
+        free_model(m, loop);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_stream),
@@ -254,6 +295,7 @@ int main(void) {
         cmocka_unit_test(test_abort_counts_the_chunk_so_far),
         cmocka_unit_test(test_fork_prefix_cache),
         cmocka_unit_test(test_same_seed_same_text),
+        cmocka_unit_test(test_same_kernel_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

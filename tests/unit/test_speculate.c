@@ -232,6 +232,32 @@ static void test_trigger_load_limits(void **state) {
     json_decref(j);
 }
 
+/* max_in_flight_idle: 3 forks in flight while the pool's queue is empty, 1 while jobs wait. */
+static void test_trigger_more_forks_while_idle(void **state) {
+    sg_trigger_config c = quiet_config();
+    c.interval_tokens = 100, c.max_in_flight = 1, c.max_in_flight_idle = 3;
+    c.max_queue_per_slot = 2;
+    sg_trigger *t = sg_trigger_new(&c);
+    sg_trigger_fire f;
+    for (uint64_t tok = 100; tok <= 300; tok += 100) { /* the queue is empty (0) */
+        assert_int_equal(sg_trigger_feed(t, "x", 1, tok, &f), 1);
+        sg_trigger_fork_started(t, &f);
+    }
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 400, &f), 0); /* 3 in flight: the idle cap */
+    sg_trigger_fork_finished(t, SG_RULE_INTERVAL, 0);
+    sg_trigger_set_pool_queue(t, 0.5); /* a job waits: the cap is max_in_flight, 1 */
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 500, &f), 0);
+    sg_trigger_set_pool_queue(t, 0);
+    assert_int_equal(sg_trigger_feed(t, "x", 1, 510, &f), 1);
+    sg_trigger_free(t);
+    json_t *j = json_pack("{s:i}", "max_in_flight_idle", 2000);
+    sg_err err;
+    assert_int_equal(sg_trigger_config_from_json(j, &c, "trigger.json", &err), -1);
+    assert_string_equal(
+        err.msg, "trigger.json: field \"max_in_flight_idle\": must be 0..1024 (0: off), got 2000");
+    json_decref(j);
+}
+
 static void test_trigger_skips_after_duplicates(void **state) {
     sg_trigger_config c = quiet_config();
     c.dup_skip_after = 2;
@@ -469,6 +495,7 @@ int main(void) {
         cmocka_unit_test(test_trigger_transition_needs_boundary_and_new_tokens),
         cmocka_unit_test(test_trigger_interval_spacing_and_cap),
         cmocka_unit_test(test_trigger_load_limits),
+        cmocka_unit_test(test_trigger_more_forks_while_idle),
         cmocka_unit_test(test_trigger_skips_after_duplicates),
         cmocka_unit_test(test_trigger_pending_code_block),
         cmocka_unit_test(test_trigger_config_errors),

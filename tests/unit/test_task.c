@@ -27,6 +27,10 @@ typedef struct script {
     } forks[8];
     int nforks;
     int64_t word_ns, fork_ns;
+    /* when set: the reasoning and final answer of the n-th reasoning stream started (the
+     * last one for every later stream) */
+    const char *reasoning_by_start[4], *final_by_start[4];
+    int nby_start;
 } script;
 
 struct sg_gen {
@@ -85,6 +89,12 @@ static sg_gen *fake_start_reasoning(void *impl, const char *system, const char *
     g->sc = f->sc;
     g->pos = f->sc->reasoning;
     g->answer = f->sc->final;
+    if (f->sc->nby_start) {
+        int i =
+            f->reasoning_started < f->sc->nby_start ? f->reasoning_started : f->sc->nby_start - 1;
+        g->pos = f->sc->reasoning_by_start[i];
+        g->answer = f->sc->final_by_start[i];
+    }
     f->reasoning_started++;
     g->timer = sg_loop_timer(f->loop, f->sc->word_ns, gen_step, g);
     return g;
@@ -136,7 +146,8 @@ typedef struct fake_job {
     sg_job_done_fn done;
     void *arg;
     sg_job_outcome o;
-    int iteration;
+    int iteration, fork;
+    uint64_t tokens; /* the request's reasoning_tokens */
     uint64_t timer;
     struct fake_job *next;
 } fake_job;
@@ -162,17 +173,24 @@ static void job_finish(sg_loop *loop, void *arg) {
     free(j);
 }
 
-/* Cancelled jobs answer at once (from the loop), marked cancelled, as the real port does. */
-static void fake_end_iteration(void *impl, int iteration) {
-    fake_dev *d = impl;
+/* Cancelled jobs answer at once (from the loop), marked cancelled, as the real port does:
+ * the iteration's (below: its forks' from before `tokens`, when stale is set). */
+static void fake_cancel(fake_dev *d, int iteration, int stale, uint64_t tokens) {
     for (fake_job *j = d->running; j; j = j->next) {
         if (j->iteration != iteration || j->o.cancelled) continue;
+        if (stale && (!j->fork || j->tokens >= tokens)) continue;
         sg_loop_timer_cancel(d->loop, j->timer);
         memset(&j->o, 0, sizeof j->o);
         j->o.cancelled = 1;
         snprintf(j->o.verdict, sizeof j->o.verdict, "dropped");
         j->timer = sg_loop_timer(d->loop, 0, job_finish, j);
     }
+}
+
+static void fake_end_iteration(void *impl, int iteration) { fake_cancel(impl, iteration, 0, 0); }
+
+static void fake_drop_stale(void *impl, int iteration, uint64_t tokens) {
+    fake_cancel(impl, iteration, 1, tokens);
 }
 
 static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn done, void *arg,
@@ -203,9 +221,13 @@ static int fake_submit(void *impl, const sg_job_request *req, sg_job_done_fn don
                  j->o.speedup);
     }
     j->iteration = req->iteration;
+    j->fork = req->fork;
+    j->tokens = req->reasoning_tokens;
     j->next = d->running;
     d->running = j;
-    j->timer = sg_loop_timer(d->loop, d->job_ns ? d->job_ns : 20 * SG_MS, job_finish, j);
+    int64_t ns = d->job_ns ? d->job_ns : 20 * SG_MS;
+    if (req->source && strstr(req->source, "SLOW")) ns *= 50; /* a slow one: 1 s by default */
+    j->timer = sg_loop_timer(d->loop, ns, job_finish, j);
     return 0;
 }
 
@@ -252,12 +274,15 @@ static void run_task_dev(const script *sc, const char *policy, int baseline_brok
                          int max_iterations, int64_t job_ns, run *r) {
     sg_err err;
     sg_loop *loop = sg_loop_new_virtual(0, &err);
-    fake_llm f = {.loop = loop, .sc = sc};
+    /* static: tests read LLM and DEV after the run (they were on this frame's stack) */
+    static fake_llm f;
+    f = (fake_llm){.loop = loop, .sc = sc};
     LLM = &f;
-    fake_dev d = {.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
+    static fake_dev d;
+    d = (fake_dev){.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
     DEV = &d;
     sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort};
-    sg_dev_port dp = {&d, fake_submit, fake_end_iteration, NULL};
+    sg_dev_port dp = {&d, fake_submit, fake_end_iteration, NULL, fake_drop_stale};
     sg_chat_template tmpl;
     assert_int_equal(sg_template_load(prompts_dir(), "generic", &tmpl, &err), 0);
     sg_task_prompts prompts;
@@ -535,6 +560,151 @@ static void test_code_block_cue_waits_for_a_slot(void **state) {
     sg_buf_free(&r.log);
 }
 
+/* The t_ms of the n-th event named ev (0: the first), or -1. */
+static double event_ms(const run *r, const char *name, int n) {
+    double t = -1;
+    char *copy = strdup(r->log.data), *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        if (ev && !strcmp(json_string_value(json_object_get(ev, "ev")), name) && n-- == 0)
+            t = json_real_value(json_object_get(ev, "t_ms"));
+        json_decref(ev);
+        if (t >= 0) break;
+    }
+    free(copy);
+    return t;
+}
+
+static void no_cut(sg_task_config *cfg) { cfg->crit.early_stop = 0; }
+
+/* workers:2 by hand: worker 1 reasons 10 words (100 ms) and writes a 1.2x kernel, worker 2
+ * reasons 300 words (3 s) and writes the 2.5x kernel that meets the target. Without a
+ * barrier, worker 1 starts its round 2 as soon as its kernel is judged (100 ms + the 20 ms
+ * job), on its own feedback, and again for round 3 (--iterations 3 per worker); the task
+ * ends at worker 2's kernel. parallel:2 waits for both streams: its round 2 starts after 3 s. */
+static void test_workers_restart_without_barrier(void **state) {
+    static char shortr[256], longr[4096];
+    sg_buf b = {0};
+    for (int i = 0; i < 10; i++) sg_buf_printf(&b, "s%d ", i);
+    snprintf(shortr, sizeof shortr, "%s", b.data);
+    b.len = 0;
+    for (int i = 0; i < 300; i++) sg_buf_printf(&b, "l%d ", i);
+    snprintf(longr, sizeof longr, "%s", b.data);
+    sg_buf_free(&b);
+    script sc = {.word_ns = 10 * SG_MS, .fork_ns = 50 * SG_MS, .nby_start = 4};
+    const char *finals[4] = {
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 3; } // SPEED=1.2\n```\n",
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 4; } // SPEED=2.5\n```\n",
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 5; } // SPEED=1.3\n```\n",
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 6; } // SPEED=1.4\n```\n"};
+    const char *reasonings[4] = {shortr, longr, shortr, shortr};
+    for (int i = 0; i < 4; i++)
+        sc.reasoning_by_start[i] = reasonings[i], sc.final_by_start[i] = finals[i];
+    run r;
+    run_task(&sc, "workers:2", 0, 3, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(LLM->forks_started, 0);
+    assert_int_equal(LLM->reasoning_started, 4); /* 2 + worker 1's rounds 2 and 3 */
+    assert_int_equal(r.st.end_reason, SG_CRIT_TARGET);
+    assert_true(r.st.best_speedup == 2.5);
+    assert_int_equal(r.st.candidates, 4);
+    /* worker 1's round 2 began right after its first kernel was judged (20 ms jobs) */
+    double round2 = event_ms(&r, "iteration_start", 2);
+    assert_true(round2 > 100 && round2 < 200);
+    assert_true(r.st.ended_ns < 4 * SG_SEC);
+    /* its round 3 prompt names its round and carries its own feedback, not worker 2's */
+    assert_non_null(strstr(LLM->last_user, "(iteration 3)"));
+    assert_non_null(strstr(LLM->last_user, "speedup 1.30x"));
+    assert_null(strstr(LLM->last_user, "speedup 2.50x"));
+    sg_buf_free(&r.log);
+    tweak = no_cut; /* optimize's default: an iteration ends early only at the target */
+    run_task(&sc, "parallel:2", 0, 3, &r); /* the barrier: no round 2 before the long stream */
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(LLM->reasoning_started, 2);
+    assert_true(event_ms(&r, "iteration_start", 1) < 0); /* its kernel met the target first */
+    sg_buf_free(&r.log);
+}
+
+/* probe-exit:K's trigger, as sg_run_task_config sets it: a fork every 20 tokens, no cue. */
+static void probe_every_20(sg_task_config *cfg) {
+    cfg->trigger.code_block = 0;
+    cfg->trigger.transition = 0;
+    cfg->trigger.interval_tokens = 20;
+    cfg->trigger.min_spacing_tokens = 0;
+}
+
+/* probe-exit by hand: the probes at 20, 40 and 60 tokens answer kernels A, B and B again
+ * (other spaces, another comment: the same after normalising). Probes are not timed; the
+ * third agrees with the second, so the reasoning stops there (300 words would run 3 s) and
+ * that kernel, its text as the probe wrote it, is the only candidate timed. Then probes A,
+ * B, C and no kernel after that: no two consecutive agree, and the final answer is timed. */
+static void test_probe_exit_stops_when_two_probes_agree(void **state) {
+    script sc = demo_script();
+    sc.forks[0].at = 0;
+    sc.forks[0].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 7; } // SPEED=1.1\n```\n";
+    sc.forks[1].at = 30;
+    sc.forks[1].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 8; } // SPEED=1.2\n```\n";
+    sc.forks[2].at = 50;
+    sc.forks[2].answer = "```opencl\n__kernel void k(__global float *y)\n{\n  y[0]  =  8; /* "
+                         "same */\n} // SPEED=1.6\n```\n";
+    sc.nforks = 3;
+    run r;
+    tweak = probe_every_20;
+    run_task(&sc, "probe-exit:20", 0, 1, &r);
+    if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+    assert_int_equal(LLM->forks_started, 3);
+    assert_int_equal(r.st.early_stops, 1);
+    assert_int_equal(r.st.candidates, 1);
+    assert_int_equal(DEV->jobs, 2); /* the baseline and the agreed kernel */
+    assert_true(r.st.best_speedup == 1.6);
+    assert_true(r.st.reasoning_tokens < 80);
+    assert_non_null(strstr(r.log.data, "\"origin\":\"probe-exit\""));
+    assert_non_null(strstr(r.log.data, "\"why\":\"probes_agree\""));
+    sg_buf_free(&r.log);
+    /* probes that never agree: the reasoning runs to its end and its final answer is timed */
+    sc.forks[2].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 9; } // SPEED=1.6\n```\n";
+    sc.forks[3].at = 70;
+    sc.forks[3].answer = "no kernel from here on"; /* breaks every run of agreeing probes */
+    sc.nforks = 4;
+    tweak = probe_every_20;
+    run_task(&sc, "probe-exit:20", 0, 1, &r);
+    assert_int_equal(r.st.early_stops, 0);
+    assert_int_equal(r.st.candidates, 1);
+    assert_true(r.st.best_speedup == 2.5); /* the final answer */
+    assert_true(r.st.reasoning_tokens >= 290);
+    sg_buf_free(&r.log);
+}
+
+static void drop_stale_on(sg_task_config *cfg) {
+    cfg->drop_stale = 1;
+    cfg->crit.early_stop = 0;
+}
+
+/* Preemption by hand: fork 1 (56 tokens) writes a kernel whose job takes 1 s; fork 2 (147
+ * tokens) a correct 1.5x kernel judged in 20 ms, the new best. With drop_stale, fork 1's
+ * job (older, not yet judged) is dropped then; without, it runs to its end. */
+static void test_drop_stale_validation(void **state) {
+    for (int on = 0; on <= 1; on++) {
+        script sc = demo_script();
+        sc.forks[0].answer =
+            "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SLOW SPEED=1.1\n```\n";
+        sc.forks[1].answer =
+            "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=1.5\n```\n";
+        run r;
+        tweak = on ? drop_stale_on : no_cut;
+        run_task(&sc, "specgen", 0, 1, &r);
+        if (getenv("TEST_TASK_VERBOSE")) fputs(r.log.data, stderr);
+        assert_int_equal(r.st.cancelled_jobs, on);
+        int dropped = strstr(r.log.data, "\"candidate\":1,\"of_iteration\":1,\"correct\":false,"
+                                         "\"verdict\":\"dropped\"") != NULL;
+        assert_int_equal(dropped, on);
+        sg_buf_free(&r.log);
+    }
+}
+
 static void test_policy_parse(void **state) {
     sg_policy p;
     sg_err err;
@@ -543,6 +713,17 @@ static void test_policy_parse(void **state) {
     assert_int_equal(sg_policy_parse("parallel:0", &p, &err), -1);
     assert_int_equal(sg_policy_parse("greedy", &p, &err), -1);
     assert_non_null(strstr(err.msg, "'greedy' is not a policy"));
+    assert_int_equal(sg_policy_parse("workers:4", &p, &err), 0);
+    assert_true(p.kind == SG_POLICY_WORKERS && p.streams == 4 && !p.fork);
+    assert_int_equal(sg_policy_parse("probe-exit:500", &p, &err), 0);
+    assert_true(p.kind == SG_POLICY_PROBE_EXIT && p.probe == 500 && p.fork);
+    assert_int_equal(sg_policy_parse("probe:1000", &p, &err), 0);
+    assert_true(p.kind == SG_POLICY_SPECGEN && p.probe == 1000);
+    char name[32];
+    assert_string_equal(sg_policy_name(&p, name, sizeof name), "probe:1000");
+    assert_int_equal(sg_policy_parse("workers:0", &p, &err), -1);
+    assert_non_null(strstr(err.msg, "workers:N needs N"));
+    assert_int_equal(sg_policy_parse("probe-exit:", &p, &err), -1);
 }
 
 int main(void) {
@@ -556,6 +737,9 @@ int main(void) {
         cmocka_unit_test(test_parallel_runs_n_streams_without_forks),
         cmocka_unit_test(test_aborted_fork_is_no_duplicate),
         cmocka_unit_test(test_code_block_cue_waits_for_a_slot),
+        cmocka_unit_test(test_workers_restart_without_barrier),
+        cmocka_unit_test(test_probe_exit_stops_when_two_probes_agree),
+        cmocka_unit_test(test_drop_stale_validation),
         cmocka_unit_test(test_policy_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
