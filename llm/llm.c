@@ -48,6 +48,7 @@ static void fill_result(sg_llm_stream *s, sg_llm_result *r) {
     r->t_end_ns = sg_loop_now(s->llm->loop);
     r->dialect = sg_llm_dialect_name(s->features);
     r->http_status = (int)s->status;
+    r->events = (int64_t)s->sse.events;
     if (!s->saw_usage) { /* estimated from the text: see sg_llm_estimate_tokens */
         r->usage.prompt_tokens = (int64_t)(s->prompt_bytes / 4);
         r->usage.reasoning_tokens =
