@@ -46,6 +46,11 @@ void sg_loop_free(sg_loop *loop);
 
 /* Monotonic nanoseconds: real CLOCK_MONOTONIC, or the virtual time. */
 int64_t sg_loop_now(const sg_loop *loop);
+/* The loop's cached time, without reading the clock: on the real loop, when it last woke
+ * (epoll_wait returned, or its fd callbacks ended before the due timers ran), so it lags
+ * sg_loop_now() by the callbacks run since; the virtual time on the virtual loop. For
+ * per-event stamps that need no better (an idle watchdog's last byte). */
+int64_t sg_loop_time(const sg_loop *loop);
 
 /* Run fn once after delay_ns (0: at the next timer batch). Returns an id > 0. */
 uint64_t sg_loop_timer(sg_loop *loop, int64_t delay_ns, sg_timer_fn fn, void *arg);
