@@ -44,6 +44,8 @@ struct sg_loop {
     int64_t vnow;
     int64_t seen_ns;  /* real: the clock when the loop last woke (sg_loop_time) */
     int running;      /* inside sg_loop_run: seen_ns is kept */
+    int64_t batch_ns; /* real: the least time between two wakes that ran fds (0: none) */
+    int64_t fd_wake;  /* real: when the last wake that ran fds began */
     int64_t armed_ns; /* real: the deadline the timerfd is armed for; INT64_MIN: none */
     int stop;
     int epfd, tfd, wakefd;
@@ -412,8 +414,19 @@ static int arm_timerfd(sg_loop *l, int64_t when) {
  * changed, and the clock is read once a wake (twice when fds ran before the timers). */
 static int run_real_once(sg_loop *l, int have_timers, sg_err *err) {
     int timeout = -1, fired = 0;
+    int64_t next = have_timers ? l->slots[l->heap[0]].when : INT64_MAX;
+    int64_t window = l->batch_ns ? l->fd_wake + l->batch_ns : 0;
+    if (window > l->seen_ns) { /* fds ran lately: let the window fill before looking again */
+        int64_t until = window < next ? window : next;
+        struct timespec ts = {until / SG_SEC, until % SG_SEC};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !l->stop) {}
+        l->seen_ns = mono_ns();
+        if (l->seen_ns < window) { /* a timer inside the window: it alone runs now */
+            run_timer_batch(l, l->seen_ns);
+            return 0;
+        }
+    }
     if (have_timers) {
-        int64_t next = l->slots[l->heap[0]].when;
         if (next <= l->seen_ns) {
             timeout = 0;
         } else if (next != l->armed_ns) {
@@ -424,6 +437,7 @@ static int run_real_once(sg_loop *l, int have_timers, sg_err *err) {
     }
     int n = poll_fds(l, timeout, &fired, err);
     if (n < 0) return -1;
+    if (n > 0) l->fd_wake = l->seen_ns;
     if (l->stop) return 0;
     if (n > 0) l->seen_ns = mono_ns(); /* the fds' callbacks took time */
     run_timer_batch(l, l->seen_ns);
@@ -464,6 +478,8 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
     l->running = was;
     return rc;
 }
+
+void sg_loop_set_batch(sg_loop *l, int64_t ns) { l->batch_ns = ns > 0 ? ns : 0; }
 
 void sg_loop_stop(sg_loop *l) { l->stop = 1; }
 

@@ -77,6 +77,13 @@ void sg_loop_unref(sg_loop *loop);
 /* Run until sg_loop_stop() or until nothing is left (no timers, fds, deferred callbacks
  * or refs). Returns 0, or -1 when waiting failed (message in err). */
 int sg_loop_run(sg_loop *loop, sg_err *err);
+/* Real loop: run fd callbacks in wakes at least ns apart (the loop sleeps out the rest
+ * of the window after a wake that ran some), so that one wake serves every socket that
+ * became ready meanwhile: fewer wakes per event when busy, for up to ns of added delay to
+ * an fd's callback; an idle loop still wakes at once. Timers run on time (the sleep ends
+ * at the earliest deadline); a thread's sg_loop_wake may wait up to ns. 0 (the default):
+ * no window. */
+void sg_loop_set_batch(sg_loop *loop, int64_t ns);
 void sg_loop_stop(sg_loop *loop);
 
 #endif

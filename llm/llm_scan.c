@@ -42,7 +42,8 @@ enum key {
     K_N
 };
 
-#define KEY(ctx, key, name) {ctx, key, sizeof name - 1, name}
+#define KEY(ctx, key, name)                                                                        \
+    { ctx, key, sizeof name - 1, name }
 static const struct {
     unsigned char ctx, key, len;
     const char *name;
@@ -71,14 +72,14 @@ static const struct {
 
 /* The object a key's value is read as (for "choices": its first element). */
 static const unsigned char CHILD[K_N] = {
-    [K_USAGE] = C_USAGE, [K_CTD] = C_CTD,       [K_PTD] = C_PTD,
+    [K_USAGE] = C_USAGE, [K_CTD] = C_CTD,        [K_PTD] = C_PTD,
     [K_DELTA] = C_DELTA, [K_CHOICES] = C_CHOICE,
 };
 
 /* Keys whose string values are kept (unescaped, NUL-terminated, in the scratch buffer). */
 static const unsigned char KEEP[K_N] = {
-    [K_FP] = 1,        [K_FINISH] = 1,            [K_TEXT] = 1,
-    [K_REASONING] = 1, [K_REASONING_CONTENT] = 1, [K_CONTENT] = 1,
+    [K_FP] = 1,      [K_FINISH] = 1, [K_TEXT] = 1, [K_REASONING] = 1, [K_REASONING_CONTENT] = 1,
+    [K_CONTENT] = 1,
 };
 
 enum kind { V_NONE, V_STR, V_INT, V_REAL, V_OBJ, V_ARR, V_TRUE, V_FALSE, V_NULL };
@@ -101,8 +102,7 @@ typedef struct scan {
 static int value(scan *s, int key, val *v);
 
 static void ws(scan *s) {
-    while (s->p < s->e && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
-        s->p++;
+    while (s->p < s->e && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t')) s->p++;
 }
 
 /* The length of the valid UTF-8 sequence at p (jansson's rules: no overlong forms, no
@@ -318,12 +318,8 @@ static int value(scan *s, int id, val *v) {
     ws(s);
     if (s->p >= s->e) return -1;
     switch (*s->p) {
-    case '{':
-        v->kind = V_OBJ;
-        return object(s, CHILD[id] != C_CHOICE ? CHILD[id] : C_SKIP);
-    case '[':
-        v->kind = V_ARR;
-        return array(s, CHILD[id] == C_CHOICE ? C_CHOICE : C_SKIP, v);
+    case '{': v->kind = V_OBJ; return object(s, CHILD[id] != C_CHOICE ? CHILD[id] : C_SKIP);
+    case '[': v->kind = V_ARR; return array(s, CHILD[id] == C_CHOICE ? C_CHOICE : C_SKIP, v);
     case '"':
         v->kind = V_STR;
         if (!KEEP[id]) return string(s, NULL);
@@ -332,14 +328,10 @@ static int value(scan *s, int id, val *v) {
         v->n = (size_t)(s->out - v->s);
         *s->out++ = '\0';
         return 0;
-    case 't':
-        return literal(s, "true", V_TRUE, v);
-    case 'f':
-        return literal(s, "false", V_FALSE, v);
-    case 'n':
-        return literal(s, "null", V_NULL, v);
-    default:
-        return number(s, v);
+    case 't': return literal(s, "true", V_TRUE, v);
+    case 'f': return literal(s, "false", V_FALSE, v);
+    case 'n': return literal(s, "null", V_NULL, v);
+    default: return number(s, v);
     }
 }
 

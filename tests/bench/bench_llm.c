@@ -7,7 +7,8 @@
  * from a trigger to the fork request's arrival at the server, and a verdict against the
  * goal (<= 5 us an event, or <= 1.3x the floor where the floor is above 5 us; <= 1 ms
  * added at p99).
- * BENCH_ONLY=client|floor runs one of them alone (for perf record; no verdict then).
+ * BENCH_ONLY=client|floor runs one of them alone (for perf record; no verdict then);
+ * BENCH_BATCH_US sets the client loop's wake batching (default 500, --wake-batch's).
  * usage: bench_llm [SPECGEN_BINARY] (default $SPECGEN, else ./specgen) */
 #include "common/buf.h"
 #include "common/net.h"
@@ -252,11 +253,17 @@ static int floor_round(int port, round *r) {
     return rc;
 }
 
+/* The client's wake batching: specgen's --wake-batch default, or BENCH_BATCH_US. */
+static int64_t batch_us(void) {
+    return getenv("BENCH_BATCH_US") ? atoll(getenv("BENCH_BATCH_US")) : 500;
+}
+
 static int client_round(const char *url, round *r) {
     static bench b;
     sg_err err;
     memset(&b, 0, sizeof b);
     b.loop = sg_loop_new_real(&err);
+    sg_loop_set_batch(b.loop, batch_us() * 1000);
     sg_curl_loop *cl = sg_curl_loop_new(b.loop, &err);
     const char *urls[1] = {url};
     sg_llm_config cfg = {.urls = urls, .n_urls = 1};
@@ -387,8 +394,9 @@ int main(int argc, char **argv) {
     int port = atoi(strrchr(url, ':') + 1);
     printf("bench-llm: %d streams x %d tokens at %d tokens/s each from specgen replay-llm (vllm\n"
            "  dialect; another process on this machine, niced), each forking every %d tokens;\n"
-           "  %d rounds, each: the floor reader (epoll + recv), then specgen's client\n",
-           STREAMS, TOKENS, 1000 / MS_PER_TOKEN, FORK_EVERY, rounds);
+           "  %d rounds, each: the floor reader (epoll + recv), then specgen's client (wake batch "
+           "%lld us)\n",
+           STREAMS, TOKENS, 1000 / MS_PER_TOKEN, FORK_EVERY, rounds, (long long)batch_us());
     char load0[64], load1[64];
     loadavg(load0, sizeof load0);
     round fl[MAX_ROUNDS], cl[MAX_ROUNDS];

@@ -89,7 +89,8 @@ static void test_fixtures(void **state) {
 
 static const char *const CORNERS[] = {
     "{\"choices\":[{\"delta\":{\"content\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"}}]}",
-    "{\"choices\":[{\"delta\":{\"content\":\"\\u00e9\\u4e2d\\ud83d\\ude00 \xc3\xa9\xf0\x9f\x98\x80\"}}]}",
+    "{\"choices\":[{\"delta\":{\"content\":\"\\u00e9\\u4e2d\\ud83d\\ude00 "
+    "\xc3\xa9\xf0\x9f\x98\x80\"}}]}",
     "{\"choices\":[{\"delta\":{\"content\":\"\\u0000\"}}]}",
     "{\"choices\":[{\"delta\":{\"content\":\"\\ud83d\"}}]}",
     "{\"choices\":[{\"delta\":{\"content\":\"\\ude00\"}}]}",
@@ -139,7 +140,8 @@ static const char *const CORNERS[] = {
     "{\"a\":\"\x7f\"}",
     "{\"a\":\"\\x\"}",
     "{\"a\":\"\\u12G4\"}",
-    "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]"
+    "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]"
+    "]]"
     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 };
 
@@ -166,11 +168,29 @@ static uint64_t rng(uint64_t *s) {
 
 /* One random edit of b (a seed chunk): what makes JSON interesting to a scanner. */
 static void mutate(sg_buf *b, uint64_t *seed, const char *other) {
-    static const char *const bits[] = {"\\",       "\"",      "\\u",     "\\ud83d", "\\ude00",
-                                       "\\u0000",  "{",       "}",       "[",       "]",
-                                       ",",        ":",       "null",    "1e5",     "-0",
-                                       "\xc3\xa9", "\xed\xa0", "\xff",   "\"content\":\"x\"",
-                                       "\"reasoning\":", "\"usage\":{}", "\"error\":1", " "};
+    static const char *const bits[] = {"\\",
+                                       "\"",
+                                       "\\u",
+                                       "\\ud83d",
+                                       "\\ude00",
+                                       "\\u0000",
+                                       "{",
+                                       "}",
+                                       "[",
+                                       "]",
+                                       ",",
+                                       ":",
+                                       "null",
+                                       "1e5",
+                                       "-0",
+                                       "\xc3\xa9",
+                                       "\xed\xa0",
+                                       "\xff",
+                                       "\"content\":\"x\"",
+                                       "\"reasoning\":",
+                                       "\"usage\":{}",
+                                       "\"error\":1",
+                                       " "};
     size_t at = b->len ? rng(seed) % (b->len + 1) : 0;
     sg_buf o = {0};
     sg_buf_append(&o, b->data, at);
@@ -204,7 +224,8 @@ static void mutate(sg_buf *b, uint64_t *seed, const char *other) {
 static void test_fuzzed(void **state) {
     events e = {0};
     fixture_events(&e);
-    for (size_t i = 0; i < sizeof CORNERS / sizeof *CORNERS; i++) collect(&e, "", CORNERS[i], strlen(CORNERS[i]));
+    for (size_t i = 0; i < sizeof CORNERS / sizeof *CORNERS; i++)
+        collect(&e, "", CORNERS[i], strlen(CORNERS[i]));
     const char **seeds = sg_xcalloc((size_t)e.n, sizeof *seeds);
     int n = 0;
     for (const char *p = e.all.data; p < e.all.data + e.all.len; p += strlen(p) + 1) seeds[n++] = p;
