@@ -7,7 +7,7 @@
  * from a trigger to the fork request's arrival at the server, and a verdict against the
  * goal (<= 5 us an event, or <= 1.3x the floor where the floor is above 5 us; <= 1 ms
  * added at p99).
- * BENCH_ONLY=client|floor runs one of them alone (for perf record; no verdict then);
+ * BENCH_ONLY=client|floor runs one of them alone and nothing else (for perf; no verdict);
  * BENCH_BATCH_US sets the client loop's wake batching (default 500, --wake-batch's).
  * usage: bench_llm [SPECGEN_BINARY] (default $SPECGEN, else ./specgen) */
 #include "common/buf.h"
@@ -474,7 +474,7 @@ int main(int argc, char **argv) {
                last->cpu_s * 1e3 / ((double)last->tokens / 1000), (long long)last->tokens,
                last->wall_s);
     if (strcmp(only, "floor")) print_forks(url);
-    print_decode();
+    if (!*only) print_decode();
     if (!bad) verdict(fl, cl, rounds); /* a missed goal is a result, not a failure */
     sg_proc_stop(&srv, 2000);
     unlink(trace);
