@@ -174,13 +174,18 @@ static int unicode_escape(scan *s, const unsigned char **pp, char **o) {
     return 0;
 }
 
+/* Bytes a string copies as they are: 0x20..0x7f but the quote (0x22) and the backslash
+ * (0x5c), as a bitmap of the 128 ASCII codes. */
+static const uint64_t PLAIN[2] = {0xfffffffb00000000ULL, 0xffffffffefffffffULL};
+#define IS_PLAIN(c) ((c) < 0x80 && (PLAIN[(c) >> 6] >> ((c)&63) & 1))
+
 /* The string at s->p (its opening quote), validated; unescaped into *o when o is given.
  * Each byte is looked at once: runs of plain ASCII are copied whole. */
 static int string(scan *s, char **o) {
     const unsigned char *p = s->p + 1, *e = s->e;
     for (;;) {
         const unsigned char *q = p;
-        while (q < e && *q >= 0x20 && *q != '"' && *q != '\\' && *q < 0x80) q++;
+        while (q < e && IS_PLAIN(*q)) q++;
         if (o) memcpy(*o, p, (size_t)(q - p)), *o += q - p;
         if (q >= e || *q < 0x20) return -1;
         if (*q == '"') {
