@@ -89,7 +89,7 @@ $(BUILD)/tests/integration/%: tests/integration/c/%.c $(LIB)
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  BENCH   $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CPPFLAGS) -o $@ $(filter %.c,$^) $(LIB) $(LDLIBS)
 
 help:
 	@sed -n 's/^## //p' Makefile

@@ -42,6 +42,11 @@ typedef struct fd_watch {
 struct sg_loop {
     int is_virtual;
     int64_t vnow;
+    int64_t seen_ns;  /* real: the clock when the loop last woke (sg_loop_time) */
+    int running;      /* inside sg_loop_run: seen_ns is kept */
+    int64_t batch_ns; /* real: the least time between two wakes that ran fds (0: none) */
+    int64_t fd_wake;  /* real: when the last wake that ran fds began */
+    int64_t armed_ns; /* real: the deadline the timerfd is armed for; INT64_MIN: none */
     int stop;
     int epfd, tfd, wakefd;
     uint64_t next_seq, next_id, next_order;
@@ -77,6 +82,11 @@ static int64_t mono_ns(void) {
 
 int64_t sg_loop_now(const sg_loop *loop) { return loop->is_virtual ? loop->vnow : mono_ns(); }
 
+int64_t sg_loop_time(const sg_loop *loop) {
+    if (loop->is_virtual) return loop->vnow;
+    return loop->running ? loop->seen_ns : mono_ns();
+}
+
 /* ---- construction ---- */
 
 static sg_loop *loop_new(int is_virtual, int64_t start, sg_err *err) {
@@ -87,6 +97,7 @@ static sg_loop *loop_new(int is_virtual, int64_t start, sg_err *err) {
     l->next_order = 1;
     l->tfd = -1;
     l->wakefd = -1;
+    l->armed_ns = INT64_MIN;
     pthread_mutex_init(&l->wake_mu, NULL);
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (l->epfd < 0) goto fail;
@@ -333,12 +344,14 @@ static int ready_cmp(const void *a, const void *b) {
 /* Wait up to timeout_ms for fds; dispatch ready ones in watch order. Returns the
  * number of user fds dispatched, or -1 on error. Sets *timer_fired for the timerfd. */
 static int poll_fds(sg_loop *l, int timeout_ms, int *timer_fired, sg_err *err) {
-    struct epoll_event evs[256];
+    enum { BATCH = 512 }; /* every socket of 256 streams and their forks in one wake */
+    struct epoll_event evs[BATCH];
     int n;
-    do n = epoll_wait(l->epfd, evs, 256, timeout_ms);
+    do n = epoll_wait(l->epfd, evs, BATCH, timeout_ms);
     while (n < 0 && errno == EINTR && !l->stop);
     if (n < 0) return errno == EINTR ? 0 : sg_errf(err, "epoll_wait: %s", strerror(errno));
-    ready rs[256];
+    if (!l->is_virtual) l->seen_ns = mono_ns(); /* one clock read a wake (sg_loop_time) */
+    ready rs[BATCH];
     int nr = 0;
     for (int i = 0; i < n; i++) {
         int fd = evs[i].data.fd;
@@ -347,6 +360,7 @@ static int poll_fds(sg_loop *l, int timeout_ms, int *timer_fired, sg_err *err) {
             if (read(l->tfd, &expirations, sizeof expirations) < 0) { /* EAGAIN */
             }
             *timer_fired = 1;
+            l->armed_ns = INT64_MIN; /* one-shot: it is disarmed now */
         } else if (fd == l->wakefd) {
             drain_wakes(l);
         } else if ((size_t)fd < l->nfds_cap && l->fds[fd].order) {
@@ -395,7 +409,42 @@ static int arm_timerfd(sg_loop *l, int64_t when) {
     return timerfd_settime(l->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-int sg_loop_run(sg_loop *l, sg_err *err) {
+/* One round of the real loop: sleep until an fd is ready or the earliest timer is due,
+ * dispatch, run the due timers. The timerfd is re-armed only when the earliest deadline
+ * changed, and the clock is read once a wake (twice when fds ran before the timers). */
+static int run_real_once(sg_loop *l, int have_timers, sg_err *err) {
+    int timeout = -1, fired = 0;
+    int64_t next = have_timers ? l->slots[l->heap[0]].when : INT64_MAX;
+    int64_t window = l->batch_ns ? l->fd_wake + l->batch_ns : 0;
+    if (window > l->seen_ns) { /* fds ran lately: let the window fill before looking again */
+        int64_t until = window < next ? window : next;
+        struct timespec ts = {until / SG_SEC, until % SG_SEC};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !l->stop) {}
+        l->seen_ns = mono_ns();
+        if (l->seen_ns < window) { /* a timer inside the window: it alone runs now */
+            run_timer_batch(l, l->seen_ns);
+            return 0;
+        }
+    }
+    if (have_timers) {
+        if (next <= l->seen_ns) {
+            timeout = 0;
+        } else if (next != l->armed_ns) {
+            if (arm_timerfd(l, next) < 0)
+                return sg_errf(err, "timerfd_settime: %s", strerror(errno));
+            l->armed_ns = next;
+        }
+    }
+    int n = poll_fds(l, timeout, &fired, err);
+    if (n < 0) return -1;
+    if (n > 0) l->fd_wake = l->seen_ns;
+    if (l->stop) return 0;
+    if (n > 0) l->seen_ns = mono_ns(); /* the fds' callbacks took time */
+    run_timer_batch(l, l->seen_ns);
+    return 0;
+}
+
+static int loop_run(sg_loop *l, sg_err *err) {
     l->stop = 0;
     while (!l->stop) {
         run_deferred(l);
@@ -414,23 +463,23 @@ int sg_loop_run(sg_loop *l, sg_err *err) {
             int64_t next = l->slots[l->heap[0]].when;
             if (next > l->vnow) l->vnow = next;
             run_timer_batch(l, l->vnow);
-        } else {
-            int64_t now = mono_ns();
-            int timeout = -1;
-            if (have_timers) {
-                int64_t next = l->slots[l->heap[0]].when;
-                if (next <= now)
-                    timeout = 0;
-                else if (arm_timerfd(l, next) < 0)
-                    return sg_errf(err, "timerfd_settime: %s", strerror(errno));
-            }
-            if (poll_fds(l, timeout, &fired, err) < 0) return -1;
-            if (l->stop) break;
-            run_timer_batch(l, mono_ns());
+        } else if (run_real_once(l, have_timers, err) < 0) {
+            return -1;
         }
     }
     return 0;
 }
+
+int sg_loop_run(sg_loop *l, sg_err *err) {
+    int was = l->running;
+    if (!l->is_virtual) l->seen_ns = mono_ns();
+    l->running = 1;
+    int rc = loop_run(l, err);
+    l->running = was;
+    return rc;
+}
+
+void sg_loop_set_batch(sg_loop *l, int64_t ns) { l->batch_ns = ns > 0 ? ns : 0; }
 
 void sg_loop_stop(sg_loop *l) { l->stop = 1; }
 

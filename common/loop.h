@@ -46,6 +46,11 @@ void sg_loop_free(sg_loop *loop);
 
 /* Monotonic nanoseconds: real CLOCK_MONOTONIC, or the virtual time. */
 int64_t sg_loop_now(const sg_loop *loop);
+/* The loop's cached time, without reading the clock: on the real loop, when it last woke
+ * (epoll_wait returned, or its fd callbacks ended before the due timers ran), so it lags
+ * sg_loop_now() by the callbacks run since; the virtual time on the virtual loop. For
+ * per-event stamps that need no better (an idle watchdog's last byte). */
+int64_t sg_loop_time(const sg_loop *loop);
 
 /* Run fn once after delay_ns (0: at the next timer batch). Returns an id > 0. */
 uint64_t sg_loop_timer(sg_loop *loop, int64_t delay_ns, sg_timer_fn fn, void *arg);
@@ -72,6 +77,13 @@ void sg_loop_unref(sg_loop *loop);
 /* Run until sg_loop_stop() or until nothing is left (no timers, fds, deferred callbacks
  * or refs). Returns 0, or -1 when waiting failed (message in err). */
 int sg_loop_run(sg_loop *loop, sg_err *err);
+/* Real loop: run fd callbacks in wakes at least ns apart (the loop sleeps out the rest
+ * of the window after a wake that ran some), so that one wake serves every socket that
+ * became ready meanwhile: fewer wakes per event when busy, for up to ns of added delay to
+ * an fd's callback; an idle loop still wakes at once. Timers run on time (the sleep ends
+ * at the earliest deadline); a thread's sg_loop_wake may wait up to ns. 0 (the default):
+ * no window. */
+void sg_loop_set_batch(sg_loop *loop, int64_t ns);
 void sg_loop_stop(sg_loop *loop);
 
 #endif

@@ -271,6 +271,16 @@ static const sg_opt table[SG_OD_COUNT_] = {
                                  .def = "30s",
                                  .min = 0,
                                  .max = 24 * 3600 * SEC},
+    [SG_OD_WAKE_BATCH] = {.name = "wake-batch",
+                          .kind = SG_OPT_DURATION,
+                          .metavar = "T",
+                          .help = "while streams keep the event loop busy, wake at most once "
+                                  "every T and serve every socket ready by then: fewer wakes per "
+                                  "token, for up to T more delay to each (0: wake at once; "
+                                  "docs/llm-servers.md)",
+                          .def = "500us",
+                          .min = 0,
+                          .max = 100 * SEC / 1000},
 };
 
 const sg_opt *sg_opt_entry(int id) { return id >= 0 && id < SG_OD_COUNT_ ? &table[id] : NULL; }

@@ -65,6 +65,7 @@ typedef enum {
     SG_OD_METRICS_LISTEN,
     SG_OD_METRICS_TOKEN_FILE,
     SG_OD_PROGRESS_INTERVAL,
+    SG_OD_WAKE_BATCH,
     SG_OD_COUNT_ /* the number of entries */
 } sg_opt_id;
 

@@ -14,6 +14,13 @@
 static void attempt(sg_llm_stream *s);
 static void pump_queue(sg_llm *llm);
 
+/* A stream waits for an endpoint slot (queued) or not; llm->n_queued counts them so that
+ * pump_queue looks through the list only when one waits. */
+static void set_queued(sg_llm_stream *s, int q) {
+    s->llm->n_queued += q - s->queued;
+    s->queued = q;
+}
+
 static void release_ep(sg_llm_stream *s) {
     if (s->ep) s->ep->running--;
     s->ep = NULL;
@@ -27,12 +34,14 @@ static void stream_free(sg_llm_stream *s) {
         llm->head = s->next;
     if (s->next) s->next->prev = s->prev;
     llm->active--;
+    set_queued(s, 0);
     sg_loop_timer_cancel(llm->loop, s->timer);
     if (s->easy) curl_easy_cleanup(s->easy);
     curl_slist_free_all(s->headers);
     free(s->body);
     sg_buf_free(&s->errbody);
     sg_sse_free(&s->sse);
+    sg_buf_free(&s->scan);
     sg_llm_think_free(&s->think);
     free(s);
 }
@@ -48,6 +57,7 @@ static void fill_result(sg_llm_stream *s, sg_llm_result *r) {
     r->t_end_ns = sg_loop_now(s->llm->loop);
     r->dialect = sg_llm_dialect_name(s->features);
     r->http_status = (int)s->status;
+    r->events = (int64_t)s->sse.events;
     if (!s->saw_usage) { /* estimated from the text: see sg_llm_estimate_tokens */
         r->usage.prompt_tokens = (int64_t)(s->prompt_bytes / 4);
         r->usage.reasoning_tokens =
@@ -236,10 +246,10 @@ static void attempt(sg_llm_stream *s) {
     sg_llm *llm = s->llm;
     sg_llm_endpoint *ep = sg_llm_route_pick(llm);
     if (!ep) {
-        s->queued = 1;
+        set_queued(s, 1);
         return;
     }
-    s->queued = 0;
+    set_queued(s, 0);
     s->ep = ep;
     ep->running++;
     s->res.attempts++;
@@ -308,7 +318,7 @@ static void pump_queue(sg_llm *llm) {
         llm->pump_pending = 1;
         return;
     }
-    for (;;) {
+    while (llm->n_queued) {
         sg_llm_stream *best = NULL;
         for (sg_llm_stream *s = llm->head; s; s = s->next)
             if (s->queued && !s->dead && (!best || s->priority >= best->priority)) best = s;

@@ -111,6 +111,7 @@ typedef struct sg_llm_result {
     int64_t t_start_ns, t_first_ns, t_end_ns; /* loop times; t_first_ns 0: no token */
     int64_t t_sent_ns; /* when the request's last bytes went to the socket; only measured
                           for requests with trigger_ns > 0 (it costs a debug callback) */
+    int64_t events;    /* SSE events read, over all attempts ("[DONE]" included) */
     int attempts;
     int first_token_timeout; /* 1: ended because no token came within the first-token timeout */
     int http_status;         /* the last attempt's HTTP status (0: none came) */

@@ -112,3 +112,27 @@ sg_dialect sg_llm_dialect(unsigned f) {
 }
 
 const char *sg_llm_dialect_name(unsigned f) { return sg_dialect_name(sg_llm_dialect(f)); }
+
+static int same_str(const char *a, size_t an, const char *b, size_t bn) {
+    return (!a && !b) || (a && b && an == bn && !memcmp(a, b, an));
+}
+
+const char *sg_llm_chunk_differs(const sg_llm_chunk *a, const sg_llm_chunk *b) {
+    if (!same_str(a->reasoning, a->reasoning_len, b->reasoning, b->reasoning_len))
+        return "reasoning";
+    if (!same_str(a->content, a->content_len, b->content, b->content_len)) return "content";
+    if (!same_str(a->finish_reason, a->finish_reason ? strlen(a->finish_reason) : 0,
+                  b->finish_reason, b->finish_reason ? strlen(b->finish_reason) : 0))
+        return "finish_reason";
+    if (!same_str(a->error, a->error ? strlen(a->error) : 0, b->error,
+                  b->error ? strlen(b->error) : 0))
+        return "error";
+    const sg_llm_usage *u = &a->usage, *v = &b->usage;
+    if (a->has_usage != b->has_usage || u->prompt_tokens != v->prompt_tokens ||
+        u->completion_tokens != v->completion_tokens ||
+        u->reasoning_tokens != v->reasoning_tokens || u->cached_tokens != v->cached_tokens ||
+        u->cached_reported != v->cached_reported || u->estimated != v->estimated)
+        return "usage";
+    if (a->features != b->features) return "features";
+    return NULL;
+}

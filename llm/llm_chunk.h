@@ -9,6 +9,7 @@
 #ifndef SG_LLM_CHUNK_H
 #define SG_LLM_CHUNK_H
 
+#include "common/buf.h"
 #include "common/dialect.h"
 #include "common/err.h"
 #include "llm/llm.h"
@@ -43,6 +44,15 @@ typedef struct sg_llm_chunk {
 } sg_llm_chunk;
 
 int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err);
+/* The same from the chunk's bytes in one pass, without jansson (llm_scan.c): 1 with c
+ * filled exactly as jansson + sg_llm_chunk_decode would fill it, or 0 when it declines
+ * (an error chunk, anything malformed or unusual: see llm_scan.c), and the caller
+ * decodes with jansson. c's strings live in scratch (unescaped, NUL-terminated) until the
+ * next call; scratch grows to the largest chunk once, then nothing is allocated. */
+int sg_llm_chunk_scan(const char *data, size_t len, sg_llm_chunk *c, sg_buf *scratch);
+/* NULL when a and b carry the same deltas, finish, error, usage and marks; else the
+ * name of the first field that differs (the scanner against jansson, in tests). */
+const char *sg_llm_chunk_differs(const sg_llm_chunk *a, const sg_llm_chunk *b);
 /* The dialect the marks name (common/dialect.h), and its name. */
 sg_dialect sg_llm_dialect(unsigned features);
 const char *sg_llm_dialect_name(unsigned features);

@@ -56,15 +56,18 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
         s->saw_done = 1;
         return 0;
     }
-    json_error_t je;
-    json_t *root = json_loadb(data, len, 0, &je);
     sg_llm_chunk c;
-    sg_err err;
-    if (!root || sg_llm_chunk_decode(root, &c, &err) < 0) {
-        sg_llm_fail_later(s, "malformed stream chunk (%s) after %lld tokens",
-                          root ? err.msg : je.text);
-        json_decref(root);
-        return -1;
+    json_t *root = NULL; /* jansson's tree, only where the scanner declined */
+    if (!sg_llm_chunk_scan(data, len, &c, &s->scan)) {
+        json_error_t je;
+        sg_err err;
+        root = json_loadb(data, len, 0, &je);
+        if (!root || sg_llm_chunk_decode(root, &c, &err) < 0) {
+            sg_llm_fail_later(s, "malformed stream chunk (%s) after %lld tokens",
+                              root ? err.msg : je.text);
+            json_decref(root);
+            return -1;
+        }
     }
     if (c.error) {
         sg_llm_fail_later(s, "server error in the stream: %s (after %lld tokens)", c.error);
@@ -121,7 +124,7 @@ size_t sg_llm_on_write(char *p, size_t sz, size_t nm, void *arg) {
     sg_llm_stream *s = arg;
     size_t n = sz * nm;
     if (s->dead || s->cut || s->fail_msg[0]) return 0;
-    s->last_byte_ns = sg_loop_now(s->llm->loop);
+    s->last_byte_ns = sg_loop_time(s->llm->loop); /* the idle watchdog's: no clock read */
     if (s->status != 200) {
         if (s->errbody.len < 4096) sg_buf_append(&s->errbody, p, n);
         return n;

@@ -44,6 +44,7 @@ struct sg_llm_stream {
     sg_buf errbody;        /* body of a non-200 answer, or the start of a non-SSE one */
     char content_type[96]; /* the answer's Content-Type ("" when none was sent) */
     sg_sse sse;
+    sg_buf scan; /* the chunk scanner's strings (sg_llm_chunk_scan) */
     sg_llm_think think;
     unsigned features;
     int saw_done, saw_usage;
@@ -64,7 +65,8 @@ struct sg_llm {
     uint64_t rng;
     sg_llm_stream *head; /* every live stream */
     size_t active;
-    int in_curl; /* inside a libcurl callback: no add/remove now */
+    int n_queued; /* streams with queued set */
+    int in_curl;  /* inside a libcurl callback: no add/remove now */
     int pump_pending;
 };
 

@@ -36,6 +36,7 @@ void sg_run_config_default(sg_run_config *c) {
     c->log_name = "specgen optimize";
     c->temperature = c->top_p = c->fork_temperature = c->fork_top_p = -1; /* the defaults' */
     c->progress_interval_ns = 30 * SG_SEC;
+    c->wake_batch_ns = 500 * SG_MS / 1000; /* --wake-batch: bench-llm, docs/llm-servers.md */
 }
 
 void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double task_target,

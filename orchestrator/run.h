@@ -87,6 +87,7 @@ typedef struct sg_run_config {
     const char *metrics_listen;     /* --metrics-listen HOST:PORT; NULL: no /metrics */
     const char *metrics_token_file; /* its bearer token's file; NULL: none (loopback only) */
     int64_t progress_interval_ns;   /* off a terminal, a progress line this often; 0: none */
+    int64_t wake_batch_ns;          /* the loop's wake batching (sg_loop_set_batch); 0: none */
     int json;                       /* the result on stdout as JSON, not a table */
 } sg_run_config;
 

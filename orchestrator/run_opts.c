@@ -76,6 +76,7 @@ int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *ro
     rows[n++] = sg_opt_shared(SG_OD_FORK_TEMPERATURE, &c->fork_temperature);
     rows[n++] = sg_opt_shared(SG_OD_FORK_TOP_P, &c->fork_top_p);
     rows[n++] = sg_opt_shared(SG_OD_PROGRESS_INTERVAL, &c->progress_interval_ns);
+    rows[n++] = sg_opt_shared(SG_OD_WAKE_BATCH, &c->wake_batch_ns);
     rows[n++] = sg_opt_shared(SG_OD_JSON, &c->json);
     rows[n++] = sg_opt_shared(SG_OD_METRICS_LISTEN, &c->metrics_listen);
     rows[n++] = sg_opt_shared(SG_OD_METRICS_TOKEN_FILE, &c->metrics_token_file);

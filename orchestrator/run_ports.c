@@ -58,6 +58,7 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
         goto fail;
     l->cl = sg_curl_loop_new(loop, err);
     if (!l->cl) goto fail;
+    sg_loop_set_batch(loop, c->wake_batch_ns); /* the streams are what keeps the loop busy */
     char *key = NULL; /* --api-key-file's; else llm.c reads the environment */
     int others = 0;
     if (c->api_key_file &&

@@ -1,6 +1,7 @@
 /* libFuzzer: the SSE parser, chunk decoder and <think> splitter on arbitrary bytes.
  * The first byte picks the split size, so splits land everywhere; the decoded log must
- * not depend on how the input was split. */
+ * not depend on how the input was split. Every event also goes through the one-pass
+ * scanner (sg_llm_chunk_scan): where it answers, jansson's decode must say the same. */
 #include "common/buf.h"
 #include "llm/llm_chunk.h"
 #include "llm/llm_think.h"
@@ -21,10 +22,20 @@ static void emit(void *arg, int r, const char *t, size_t n) {
     sg_buf_append(&o->log, t, n);
 }
 
+static void scan_agrees(const char *data, size_t len, json_t *root) {
+    sg_buf scratch = {0};
+    sg_llm_chunk a, b;
+    if (sg_llm_chunk_scan(data, len, &a, &scratch) &&
+        (!root || sg_llm_chunk_decode(root, &b, NULL) < 0 || sg_llm_chunk_differs(&a, &b)))
+        abort(); /* the scanner answered where jansson refused, or answered otherwise */
+    sg_buf_free(&scratch);
+}
+
 static int on_event(void *arg, const char *type, const char *data, size_t len) {
     out *o = arg;
     sg_buf_append(&o->log, data, len);
     json_t *root = json_loadb(data, len, 0, NULL);
+    scan_agrees(data, len, root);
     sg_llm_chunk c;
     if (root && sg_llm_chunk_decode(root, &c, NULL) == 0) {
         if (c.reasoning) emit(o, 1, c.reasoning, c.reasoning_len);

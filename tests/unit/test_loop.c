@@ -245,6 +245,59 @@ static void test_hangup_is_reported(void **state) {
     sg_loop_free(l);
 }
 
+/* Wake batching: the second readiness of a busy pipe waits out the window after the wake
+ * that served the first; a timer inside the window still runs on time. Without a window
+ * the pipe is served at once. */
+typedef struct batch_case {
+    int fd[2];
+    int64_t t_fd[2], t_timer;
+    int nfd;
+} batch_case;
+
+static void batch_timer(sg_loop *l, void *a) { ((batch_case *)a)->t_timer = sg_loop_now(l); }
+
+static void batch_fd(sg_loop *l, int fd, unsigned ev, void *a) {
+    batch_case *b = a;
+    char c;
+    assert_int_equal(read(fd, &c, 1), 1);
+    b->t_fd[b->nfd++] = sg_loop_now(l);
+    if (b->nfd == 1) {
+        assert_int_equal(write(b->fd[1], "y", 1), 1); /* ready again at once */
+        sg_loop_timer(l, 5 * SG_MS, batch_timer, b);
+    } else {
+        sg_loop_fd_unwatch(l, fd);
+    }
+}
+
+static void batch_run(int64_t batch, batch_case *b) {
+    sg_err err;
+    sg_loop *l = sg_loop_new_real(&err);
+    memset(b, 0, sizeof *b);
+    assert_int_equal(pipe(b->fd), 0);
+    sg_loop_set_batch(l, batch);
+    assert_int_equal(sg_loop_fd_watch(l, b->fd[0], SG_EV_READ, batch_fd, b, &err), 0);
+    assert_int_equal(write(b->fd[1], "x", 1), 1);
+    int64_t t0 = sg_loop_now(l);
+    assert_int_equal(sg_loop_run(l, &err), 0);
+    for (int i = 0; i < 2; i++) b->t_fd[i] -= t0;
+    b->t_timer -= t0;
+    close(b->fd[0]);
+    close(b->fd[1]);
+    sg_loop_free(l);
+}
+
+static void test_wake_batch(void **state) {
+    batch_case b;
+    batch_run(200 * SG_MS, &b);
+    assert_int_equal(b.nfd, 2);
+    assert_true(b.t_fd[0] < 100 * SG_MS);              /* an idle loop wakes at once */
+    assert_true(b.t_fd[1] >= b.t_fd[0] + 190 * SG_MS); /* the window (the wake began earlier) */
+    assert_true(b.t_timer >= 5 * SG_MS && b.t_timer < b.t_fd[1]); /* not held by the window */
+    batch_run(0, &b);
+    assert_int_equal(b.nfd, 2);
+    assert_true(b.t_fd[1] < b.t_timer); /* no window: the pipe before the 5 ms timer */
+}
+
 static void test_watch_bad_fd_fails_with_message(void **state) {
     sg_err err = {{0}};
     sg_loop *l = sg_loop_new_real(&err);
@@ -264,6 +317,7 @@ int main(void) {
         cmocka_unit_test(test_hangup_is_reported),
         cmocka_unit_test(test_ref_keeps_loop_for_thread_work),
         cmocka_unit_test(test_watch_bad_fd_fails_with_message),
+        cmocka_unit_test(test_wake_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
