@@ -25,7 +25,7 @@ void sg_llm_ids_feed(sg_llm_stream *s, const char *data, size_t len, size_t reas
     sg_llm_ids *d = &s->ids;
     json_t *root = memmem(data, len, "token_ids", 9) ? json_loadb(data, len, 0, NULL) : NULL;
     json_t *ch = json_array_get(json_object_get(root, "choices"), 0);
-    json_t *p = json_object_get(root, "prompt_token_ids"); /* vLLM chat: top level */
+    json_t *p = json_object_get(root, "prompt_token_ids");              /* vLLM chat: top level */
     if (!json_is_array(p)) p = json_object_get(ch, "prompt_token_ids"); /* completions */
     if (json_is_array(p) && !d->n_prompt) append_ids(p, &d->prompt, &d->n_prompt, &d->cap_prompt);
     json_t *g = json_object_get(ch, "token_ids");

@@ -92,7 +92,8 @@ typedef struct sg_run_config {
 void sg_run_config_default(sg_run_config *c);
 /* The options optimize and campaign share, as given on the command line (run_opts.c). */
 typedef struct sg_run_opts {
-    const char *model, *device, *policy, *pools, *fork_mode, *fork_ids; /* NULL model/device: default */
+    const char *model, *device, *policy, *pools, *fork_mode,
+        *fork_ids; /* NULL model/device: default */
     int64_t iterations, slots;
     sg_devsel devices; /* --devices: all, the first N, or a list (common/opts.h) */
     int no_fork, early_stop, no_early_stop, no_local;

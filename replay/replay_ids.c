@@ -72,7 +72,8 @@ int sg_replay_ids_request(sg_replay_rq *r, json_t *req, int chat, char **prompt,
     if (ret && chat && s->cfg.dialect == SG_DIALECT_SGLANG) /* serving_chat.py refuses it */
         return sg_errf(err, "return_token_ids is not supported with streaming on "
                             "/v1/chat/completions. Please set stream=false.");
-    r->fmt.return_ids = ret && (s->cfg.dialect == SG_DIALECT_VLLM || s->cfg.dialect == SG_DIALECT_RAW);
+    r->fmt.return_ids =
+        ret && (s->cfg.dialect == SG_DIALECT_VLLM || s->cfg.dialect == SG_DIALECT_RAW);
     json_t *p = json_object_get(req, "prompt");
     r->has_ids = r->fmt.return_ids;
     if (chat || !json_is_array(p) || !json_is_integer(json_array_get(p, 0))) return 0;
@@ -104,8 +105,8 @@ static void insert_ids_step(sg_replay_rq *r, size_t i, const char *tag) {
     r->steps = sg_xrealloc(r->steps, (r->nsteps + 1) * sizeof *r->steps);
     memmove(r->steps + i + 1, r->steps + i, (r->nsteps - i) * sizeof *r->steps);
     r->nsteps++;
-    r->steps[i] = (sg_replay_step){SG_RF_IDS, tag, (uint32_t)strlen(tag), r->steps[i + 1].at_us,
-                                   0, 0};
+    r->steps[i] =
+        (sg_replay_step){SG_RF_IDS, tag, (uint32_t)strlen(tag), r->steps[i + 1].at_us, 0, 0};
 }
 
 void sg_replay_ids_plan(sg_replay_rq *r, const char *prompt) {
