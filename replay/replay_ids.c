@@ -71,7 +71,8 @@ int sg_replay_ids_request(sg_replay_rq *r, json_t *req, int chat, char **prompt,
     int ret = json_is_true(json_object_get(req, "return_token_ids"));
     if (ret && chat && s->cfg.dialect == SG_DIALECT_SGLANG) /* serving_chat.py refuses it */
         return sg_errf(err, "return_token_ids is not supported with streaming on "
-                            "/v1/chat/completions. Please set stream=false.");
+                            "/v1/chat/completions. Please set stream=false when using "
+                            "return_token_ids=true.");
     r->fmt.return_ids =
         ret && (s->cfg.dialect == SG_DIALECT_VLLM || s->cfg.dialect == SG_DIALECT_RAW);
     json_t *p = json_object_get(req, "prompt");
