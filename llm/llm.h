@@ -170,6 +170,15 @@ int sg_llm_stream_ids(const sg_llm_stream *s, const int32_t **prompt, size_t *n_
  * answer) when the server has no such route or answers something else. */
 int sg_llm_tokenize(const char *url, const char *model, const char *api_key, const char *text,
                     int32_t **ids, size_t *n, long timeout_ms, sg_err *err);
+/* The same on the loop: returns at once; done runs once on the loop thread with the ids
+ * (borrowed for the call) or err set (ids NULL). Owned by the caller: sg_llm_tokenize_free
+ * (after done, or to cancel it: then done never runs). NULL with err if it cannot start. */
+typedef struct sg_llm_tokenizing sg_llm_tokenizing;
+typedef void (*sg_llm_tokenize_done)(void *arg, const int32_t *ids, size_t n, const char *err);
+sg_llm_tokenizing *sg_llm_tokenize_start(sg_curl_loop *cl, const char *url, const char *model,
+                                         const char *api_key, const char *text, long timeout_ms,
+                                         sg_llm_tokenize_done done, void *arg, sg_err *err);
+void sg_llm_tokenize_free(sg_llm_tokenizing *t);
 
 /* The documented estimate where a server gives no count: about 4 bytes of text a token
  * (the usual rule for English and code), and never fewer than the delta chunks (a chunk

@@ -4,6 +4,7 @@
 #include "llm/llm_impl.h"
 
 #include "common/json.h"
+#include "common/redact.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,30 +79,102 @@ int sg_llm_stream_ids(const sg_llm_stream *s, const int32_t **prompt, size_t *n_
     return 0;
 }
 
-int sg_llm_tokenize(const char *url, const char *model, const char *api_key, const char *text,
-                    int32_t **ids, size_t *n, long timeout_ms, sg_err *err) {
+static char *tokenize_body(const char *model, const char *text) {
     json_t *req =
         json_pack("{s:s,s:s,s:b}", "model", model, "prompt", text, "add_special_tokens", 0);
     char *payload = sg_json_dump(req);
     json_decref(req);
+    return payload;
+}
+
+/* The "tokens" of a /tokenize answer; -1 with err naming what came instead. */
+static int tokenize_answer(const sg_buf *body, long status, int32_t **ids, size_t *n, sg_err *err) {
+    json_t *root =
+        status == 200 ? json_loadb(body->data ? body->data : "", body->len, 0, NULL) : NULL;
+    json_t *toks = json_object_get(root, "tokens");
+    *ids = NULL;
+    *n = 0;
+    int ret = 0;
+    if (json_is_array(toks)) {
+        size_t cap = 0;
+        append_ids(toks, ids, n, &cap);
+    } else {
+        ret = sg_errf(err, "its /tokenize answered HTTP %ld without a \"tokens\" array: %.200s",
+                      status, body->data ? body->data : "");
+    }
+    json_decref(root);
+    return ret;
+}
+
+int sg_llm_tokenize(const char *url, const char *model, const char *api_key, const char *text,
+                    int32_t **ids, size_t *n, long timeout_ms, sg_err *err) {
+    char *payload = tokenize_body(model, text);
     sg_buf body = {0};
     long status;
     int ret = sg_llm_http_root(url, "/tokenize", payload, api_key, timeout_ms, &body, &status, err);
     free(payload);
-    json_t *root = ret == 0 && status == 200
-                       ? json_loadb(body.data ? body.data : "", body.len, 0, NULL)
-                       : NULL;
-    json_t *toks = json_object_get(root, "tokens");
     *ids = NULL;
     *n = 0;
-    if (json_is_array(toks)) {
-        size_t cap = 0;
-        append_ids(toks, ids, n, &cap);
-    } else if (ret == 0) {
-        ret = sg_errf(err, "its /tokenize answered HTTP %ld without a \"tokens\" array: %.200s",
-                      status, body.data ? body.data : "");
-    }
-    json_decref(root);
+    if (ret == 0) ret = tokenize_answer(&body, status, ids, n, err);
     sg_buf_free(&body);
     return ret;
+}
+
+struct sg_llm_tokenizing {
+    sg_curl_loop *cl;
+    CURL *easy;
+    struct curl_slist *headers;
+    char *payload;
+    sg_buf body, url;
+    int running;
+    sg_llm_tokenize_done done;
+    void *arg;
+};
+
+static void tokenized(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
+    sg_llm_tokenizing *t = arg;
+    t->running = 0;
+    long status = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    int32_t *ids = NULL;
+    size_t n = 0;
+    sg_err err;
+    char shown[512];
+    if (rc != CURLE_OK)
+        sg_errf(&err, "%s: %s", sg_redact_url_fit(shown, sizeof shown, t->url.data),
+                curl_easy_strerror(rc));
+    if (rc == CURLE_OK && tokenize_answer(&t->body, status, &ids, &n, &err) == 0)
+        t->done(t->arg, ids, n, NULL);
+    else
+        t->done(t->arg, NULL, 0, err.msg);
+    free(ids);
+}
+
+sg_llm_tokenizing *sg_llm_tokenize_start(sg_curl_loop *cl, const char *url, const char *model,
+                                         const char *api_key, const char *text, long timeout_ms,
+                                         sg_llm_tokenize_done done, void *arg, sg_err *err) {
+    sg_llm_tokenizing *t = sg_xcalloc(1, sizeof *t);
+    t->cl = cl;
+    t->done = done;
+    t->arg = arg;
+    t->payload = tokenize_body(model, text);
+    t->easy = sg_llm_http_easy(url, "/tokenize", t->payload, api_key, timeout_ms, &t->body, &t->url,
+                               &t->headers);
+    if (sg_curl_loop_add(cl, t->easy, tokenized, t, err) < 0) {
+        sg_llm_tokenize_free(t);
+        return NULL;
+    }
+    t->running = 1;
+    return t;
+}
+
+void sg_llm_tokenize_free(sg_llm_tokenizing *t) {
+    if (!t) return;
+    if (t->running) sg_curl_loop_remove(t->cl, t->easy);
+    curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->headers);
+    free(t->payload);
+    sg_buf_free(&t->body);
+    sg_buf_free(&t->url);
+    free(t);
 }

@@ -104,6 +104,11 @@ int sg_llm_on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg);
 /* llm_http.c: a blocking request to BASE (without /v1) + route: GET, or POST of post_json;
  * the answer's bytes appended to body and its status in *status. -1 (err names the URL,
  * without user:password@) on a transport error. For commands and setup only. */
+/* The easy handle of such a request (its URL into url, its headers into *headers: the
+ * caller frees both after the transfer). */
+CURL *sg_llm_http_easy(const char *base_url, const char *route, const char *post_json,
+                       const char *api_key, long timeout_ms, sg_buf *body, sg_buf *url,
+                       struct curl_slist **headers);
 int sg_llm_http_root(const char *base_url, const char *route, const char *post_json,
                      const char *api_key, long timeout_ms, sg_buf *body, long *status, sg_err *err);
 

@@ -93,7 +93,7 @@ static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
                           .temperature = pl->reasoning_temperature,
                           .top_p = pl->reasoning_top_p,
                           .think = SG_LLM_THINK_AUTO,
-                          .return_ids = pl->n_suffixes > 0,
+                          .return_ids = pl->ask_ids,
                           .priority = 0};
     return start(pl, sg_xcalloc(1, sizeof(sg_gen)), &req, ev, err);
 }
@@ -112,6 +112,7 @@ static int fork_ids(sg_port_llm *pl, const sg_fork_request *f, sg_gen *g, int32_
         size_t k = strlen(tc);
         if (!strncmp(t, tc, k) && !strcmp(t + k, f->answer_prefix)) sfx = &pl->suffixes[i];
     }
+    if (!why && !pl->n_suffixes) why = "the fork's suffix ids are not back from /tokenize yet";
     if (!why && !sfx) why = "the fork's suffix (end of thinking + answer prefix) has no token ids";
     if (!why && (!f->parent || !f->parent->stream)) why = "the reasoning stream has ended";
     if (!why && sg_llm_stream_ids(f->parent->stream, &p, &np, &gen, &ng, &bytes, &why) == 0 &&

@@ -25,6 +25,7 @@ typedef struct sg_port_llm_suffix {
     char *text; /* think_close + answer_prefix */
     int32_t *ids;
     size_t n;
+    void *owner; /* whoever fills it */
 } sg_port_llm_suffix;
 
 typedef struct sg_port_llm {
@@ -41,6 +42,7 @@ typedef struct sg_port_llm {
     const sg_port_llm_suffix *suffixes;
     size_t n_suffixes;
     const char *ids_off;
+    int ask_ids; /* the reasoning streams ask for their ids (suffixes there or on the way) */
 } sg_port_llm;
 
 /* Fill port with the functions and `impl` = pl (which must outlive the port). */

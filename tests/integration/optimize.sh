@@ -116,7 +116,7 @@ for line in open(sys.argv[1]):
               and q.get("add_generation_prompt") is False
               and q["messages"][-1]["role"] == "assistant")
     else:
-        p = q["prompt"]  # text, or token ids (forks as ids: replay-llm's vllm dialect)
+        p = q.get("prompt", "")  # text, or token ids (forks as ids: replay-llm's vllm dialect)
         ok = r["path"] == "/v1/completions" and (isinstance(p, list) or "</think>" in p)
     n += ok and q.get("stop") == ["<|im_end|>", "<|endoftext|>"]
 print(n)
