@@ -126,7 +126,18 @@ def main():
     lost = [(r["prefix"] - r["first_diff"]) / r["prefix"] for r in rows]
     lost_r = [(r["prefix"] - r["first_diff"]) / max(1, r["prefix"] - r["prompt"]) for r in rows]
     in_reasoning = [r for r in miss if r["first_diff"] < r["prefix"] - 1]
+    # Differences per generated token: a generation's first difference (at most one counted
+    # each: after it the prefix is lost anyway), over the tokens seen before it (or all).
+    first, exposure = {}, {}
+    for r in rows:
+        g = r["gen"]
+        exposure[g] = max(exposure.get(g, 0), r["k"])
+        if r["first_diff"] < r["prefix"]:
+            first[g] = min(first.get(g, 1 << 30), r["first_diff"] - r["prompt"])
+    seen = sum(first.get(g, exposure[g]) for g in exposure)
+    rate = len(first) / max(1, seen)
     summary = {
+        "differences": len(first), "tokens_seen": seen, "per_1000_tokens": 1000 * rate,
         "generations": gens, "generations_round_trip_differs": gens_bad,
         "fork_points": n, "forks_differ": len(miss), "forks_differ_no_suffix": len(miss0),
         "forks_differ_before_last_token": len(in_reasoning),
@@ -142,7 +153,8 @@ def main():
           f"{len(in_reasoning)} before the last prefix token); prefix lost at the first "
           f"difference: mean {100 * summary['lost_share_mean']:.1f}% of the fork's prefix "
           f"({100 * summary['lost_share_of_reasoning_mean']:.1f}% of its reasoning), max "
-          f"{100 * summary['lost_share_max']:.1f}%")
+          f"{100 * summary['lost_share_max']:.1f}%; {len(first)} first differences in {seen} "
+          f"generated tokens = {1000 * rate:.2f} per 1000")
     for e in examples:
         print(f"  e.g. generation {e['gen']} at id {e['at']}: generated {e['ids']} "
               f"re-tokenized {e['retok']} ({e['text']!r})")

@@ -30,6 +30,15 @@ if [ "$(printf '%s' "$out" | jf usage_reported)" = false ] && [ "$(printf '%s' "
     ok "no usage from this server: tokens counted from chunks and marked estimated"
 else not_ok "token count estimated and marked"; printf '#   %s\n' "$out"; fi
 
+# Forks as token ids (issue 29): this server ignores return_token_ids (its stream has no ids),
+# has no /tokenize and takes only text prompts, so llm-check says forks go as text there;
+# the text form (a completions prompt of text) streams, as the completions check below shows.
+check_output "llm-check: forks go to llama-cpp-python as text (the stream returned no token ids)" \
+    '^"text: the stream returned no token ids' jf fork_prompt_detail <<<"$out"
+check_output "  ... it takes only text prompts: a prompt given as token ids is refused" \
+    "Input should be a valid string" curl -s "$URL/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt":[19556,905],"max_tokens":2}'
+
 # The model counts on and on when its end tokens (<|endoftext|> 0, <|im_end|> 2) are banned:
 # 120 tokens prove the generation would run long, so a quiet server after the abort
 # means the abort stopped it.
