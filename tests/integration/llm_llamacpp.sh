@@ -19,7 +19,8 @@ if ! wait_port "$PORT" 120; then
 fi
 ok "llama-cpp-python server starts with the SmolLM2 GGUF"
 URL=http://127.0.0.1:$PORT
-jf() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[sys.argv[1]]))' "$1"; }
+# a field of llm-check's JSON (after any warning lines: a slow first token is warned about)
+jf() { python3 -c 'import json,sys; t=sys.stdin.read(); print(json.dumps(json.loads(t[t.find("\n{")+1 if not t.startswith("{") else 0:])[sys.argv[1]]))' "$1"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SPID/stat"; }
 
 out=$("$SPECGEN" llm-check --llm "$URL" --max-tokens 24 --abort-after 0 --json 2>&1)
