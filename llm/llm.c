@@ -130,8 +130,8 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
     if (rc == CURLE_OK && sg_llm_ids_refused(s)) { /* the same request without the field */
         s->ep->no_ids = 1;
         s->res.ids_refused = 1;
-        sg_info("llm", "%s%s refused return_token_ids: sent again without it (forks go as text)",
-                s->ep->shown, s->url_path);
+        sg_debug("llm", "%s%s refused return_token_ids: sent again without it (forks go as text)",
+                 s->ep->shown, s->url_path);
         release_ep(s);
         attempt(s);
         return;

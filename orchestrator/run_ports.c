@@ -39,7 +39,7 @@ static void suffix_done(void *arg, const int32_t *ids, size_t n, const char *err
     if (err) {
         if (!l->ids_off[0]) {
             snprintf(l->ids_off, sizeof l->ids_off, "no token ids for the fork's suffix: %s", err);
-            sg_info("llm", "forks go as text (%s)", l->ids_off);
+            sg_debug("llm", "forks go as text (%s)", l->ids_off);
         }
         l->pl.ask_ids = 0;
         return;
