@@ -252,8 +252,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     /* The local slot's workers are exec'd from the specgen binary, as `specgen optimize` and
-     * the agent start theirs (orchestrator/main.c); forked from this process instead
-     * (BENCH_AGENT_FORK=1) they ran the worker time ~40% longer at N=4M (docs/pools.md). */
+     * the agent start theirs (orchestrator/main.c), so both sides measure the path a real
+     * run takes; BENCH_AGENT_FORK=1 forks them from this process, as the bench did before
+     * (an A/B: docs/agent.md, "Cost"). */
     const char *fork_env = getenv("BENCH_AGENT_FORK");
     if (!fork_env || strcmp(fork_env, "1")) sg_dev_worker_exec_set(argv[2]);
     bench b = {0};
