@@ -162,6 +162,12 @@ static const sg_opt table[SG_OD_COUNT_] = {
                          .help = "completions (raw prompt) or continue (chat, "
                                  "continue_final_message)",
                          .def = "completions"},
+    [SG_OD_FORK_IDS] = {.name = "fork-ids",
+                        .kind = SG_OPT_STR,
+                        .metavar = "M",
+                        .help = "auto (forks as token ids where the server returns and takes "
+                                "them: vLLM) or off (forks as text)",
+                        .def = "auto"},
     [SG_OD_TRIGGER] = {.name = "trigger",
                        .kind = SG_OPT_STR,
                        .metavar = "FILE",

@@ -48,6 +48,7 @@ typedef enum {
     SG_OD_EARLY_STOP,
     SG_OD_NO_EARLY_STOP,
     SG_OD_FORK_MODE,
+    SG_OD_FORK_IDS,
     SG_OD_TRIGGER,
     SG_OD_DB,
     SG_OD_PROMPTS,

@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -148,6 +149,9 @@ static const char details[] =
     "second and whether the server reported usage. Then it streams again, closes the\n"
     "connection after --abort-after tokens, and reads the server's /metrics to see\n"
     "whether the request really stopped (vLLM, SGLang, llama.cpp --metrics).\n"
+    "The first stream asks for its token ids (vLLM's return_token_ids); the forks line says\n"
+    "whether forks would go as token ids (the ids came back, /tokenize answers, a prompt given\n"
+    "as ids streams) or as text, and why.\n"
     "The API key comes from $SPECGEN_API_KEY or $OPENAI_API_KEY and is never printed.\n"
     "Exit status: 0 when the stream worked, 1 when it did not, 2 for usage errors.\n"
     "\nExample:\n  specgen llm-check --llm http://127.0.0.1:8000 --model Qwen/Qwen3-8B\n";
@@ -205,9 +209,51 @@ static void abort_test(sg_llm *llm, sg_loop *loop, sg_llm_request *req, int64_t 
     json_object_set_new(j, "abort", json_string(verdict->data));
 }
 
+/* Forks as token ids: did the stream return its ids (vLLM's return_token_ids), does the
+ * server's /tokenize answer, and does a completions prompt given as ids stream? The
+ * verdict ("token ids", or "text" and why) goes to j and v. */
+static void fork_test(sg_llm *llm, sg_loop *loop, const check *full, const char *url,
+                      const char *model, json_t *j, sg_buf *v) {
+    const sg_llm_result *r = &full->res;
+    json_object_set_new(j, "prompt_token_ids", json_integer(r->prompt_ids));
+    json_object_set_new(j, "generated_token_ids", json_integer(r->gen_ids));
+    const char *key = getenv("SPECGEN_API_KEY");
+    if (!key || !*key) key = getenv("OPENAI_API_KEY");
+    int32_t *ids = NULL;
+    size_t n = 0;
+    sg_err err;
+    check f;
+    if (r->ids_refused)
+        sg_buf_printf(v, "text: the server refused return_token_ids (SGLang does on a streamed "
+                         "chat)");
+    else if (!r->prompt_ids || !r->gen_ids)
+        sg_buf_printf(v, "text: the stream returned no token ids (return_token_ids ignored)");
+    else if (sg_llm_tokenize(url, model, key, "\n</think>\n\n", &ids, &n, 5000, &err) < 0)
+        sg_buf_printf(v, "text: no /tokenize for the fork's suffix (%s)", err.msg);
+    else {
+        sg_llm_request q = {.api = SG_LLM_COMPLETIONS,
+                            .model = model,
+                            .prompt_ids = ids,
+                            .n_prompt_ids = n,
+                            .max_tokens = 4,
+                            .temperature = 0};
+        if (run_stream(llm, loop, &q, 0, &f) < 0)
+            sg_buf_printf(v, "text: a prompt given as token ids failed (%s)", f.err);
+        else
+            sg_buf_printf(v,
+                          "token ids (the stream returned %lld prompt and %lld generated ids; "
+                          "/tokenize and a prompt given as ids work)",
+                          (long long)r->prompt_ids, (long long)r->gen_ids);
+    }
+    free(ids);
+    json_object_set_new(j, "fork_prompt",
+                        json_string(strncmp(v->data, "text", 4) ? "ids" : "text"));
+    json_object_set_new(j, "fork_prompt_detail", json_string(v->data));
+}
+
 /* The result as lines for a person (stderr only when nothing streamed). */
 static void print_text(json_t *j, const check *full, int completions, const char *model,
-                       const sg_buf *verdict) {
+                       const sg_buf *verdict, const sg_buf *forks) {
     const sg_llm_result *r = &full->res;
     if (full->failed && !r->t_first_ns) {
         fprintf(stderr, "specgen llm-check: %s\n", full->err);
@@ -234,6 +280,7 @@ static void print_text(json_t *j, const check *full, int completions, const char
            r->finish_reason[0] ? r->finish_reason : "(none)");
     if (full->failed) printf("error         %s\n", full->err);
     if (verdict->data) printf("abort         %s\n", verdict->data);
+    if (forks->data) printf("forks         %s\n", forks->data);
 }
 
 int sg_cmd_llm_check(int argc, char **argv) {
@@ -354,12 +401,15 @@ int sg_cmd_llm_check(int argc, char **argv) {
                           .prompt = prompt,
                           .max_tokens = max_tokens,
                           .temperature = 0,
-                          .extra_json = extra};
+                          .extra_json = extra,
+                          .return_ids = 1};
     check full;
     run_stream(llm, loop, &req, 0, &full);
     json_t *j = json_object();
     put_stream(j, &full, url, completions, model);
-    sg_buf verdict = {0};
+    sg_buf verdict = {0}, forks = {0};
+    if (!full.failed) fork_test(llm, loop, &full, url, model, j, &forks);
+    req.return_ids = 0;
     if (!full.failed && abort_after > 0) abort_test(llm, loop, &req, abort_after, url, j, &verdict);
     sg_llm_free(llm);
     sg_curl_loop_free(cl);
@@ -369,10 +419,11 @@ int sg_cmd_llm_check(int argc, char **argv) {
         printf("%s\n", s);
         free(s);
     } else {
-        print_text(j, &full, completions, model, &verdict);
+        print_text(j, &full, completions, model, &verdict, &forks);
     }
     json_decref(j);
     sg_buf_free(&verdict);
+    sg_buf_free(&forks);
     free(model);
     return full.failed ? 1 : 0;
 }

@@ -39,6 +39,8 @@ static void stream_free(sg_llm_stream *s) {
     if (s->easy) curl_easy_cleanup(s->easy);
     curl_slist_free_all(s->headers);
     free(s->body);
+    free(s->body_noids);
+    sg_llm_ids_free(&s->ids);
     sg_buf_free(&s->errbody);
     sg_sse_free(&s->sse);
     sg_buf_free(&s->scan);
@@ -58,6 +60,8 @@ static void fill_result(sg_llm_stream *s, sg_llm_result *r) {
     r->dialect = sg_llm_dialect_name(s->features);
     r->http_status = (int)s->status;
     r->events = (int64_t)s->sse.events;
+    r->prompt_ids = (int64_t)s->ids.n_prompt;
+    r->gen_ids = (int64_t)s->ids.n_gen;
     if (!s->saw_usage) { /* estimated from the text: see sg_llm_estimate_tokens */
         r->usage.prompt_tokens = (int64_t)(s->prompt_bytes / 4);
         r->usage.reasoning_tokens =
@@ -132,6 +136,15 @@ static void on_done(sg_curl_loop *cl, CURL *easy, CURLcode rc, void *arg) {
         else
             sg_llm_fail_later(s, "%s after %lld tokens",
                               "the stream ended without [DONE] or a finish_reason");
+    }
+    if (rc == CURLE_OK && sg_llm_ids_refused(s)) { /* the same request without the field */
+        s->ep->no_ids = 1;
+        s->res.ids_refused = 1;
+        sg_debug("llm", "%s%s refused return_token_ids: sent again without it (forks go as text)",
+                 s->ep->shown, s->url_path);
+        release_ep(s);
+        attempt(s);
+        return;
     }
     int max = llm->cfg.max_retries;
     if (retryable(s, rc) && s->res.attempts <= max) {
@@ -262,8 +275,9 @@ static void attempt(sg_llm_stream *s) {
     snprintf(url, sizeof url, "%s%s", ep->base, s->url_path);
     CURL *e = s->easy;
     curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, s->body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(s->body));
+    const char *body = s->body_noids && ep->no_ids ? s->body_noids : s->body;
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->headers);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sg_llm_on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
@@ -393,11 +407,12 @@ int sg_llm_endpoint_running(const sg_llm *llm, size_t i) {
 
 sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm_callbacks *cb,
                             sg_err *err) {
-    char *body = sg_llm_body(req, err);
+    char *body = sg_llm_body(req, 1, err);
     if (!body) return NULL;
     sg_llm_stream *s = sg_xcalloc(1, sizeof *s);
     s->llm = llm;
     s->body = body;
+    if (req->return_ids) s->body_noids = sg_llm_body(req, 0, err);
     s->easy = curl_easy_init();
     if (!s->easy) {
         free(body);
@@ -410,8 +425,10 @@ sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm
     s->priority = req->priority;
     s->max_tokens = req->max_tokens;
     s->trigger_ns = req->trigger_ns;
-    s->prompt_bytes = strlen(req->api == SG_LLM_CHAT ? req->user : req->prompt) +
-                      (req->api == SG_LLM_CHAT && req->system ? strlen(req->system) : 0);
+    s->prompt_bytes = req->api == SG_LLM_CHAT ? strlen(req->user)
+                      : req->prompt_ids       ? 4 * req->n_prompt_ids
+                                              : strlen(req->prompt);
+    if (req->api == SG_LLM_CHAT && req->system) s->prompt_bytes += strlen(req->system);
     s->headers = curl_slist_append(NULL, "Content-Type: application/json");
     s->headers = curl_slist_append(s->headers, "Accept: text/event-stream");
     s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */

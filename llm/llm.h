@@ -36,6 +36,13 @@
  *   then FIFO).
  * - The API key (config, else $SPECGEN_API_KEY, else $OPENAI_API_KEY) is sent as a bearer
  *   token and never logged or put in an error message.
+ * - Token ids (docs/llm-servers.md, "Forks as token ids"): with return_ids the request asks
+ *   for vLLM's return_token_ids; the prompt's ids (prompt_token_ids, first chunk) and the
+ *   generated ids (choices[0].token_ids, every chunk) are kept with the stream
+ *   (sg_llm_stream_ids). An endpoint that answers 400 naming return_token_ids (SGLang on a
+ *   streamed chat, a strict OpenAI-compatible API) is marked and the request goes again at
+ *   once without the field; later requests there leave it out. A completions request may
+ *   carry its prompt as ids (prompt_ids), sent as a JSON array.
  * - Use the real loop (libcurl's timeouts are wall-clock). Single-threaded. */
 #ifndef SG_LLM_H
 #define SG_LLM_H
@@ -81,11 +88,15 @@ typedef struct sg_llm_request {
     const char *assistant;     /* chat: a final assistant message the server continues
                                   (sent with continue_final_message, no generation prompt) */
     const char *prompt;        /* completions: the raw prompt (a fork's prefix) */
-    int64_t max_tokens;        /* 0: server default */
-    double temperature;        /* < 0: server default */
-    double top_p;              /* <= 0: server default */
-    const char *extra_json;    /* JSON object merged into the body, or NULL */
-    const char *const *stop;   /* stop strings sent as "stop" (nstop of them; 0: none) */
+    const int32_t *prompt_ids; /* completions: the prompt as token ids (n_prompt_ids of them),
+                                  sent instead of `prompt` when set */
+    size_t n_prompt_ids;
+    int return_ids;          /* ask for the token ids (vLLM's return_token_ids) */
+    int64_t max_tokens;      /* 0: server default */
+    double temperature;      /* < 0: server default */
+    double top_p;            /* <= 0: server default */
+    const char *extra_json;  /* JSON object merged into the body, or NULL */
+    const char *const *stop; /* stop strings sent as "stop" (nstop of them; 0: none) */
     size_t nstop;
     sg_llm_think_mode think;
     int priority;       /* when queued at the cap: higher starts first (forks) */
@@ -113,10 +124,13 @@ typedef struct sg_llm_result {
                           for requests with trigger_ns > 0 (it costs a debug callback) */
     int64_t events;    /* SSE events read, over all attempts ("[DONE]" included) */
     int attempts;
-    int first_token_timeout; /* 1: ended because no token came within the first-token timeout */
-    int http_status;         /* the last attempt's HTTP status (0: none came) */
-    const char *endpoint;    /* borrowed from the client; without user:password@ */
-    const char *dialect;     /* detected from the stream (static string) */
+    int first_token_timeout;     /* 1: ended because no token came within the first-token timeout */
+    int http_status;             /* the last attempt's HTTP status (0: none came) */
+    const char *endpoint;        /* borrowed from the client; without user:password@ */
+    const char *dialect;         /* detected from the stream (static string) */
+    int64_t prompt_ids, gen_ids; /* token ids the server returned (return_ids): the prompt's,
+                                    and the generated ones */
+    int ids_refused;             /* the endpoint refused return_token_ids (sent again without) */
 } sg_llm_result;
 
 typedef struct sg_llm_callbacks {
@@ -139,6 +153,33 @@ sg_llm_stream *sg_llm_start(sg_llm *llm, const sg_llm_request *req, const sg_llm
 sg_llm_stream *sg_llm_fork(sg_llm *llm, const char *model, const char *prompt, int64_t max_tokens,
                            const sg_llm_callbacks *cb, sg_err *err);
 void sg_llm_abort(sg_llm_stream *s, sg_llm_result *out);
+
+/* The token ids a stream that asked for them (return_ids) has received so far, borrowed
+ * until the stream ends or gets more chunks: the prompt's, and the generated ids that
+ * the reasoning delivered so far covers exactly — *n_gen ids that end where the
+ * *reasoning_bytes delivered through the reasoning callback end (ids of chunks without
+ * text before the reasoning, such as <think>, included; ids after the reasoning's last
+ * text, such as </think>, not). Returns 0 when both prompt and generated ids are there
+ * and the reasoning came in the reasoning field (not <think> tags in content), else -1
+ * with *why saying what is missing (a static string). */
+int sg_llm_stream_ids(const sg_llm_stream *s, const int32_t **prompt, size_t *n_prompt,
+                      const int32_t **gen, size_t *n_gen, int64_t *reasoning_bytes,
+                      const char **why);
+/* Blocking, for setup (not from the loop): text's token ids from the endpoint's /tokenize
+ * (vLLM and SGLang: POST {base}/tokenize {model, prompt, add_special_tokens: false} ->
+ * {"tokens": [...]}), within timeout_ms. *ids is malloc'd. -1 (err names the URL and the
+ * answer) when the server has no such route or answers something else. */
+int sg_llm_tokenize(const char *url, const char *model, const char *api_key, const char *text,
+                    int32_t **ids, size_t *n, long timeout_ms, sg_err *err);
+/* The same on the loop: returns at once; done runs once on the loop thread with the ids
+ * (borrowed for the call) or err set (ids NULL). Owned by the caller: sg_llm_tokenize_free
+ * (after done, or to cancel it: then done never runs). NULL with err if it cannot start. */
+typedef struct sg_llm_tokenizing sg_llm_tokenizing;
+typedef void (*sg_llm_tokenize_done)(void *arg, const int32_t *ids, size_t n, const char *err);
+sg_llm_tokenizing *sg_llm_tokenize_start(sg_curl_loop *cl, const char *url, const char *model,
+                                         const char *api_key, const char *text, long timeout_ms,
+                                         sg_llm_tokenize_done done, void *arg, sg_err *err);
+void sg_llm_tokenize_free(sg_llm_tokenizing *t);
 
 /* The documented estimate where a server gives no count: about 4 bytes of text a token
  * (the usual rule for English and code), and never fewer than the delta chunks (a chunk

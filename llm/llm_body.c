@@ -14,7 +14,7 @@ static int text_ok(const char *what, const char *s, sg_err *err) {
     return 0;
 }
 
-char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
+char *sg_llm_body(const sg_llm_request *req, int with_ids, sg_err *err) {
     if (!req->model || !*req->model) {
         sg_errf(err, "LLM request: no model name");
         return NULL;
@@ -46,13 +46,22 @@ char *sg_llm_body(const sg_llm_request *req, sg_err *err) {
         }
         json_object_set_new(b, "messages", msgs);
     } else {
-        if (!req->prompt) {
+        if (!req->prompt && !req->prompt_ids) {
             json_decref(b);
             sg_errf(err, "LLM completions request: no prompt");
             return NULL;
         }
-        json_object_set_new(b, "prompt", json_string(req->prompt));
+        if (req->prompt_ids) { /* vLLM and SGLang take a prompt given as token ids */
+            json_t *ids = json_array();
+            for (size_t i = 0; i < req->n_prompt_ids; i++)
+                json_array_append_new(ids, json_integer(req->prompt_ids[i]));
+            json_object_set_new(b, "prompt", ids);
+        } else {
+            json_object_set_new(b, "prompt", json_string(req->prompt));
+        }
     }
+    /* vLLM: prompt_token_ids in the first chunk, each chunk's token_ids (llm_ids.c). */
+    if (with_ids && req->return_ids) json_object_set_new(b, "return_token_ids", json_true());
     json_object_set_new(b, "stream", json_true());
     /* continuous_usage_stats: vLLM (and SGLang) then put the running usage in every chunk;
      * other servers ignore the field. */

@@ -100,6 +100,9 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
         json_decref(root);
         return 1;
     }
+    if (s->body_noids) /* asked for token ids */
+        sg_llm_ids_feed(s, data, len, c.reasoning ? c.reasoning_len : 0,
+                        c.content && c.content_len);
     if (c.reasoning && !s->dead) sg_llm_emit(s, 1, c.reasoning, c.reasoning_len);
     if (c.content && !s->dead) {
         sg_llm_think_feed(&s->think, c.content, c.content_len, sg_llm_emit, s);

@@ -14,7 +14,19 @@ typedef struct sg_llm_endpoint {
     char *shown;        /* base without user:password@: the one messages name */
     int running;        /* streams sent here and not ended */
     int64_t down_until; /* loop time before which a connect failure sidelines it */
+    int no_ids;         /* answered 400 naming return_token_ids: leave the field out here */
 } sg_llm_endpoint;
+
+/* The token ids a stream received (return_ids; llm_ids.c). */
+typedef struct sg_llm_ids {
+    int32_t *prompt, *gen;
+    size_t n_prompt, cap_prompt, n_gen, cap_gen;
+    size_t mark_n;      /* generated ids that the reasoning delivered so far covers */
+    int64_t mark_bytes; /* ... which ends at this many reasoning bytes */
+    int text_started;   /* reasoning text came (ids-only chunks after it wait for more) */
+    int closed;         /* content came: the reasoning is over, the mark stays */
+    int in_content;     /* reasoning came inside content (<think> tags): no exact mark */
+} sg_llm_ids;
 
 struct sg_llm_stream {
     sg_llm *llm;
@@ -24,6 +36,9 @@ struct sg_llm_stream {
     struct curl_slist *headers;
     const char *url_path; /* "/chat/completions" or "/completions" */
     char *body;
+    char *body_noids; /* asked return_token_ids: the body without it (for an endpoint that
+                         refuses it), else NULL */
+    sg_llm_ids ids;
     sg_llm_callbacks cb;
     sg_llm_think_mode think_mode;
     int priority;
@@ -88,7 +103,26 @@ size_t sg_llm_on_header(char *p, size_t sz, size_t nm, void *arg);
 int sg_llm_is_sse_type(const char *type);
 int sg_llm_on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg);
 
-/* llm_body.c */
-char *sg_llm_body(const sg_llm_request *req, sg_err *err);
+/* llm_http.c: a blocking request to BASE (without /v1) + route: GET, or POST of post_json;
+ * the answer's bytes appended to body and its status in *status. -1 (err names the URL,
+ * without user:password@) on a transport error. For commands and setup only. */
+/* The easy handle of such a request (its URL into url, its headers into *headers: the
+ * caller frees both after the transfer). */
+CURL *sg_llm_http_easy(const char *base_url, const char *route, const char *post_json,
+                       const char *api_key, long timeout_ms, sg_buf *body, sg_buf *url,
+                       struct curl_slist **headers);
+int sg_llm_http_root(const char *base_url, const char *route, const char *post_json,
+                     const char *api_key, long timeout_ms, sg_buf *body, long *status, sg_err *err);
+
+/* llm_body.c; with_ids: ask for return_token_ids when req->return_ids */
+char *sg_llm_body(const sg_llm_request *req, int with_ids, sg_err *err);
+
+/* llm_ids.c: before a chunk's deltas are emitted, take its token ids (when the stream asked
+ * for them and the chunk names token_ids); reasoning_len / has_content: the chunk's reasoning
+ * text length and whether it carried content. A 400 answer naming return_token_ids. */
+void sg_llm_ids_feed(sg_llm_stream *s, const char *data, size_t len, size_t reasoning_len,
+                     int has_content);
+int sg_llm_ids_refused(const sg_llm_stream *s);
+void sg_llm_ids_free(sg_llm_ids *ids);
 
 #endif

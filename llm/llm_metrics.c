@@ -2,9 +2,8 @@
 
 #include "common/buf.h"
 #include "common/dialect.h"
-#include "common/redact.h"
+#include "llm/llm_impl.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,37 +47,11 @@ int sg_llm_metrics_parse(const char *text, sg_llm_metrics *m) {
     return found ? 0 : 1;
 }
 
-static size_t collect(char *p, size_t sz, size_t nm, void *arg) {
-    sg_buf_append(arg, p, sz * nm);
-    return sz * nm;
-}
-
 int sg_llm_metrics_fetch(const char *base_url, long timeout_ms, sg_llm_metrics *m, sg_err *err) {
-    sg_buf url = {0}, body = {0};
-    sg_buf_append_str(&url, base_url);
-    while (url.len && url.data[url.len - 1] == '/') url.data[--url.len] = '\0';
-    if (url.len >= 3 && !strcmp(url.data + url.len - 3, "/v1")) url.data[url.len -= 3] = '\0';
-    sg_buf_append_str(&url, "/metrics");
-    CURL *e = curl_easy_init();
-    curl_easy_setopt(e, CURLOPT_URL, url.data);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    CURLcode rc = curl_easy_perform(e);
-    long status = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(e);
-    int out;
-    char shown[512];
-    if (rc != CURLE_OK)
-        out = sg_errf(err, "%s: %s", sg_redact_url_fit(shown, sizeof shown, url.data),
-                      curl_easy_strerror(rc));
-    else if (status != 200)
-        out = 1;
-    else
-        out = sg_llm_metrics_parse(body.data ? body.data : "", m);
-    sg_buf_free(&url);
+    sg_buf body = {0};
+    long status;
+    int out = sg_llm_http_root(base_url, "/metrics", NULL, NULL, timeout_ms, &body, &status, err);
+    if (out == 0) out = status != 200 ? 1 : sg_llm_metrics_parse(body.data ? body.data : "", m);
     sg_buf_free(&body);
     return out;
 }

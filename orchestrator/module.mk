@@ -11,3 +11,9 @@ $(BUILD)/bench/bench_llm: tests/bench/llm_floor.c tests/bench/llm_floor.h
 ## make docs-options  regenerate docs/options.md (every command's options) from the option tables
 docs-options: $(SPECGEN_BIN)
 	$(SPECGEN_BIN) options > docs/options.md
+
+.PHONY: bench-retokenize
+## make bench-retokenize  re-tokenising generated text against the ids that made it (SmolLM2's
+##                    tokenizer via llama-cpp-python): how often it differs, the prefix lost
+bench-retokenize:
+	scripts/retokenize.sh

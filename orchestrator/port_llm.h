@@ -21,6 +21,13 @@ typedef enum {
     SG_FORK_CONTINUE = 1,    /* chat API, continue_final_message (vLLM, SGLang) */
 } sg_fork_mode;
 
+typedef struct sg_port_llm_suffix {
+    char *text; /* think_close + answer_prefix */
+    int32_t *ids;
+    size_t n;
+    void *owner; /* whoever fills it */
+} sg_port_llm_suffix;
+
 typedef struct sg_port_llm {
     sg_llm *llm;
     sg_fork_mode fork_mode;
@@ -28,6 +35,14 @@ typedef struct sg_port_llm {
     int64_t reasoning_max_tokens; /* 0: server default */
     double reasoning_temperature; /* < 0: server default */
     double reasoning_top_p;       /* <= 0: server default */
+    /* Forks as token ids (docs/speculation.md): the ids of the texts a fork appends to the
+     * reasoning (think_close + answer_prefix, one per task language, from the server's
+     * /tokenize). With any, the reasoning streams ask for their token ids and a fork whose
+     * reasoning stream has them is sent as ids; else forks are text and ids_off says why. */
+    const sg_port_llm_suffix *suffixes;
+    size_t n_suffixes;
+    const char *ids_off;
+    int ask_ids; /* the reasoning streams ask for their ids (suffixes there or on the way) */
 } sg_port_llm;
 
 /* Fill port with the functions and `impl` = pl (which must outlive the port). */

@@ -39,6 +39,11 @@ typedef struct sg_gen_summary {
     int http_status;         /* the server's answer when it refused the request, else 0 or 200 */
     int first_token_timeout; /* failed: no token came within the first-token timeout */
     int64_t first_token_ns;  /* from the request's start to its first token; 0: none/unknown */
+    /* A fork's prompt as sent: "ids" (token ids: the reasoning stream's prompt and generated
+     * ids, then the fork's suffix), "text", or "" (the port does not say: simulated). */
+    char prompt_form[8];
+    uint64_t prefix_ids; /* ids: the prompt + reasoning ids the fork shares with the stream */
+    char form_why[160];  /* text: why not ids */
 } sg_gen_summary;
 
 typedef struct sg_gen_events {
@@ -55,6 +60,8 @@ typedef struct sg_gen_events {
  * port builds the text of the shape it sends, and only that (specgen/fork.h). */
 typedef struct sg_fork_request {
     const sg_chat_template *tmpl;
+    sg_gen *parent; /* the reasoning generation it forks from, while it runs (else NULL): a
+                       port that has its token ids may send the fork as ids */
     const char *system, *user; /* the iteration's messages */
     const char *reasoning;     /* the reasoning so far: reasoning_len bytes */
     size_t reasoning_len;

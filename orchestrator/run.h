@@ -46,6 +46,7 @@ typedef struct sg_run_config {
     const char *model;            /* "replay" */
     const char *template_name;    /* NULL: from the model's name */
     sg_fork_mode fork_mode;       /* SG_FORK_COMPLETIONS */
+    int fork_ids_off;             /* --fork-ids off: forks as text even where ids would go */
     int64_t max_tokens;           /* cap on each reasoning stream; 0: the server's */
     const char *api_key_file;     /* the API key's file; NULL: $SPECGEN_API_KEY, $OPENAI_API_KEY */
     double temperature, top_p;    /* the reasoning streams' sampling; < 0: the server's */
@@ -94,7 +95,8 @@ typedef struct sg_run_config {
 void sg_run_config_default(sg_run_config *c);
 /* The options optimize and campaign share, as given on the command line (run_opts.c). */
 typedef struct sg_run_opts {
-    const char *model, *device, *policy, *pools, *fork_mode; /* NULL model/device: default */
+    const char *model, *device, *policy, *pools, *fork_mode,
+        *fork_ids; /* NULL model/device: default */
     int64_t iterations, slots;
     sg_devsel devices; /* --devices: all, the first N, or a list (common/opts.h) */
     int no_fork, early_stop, no_early_stop, no_local;

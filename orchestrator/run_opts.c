@@ -14,6 +14,7 @@ void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c) {
     o->policy = "specgen";
     o->pools = "elastic";
     o->fork_mode = "completions";
+    o->fork_ids = "auto";
     o->iterations = c->iterations;
     o->slots = c->slots_per_device;
     o->devices.count = c->devices;
@@ -65,6 +66,7 @@ int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *ro
     rows[n++] = sg_opt_shared(SG_OD_EARLY_STOP, &o->early_stop);
     rows[n++] = sg_opt_shared(SG_OD_NO_EARLY_STOP, &o->no_early_stop);
     rows[n++] = sg_opt_shared(SG_OD_FORK_MODE, &o->fork_mode);
+    rows[n++] = sg_opt_shared(SG_OD_FORK_IDS, &o->fork_ids);
     rows[n++] = sg_opt_shared(SG_OD_TRIGGER, &c->trigger_file);
     rows[n++] = sg_opt_shared(SG_OD_DB, &c->db);
     rows[n++] = sg_opt_shared(SG_OD_PROMPTS, &c->prompts_dir);
@@ -136,6 +138,9 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
     if (sg_pool_config_parse(o->pools, &c->pools, err) < 0) return -1;
     if (strcmp(o->fork_mode, "completions") && strcmp(o->fork_mode, "continue"))
         return sg_errf(err, "--fork-mode: '%s' is not completions or continue", o->fork_mode);
+    if (strcmp(o->fork_ids, "auto") && strcmp(o->fork_ids, "off"))
+        return sg_errf(err, "--fork-ids: '%s' is not auto or off", o->fork_ids);
+    c->fork_ids_off = !strcmp(o->fork_ids, "off");
     if (c->target < 0 || c->target != c->target) /* 0 (the task's) is refused by the parser */
         return sg_errf(err, "--target: '%g' must be a speedup above 0 (2 = twice as fast)",
                        c->target);

@@ -23,7 +23,60 @@ struct sg_run_llm {
     char url_buf[128];
     const char *urls[16]; /* borrowed by llm: point into urls_copy or url_buf */
     char *urls_copy;
+    sg_port_llm_suffix suffixes[2]; /* per task language: forks as token ids */
+    sg_llm_tokenizing *tok[2];      /* their /tokenize requests */
+    int suffixes_back;
+    char ids_off[600]; /* why forks go as text */
 };
+
+/* The ids of what a fork appends to the reasoning, per task language, from the first
+ * endpoint's /tokenize (vLLM, SGLang), asked on the loop: once both are back, forks go as
+ * token ids where the reasoning stream returns its ids. A server without /tokenize gets
+ * text forks (said once, at info level). */
+static void suffix_done(void *arg, const int32_t *ids, size_t n, const char *err) {
+    sg_port_llm_suffix *s = arg;
+    sg_run_llm *l = s->owner;
+    if (err) {
+        if (!l->ids_off[0]) {
+            snprintf(l->ids_off, sizeof l->ids_off, "no token ids for the fork's suffix: %s", err);
+            sg_debug("llm", "forks go as text (%s)", l->ids_off);
+        }
+        l->pl.ask_ids = 0;
+        return;
+    }
+    s->ids = sg_xmalloc((n ? n : 1) * sizeof *ids);
+    memcpy(s->ids, ids, n * sizeof *ids);
+    s->n = n;
+    if (++l->suffixes_back == 2 && !l->ids_off[0]) {
+        l->pl.suffixes = l->suffixes;
+        l->pl.n_suffixes = 2;
+    }
+}
+
+static void tokenize_suffixes(sg_run_llm *l, const sg_run_config *c, const sg_run_prompts *p,
+                              const char *key) {
+    static const char *const langs[] = {"cuda", "opencl"};
+    if (c->fork_ids_off) {
+        snprintf(l->ids_off, sizeof l->ids_off, "--fork-ids off");
+        return;
+    }
+    if (!key || !*key) key = getenv("SPECGEN_API_KEY");
+    if (!key || !*key) key = getenv("OPENAI_API_KEY");
+    l->pl.ask_ids = 1;
+    for (size_t i = 0; i < 2; i++) {
+        sg_buf t = {0};
+        const char *k = "lang";
+        sg_buf_append_str(&t, p->tmpl.think_close);
+        sg_buf_fill(&t, p->task.answer_prefix, &k, &langs[i], 1);
+        sg_port_llm_suffix *s = &l->suffixes[i];
+        s->owner = l;
+        s->text = sg_buf_steal(&t);
+        sg_err err;
+        l->tok[i] = sg_llm_tokenize_start(l->cl, l->urls[0], c->model ? c->model : "", key, s->text,
+                                          10000, suffix_done, s, &err);
+        if (!l->tok[i]) suffix_done(s, NULL, 0, err.msg);
+    }
+}
 
 static int start_replay(sg_run_llm *l, const sg_run_config *c, const sg_run_prompts *p,
                         sg_err *err) {
@@ -72,15 +125,17 @@ sg_run_llm *sg_run_llm_new(sg_loop *loop, const sg_run_config *c, const sg_run_p
                         .first_token_timeout_ns = c->first_token_timeout_ns,
                         .first_token_option = "--first-token-timeout"};
     l->llm = sg_llm_new(l->cl, &lc, err);
-    if (key) memset(key, 0, strlen(key)); /* the client holds its own copy */
-    free(key);
-    if (!l->llm) goto fail;
     l->pl = (sg_port_llm){.llm = l->llm,
                           .fork_mode = c->fork_mode,
                           .model = c->model,
                           .reasoning_max_tokens = c->max_tokens,
                           .reasoning_temperature = c->temperature,
-                          .reasoning_top_p = c->top_p};
+                          .reasoning_top_p = c->top_p,
+                          .ids_off = l->ids_off};
+    if (l->llm) tokenize_suffixes(l, c, p, key);
+    if (key) memset(key, 0, strlen(key)); /* the client holds its own copy */
+    free(key);
+    if (!l->llm) goto fail;
     sg_port_llm_init(&l->pl, &l->port);
     return l;
 fail:
@@ -128,11 +183,17 @@ int sg_run_llm_announce(const sg_run_llm *l, const sg_run_config *c, const sg_ru
 
 void sg_run_llm_free(sg_run_llm *l) {
     if (!l) return;
+    for (size_t i = 0; i < 2; i++) sg_llm_tokenize_free(l->tok[i]), l->tok[i] = NULL;
     sg_llm_free(l->llm);
     sg_curl_loop_free(l->cl);
     if (l->replay) sg_replay_stop(l->replay);
     sg_replay_traces_free(&l->traces);
     free(l->urls_copy);
+    for (size_t i = 0; i < 2; i++) {
+        sg_llm_tokenize_free(l->tok[i]);
+        free(l->suffixes[i].text);
+        free(l->suffixes[i].ids);
+    }
     free(l);
 }
 

@@ -633,6 +633,11 @@ static void on_gen_done(void *arg, const sg_gen_summary *s) {
         if (!s->estimated) json_object_set_new(ev, "prompt_tokens", json_integer(s->prompt_tokens));
         if (s->cached_reported)
             json_object_set_new(ev, "cached_tokens", json_integer(s->cached_tokens));
+        if (s->prompt_form[0]) { /* a fork: sent as token ids or as text, and why */
+            json_object_set_new(ev, "prompt", json_string(s->prompt_form));
+            if (s->prefix_ids) json_object_set_new(ev, "prefix_ids", json_integer(s->prefix_ids));
+            if (s->form_why[0]) json_object_set_new(ev, "prompt_why", json_string(s->form_why));
+        }
         if (s->first_token_ns > 0) /* the LLM's first-token latency (/metrics' histogram) */
             json_object_set_new(ev, "first_token_ms", json_real((double)s->first_token_ns / 1e6));
         record(t, "generation_done", ev);
@@ -705,6 +710,7 @@ static void start_fork(sg_task *t, gen_ctx *parent, const sg_trigger_fire *fire)
     g->fire = *fire;
     sg_gen_events ev = {on_reasoning, on_content, on_gen_done, g};
     sg_fork_request req = {.tmpl = t->cfg.tmpl,
+                           .parent = parent->gen,
                            .system = t->system,
                            .user = t->user,
                            .reasoning = parent->reasoning.data ? parent->reasoning.data : "",

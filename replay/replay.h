@@ -62,6 +62,10 @@ typedef struct sg_replay_traces {
     size_t n;
 } sg_replay_traces;
 
+/* Where the token that starts at s[i] ends (the cut above): blanks, then at most 6 other
+ * bytes, then the rest of a UTF-8 character. */
+size_t sg_replay_token_end(const char *s, size_t n, size_t i);
+
 /* path: a .jsonl file, or a folder whose *.jsonl files are all loaded. */
 int sg_replay_load(const char *path, sg_replay_traces *out, sg_err *err);
 void sg_replay_traces_free(sg_replay_traces *ts);

@@ -57,7 +57,15 @@ static void finish_val(sg_buf *o, const char *finish) {
         sg_buf_append_str(o, "null");
 }
 
-/* vLLM, raw, and (with a fingerprint) DeepSeek share a shape. */
+static void ids_arr(sg_buf *o, const char *key, const int32_t *v, size_t n) {
+    sg_buf_printf(o, ",\"%s\":[", key);
+    for (size_t i = 0; i < n; i++) sg_buf_printf(o, i ? ",%d" : "%d", v[i]);
+    sg_buf_append_str(o, "]");
+}
+
+/* vLLM, raw, and (with a fingerprint) DeepSeek share a shape. With return_token_ids, vLLM
+ * adds the chunk's token_ids to the choice and the prompt_token_ids to the first chunk
+ * (chat: top level; completions: in the choice). */
 static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t, size_t n,
                       const char *finish) {
     int ds = f->d == SG_DIALECT_DEEPSEEK;
@@ -67,6 +75,8 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
     if (!f->chat) {
         sg_buf_append_str(o, "\"text\":");
         STR(o, t, n);
+    } else if (kind == SG_RF_IDS) { /* a token the reasoning parser hid: ids only */
+        sg_buf_append_str(o, "\"delta\":{}");
     } else if (kind == SG_RF_ROLE) {
         sg_buf_append_str(
             o, ds ? "\"delta\":{\"role\":\"assistant\",\"content\":null,\"reasoning_content\":\"\"}"
@@ -84,6 +94,8 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
     sg_buf_append_str(o, ",\"logprobs\":null,\"finish_reason\":");
     finish_val(o, finish);
     if (!ds) sg_buf_append_str(o, ",\"stop_reason\":null");
+    if (!f->chat && f->n_prompt_ids) ids_arr(o, "prompt_token_ids", f->prompt_ids, f->n_prompt_ids);
+    if (f->n_tok_ids) ids_arr(o, "token_ids", f->tok_ids, f->n_tok_ids);
     sg_buf_append_str(o, "}]");
     if (f->continuous_usage) /* vLLM: prompt, total and completion tokens so far */
         sg_buf_printf(o,
@@ -92,6 +104,7 @@ static void vllm_like(sg_buf *o, const sg_replay_fmt *f, int kind, const char *t
                       (long long)f->prompt_tokens,
                       (long long)(f->prompt_tokens + f->running_tokens),
                       (long long)f->running_tokens);
+    if (f->chat && f->n_prompt_ids) ids_arr(o, "prompt_token_ids", f->prompt_ids, f->n_prompt_ids);
     sg_buf_append_str(o, "}");
 }
 

@@ -8,12 +8,22 @@
 #include "common/buf.h"
 #include "replay/replay.h"
 
+#include <jansson.h>
+
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/types.h>
 
-enum { SG_RF_ROLE, SG_RF_REASONING, SG_RF_CONTENT, SG_RF_FINISH, SG_RF_USAGE };
+/* SG_RF_IDS: a chunk with no text, only token ids (as vLLM sends the <think> and </think>
+ * tokens its reasoning parser swallows when return_token_ids is asked for). */
+enum { SG_RF_ROLE, SG_RF_REASONING, SG_RF_CONTENT, SG_RF_FINISH, SG_RF_USAGE, SG_RF_IDS };
+
+/* A growing list of token ids. */
+typedef struct sg_replay_ids {
+    int32_t *v;
+    size_t n, cap;
+} sg_replay_ids;
 
 typedef struct sg_replay_fmt {
     sg_replay_dialect d;
@@ -27,6 +37,9 @@ typedef struct sg_replay_fmt {
     int64_t prompt_tokens, completion_tokens, reasoning_tokens;
     int cached_report;     /* --cached-prefix: usage reports cached_tokens (dialect's way) */
     int64_t cached_tokens; /* of prompt_tokens, shared with an earlier prompt */
+    int return_ids;        /* vLLM's return_token_ids: ids with every chunk */
+    const int32_t *prompt_ids, *tok_ids; /* this chunk's (prompt ids: the first chunk only) */
+    size_t n_prompt_ids, n_tok_ids;
 } sg_replay_fmt;
 
 /* The prompts served, for --cached-prefix: the most recent SG_REPLAY_PREFIX_KEEP. */
@@ -36,6 +49,24 @@ typedef struct sg_replay_prefixes {
     size_t len[SG_REPLAY_PREFIX_KEEP];
     size_t n, next; /* next: the oldest, replaced once all are used */
 } sg_replay_prefixes;
+
+/* Token ids (replay_ids.c): every distinct token text (the trace's cut) gets an id when
+ * first seen; prompts given as ids are read back through it. */
+typedef struct sg_replay_vocab {
+    char **str;
+    uint32_t *len;
+    size_t n, cap;
+    int32_t *slot; /* open addressing: id + 1, 0 empty */
+    size_t nslot;
+} sg_replay_vocab;
+
+/* The id sequences served (prompt, then the ids streamed so far), for --cached-prefix by ids. */
+typedef struct sg_replay_idcache {
+    sg_replay_ids seq[SG_REPLAY_PREFIX_KEEP];
+    uint64_t serial[SG_REPLAY_PREFIX_KEEP];
+    size_t n, next;
+    uint64_t next_serial;
+} sg_replay_idcache;
 
 struct sg_replay_server { /* replay_server.c */
     struct MHD_Daemon *d;
@@ -47,6 +78,8 @@ struct sg_replay_server { /* replay_server.c */
     int64_t running, requests, forks, tokens, disconnects, faulted;
     int64_t prompt_tokens, cached_tokens; /* summed over the streams served */
     sg_replay_prefixes seen;              /* with cfg.cached_prefix */
+    sg_replay_vocab vocab;
+    sg_replay_idcache idseen; /* with cfg.cached_prefix: by ids */
     int64_t *trig_us;
     size_t n_trig, cap_trig;
     uint64_t next_id;
@@ -57,7 +90,8 @@ typedef struct sg_replay_step {
     int kind;
     const char *text;
     uint32_t len;
-    int64_t at_us; /* from the request's arrival, before the speed factor */
+    int64_t at_us;         /* from the request's arrival, before the speed factor */
+    uint32_t id_off, id_n; /* its token ids in the request's ids (return_token_ids) */
 } sg_replay_step;
 
 /* One request (a connection's current one). */
@@ -73,6 +107,11 @@ typedef struct sg_replay_rq {
     size_t off;
     int streaming, done_sent, gone, fault_on, fault_fired;
     int64_t stall_ns;
+    int has_ids;        /* ids known: prompt given as ids, or return_token_ids asked */
+    sg_replay_ids pids; /* the prompt's ids */
+    sg_replay_ids ids;  /* the steps' ids */
+    size_t id_slot;     /* its entry in idseen (cached_prefix and has_ids) */
+    uint64_t id_serial; /* ... while it is still this request's (0: none) */
 } sg_replay_rq;
 
 /* replay_stream.c */
@@ -87,6 +126,21 @@ ssize_t sg_replay_reader(void *cls, uint64_t pos, char *buf, size_t max);
  * before (0 for the first); then the prompt is remembered (the oldest dropped when full). */
 size_t sg_replay_prefix_seen(sg_replay_prefixes *p, const char *prompt, size_t len);
 void sg_replay_prefixes_free(sg_replay_prefixes *p);
+
+/* replay_ids.c. Each takes s->mu itself, but cached, which runs under it.
+ * request: reads return_token_ids and a prompt given as ids (*prompt is then replaced by its
+ * text); -1 with err (a 400: an unknown id, or SGLang's refusal of return_token_ids on a
+ * streamed chat). plan: after sg_replay_plan, the ids of the prompt and of every step
+ * (with <think> / </think> id chunks around a chat's reasoning). cached: the prompt's
+ * leading ids held by a sequence served before (at most all but one), and this one kept. */
+int sg_replay_ids_request(sg_replay_rq *r, json_t *req, int chat, char **prompt, sg_err *err);
+void sg_replay_ids_plan(sg_replay_rq *r, const char *prompt);
+int64_t sg_replay_ids_cached(sg_replay_rq *r);
+/* The reader streamed step st: its ids join the request's cached sequence. */
+void sg_replay_ids_streamed(sg_replay_rq *r, const sg_replay_step *st);
+/* POST /tokenize (vLLM's shape): {"count","max_model_len","tokens","token_strs"}. */
+int sg_replay_tokenize(sg_replay_server *s, const char *body, size_t len, sg_buf *out, sg_err *err);
+void sg_replay_ids_free(sg_replay_server *s);
 
 /* Append one complete SSE event ("data: {...}\n\n") of the given kind. REASONING is
  * written as the dialect's reasoning field in chat (not for raw), else as text. */

@@ -149,6 +149,17 @@ static enum MHD_Result not_streamed(sg_replay_rq *r, const sg_replay_trace *t, i
     return rc;
 }
 
+/* --cached-prefix, under s->mu: what an earlier prompt (and what it streamed) already
+ * holds of this one, counted by ids when the request has them, else in bytes / 4. */
+static void cache_hit(sg_replay_server *s, sg_replay_rq *r, const char *prompt, size_t len) {
+    int64_t shared = r->has_ids ? sg_replay_ids_cached(r)
+                                : (int64_t)(sg_replay_prefix_seen(&s->seen, prompt, len) / 4);
+    /* a server computes the last prompt token even when the whole prompt hits */
+    if (shared >= r->fmt.prompt_tokens) shared = r->fmt.prompt_tokens - 1;
+    r->fmt.cached_report = 1;
+    r->fmt.cached_tokens = shared > 0 ? shared : 0;
+}
+
 /* Answer with the event stream that sg_replay_reader writes from r's plan. */
 static enum MHD_Result start_stream(sg_replay_rq *r) {
     r->streaming = 1;
@@ -193,6 +204,11 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
         return error(r->conn, 400, "replay-llm streams only: set \"stream\": true", NULL);
     }
     char *prompt = prompt_text(req, chat);
+    if (sg_replay_ids_request(r, req, chat, &prompt, &err) < 0) {
+        free(prompt);
+        json_decref(req);
+        return error(r->conn, 400, err.msg, NULL);
+    }
     const sg_replay_trace *t = sg_replay_select(s->ts, model, prompt);
     if (!t) {
         free(prompt);
@@ -234,14 +250,9 @@ static enum MHD_Result completion(sg_replay_server *s, sg_replay_rq *r, int chat
     size_t prompt_len = strlen(prompt);
     r->fmt.prompt_tokens = (int64_t)(prompt_len / 4);
     int fork = sg_replay_plan(r, t, prompt, max_tokens);
+    sg_replay_ids_plan(r, prompt);
     pthread_mutex_lock(&s->mu);
-    if (s->cfg.cached_prefix) { /* as a prefix cache: what an earlier prompt already holds */
-        int64_t shared = (int64_t)(sg_replay_prefix_seen(&s->seen, prompt, prompt_len) / 4);
-        /* a server computes the last prompt token even when the whole prompt hits */
-        if (shared >= r->fmt.prompt_tokens) shared = r->fmt.prompt_tokens - 1;
-        r->fmt.cached_report = 1;
-        r->fmt.cached_tokens = shared > 0 ? shared : 0;
-    }
+    if (s->cfg.cached_prefix) cache_hit(s, r, prompt, prompt_len);
     free(prompt);
     json_decref(req);
     s->prompt_tokens += r->fmt.prompt_tokens;
@@ -288,7 +299,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (post && !strcmp(url, "/v1/completions")) return completion(s, r, 0);
     sg_buf b = {0};
     enum MHD_Result rc;
-    if (get && !strcmp(url, "/v1/models")) {
+    sg_err err;
+    if (post && !strcmp(url, "/tokenize")) { /* vLLM's and SGLang's route */
+        rc = sg_replay_tokenize(s, r->body.data, r->body.len, &b, &err) < 0
+                 ? error(c, 400, err.msg, NULL)
+                 : answer(c, 200, "application/json", b.data, NULL);
+    } else if (get && !strcmp(url, "/v1/models")) {
         models(s, &b);
         rc = answer(c, 200, "application/json", b.data, NULL);
     } else if (get && !strcmp(url, "/v1/replay/stats")) {
@@ -325,6 +341,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     sg_buf_free(&r->body);
     sg_buf_free(&r->out);
     free(r->steps);
+    free(r->pids.v);
+    free(r->ids.v);
     free(r);
     *con_cls = NULL;
 }
@@ -388,6 +406,7 @@ void sg_replay_stop(sg_replay_server *s) {
     if (s->log) fclose(s->log);
     pthread_mutex_destroy(&s->mu);
     sg_replay_prefixes_free(&s->seen);
+    sg_replay_ids_free(s);
     free(s->trig_us);
     free(s);
 }

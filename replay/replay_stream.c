@@ -20,7 +20,7 @@ int64_t sg_replay_mono_ns(void) {
 
 static void add(sg_replay_rq *r, int kind, const char *t, uint32_t len, int64_t at_us) {
     r->steps = sg_xrealloc(r->steps, (r->nsteps + 1) * sizeof *r->steps);
-    r->steps[r->nsteps++] = (sg_replay_step){kind, t, len, at_us};
+    r->steps[r->nsteps++] = (sg_replay_step){kind, t, len, at_us, 0, 0};
 }
 
 static void add_seq(sg_replay_rq *r, int kind, const sg_replay_seq *q, int64_t *at, int64_t first,
@@ -142,8 +142,12 @@ ssize_t sg_replay_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             sg_buf_append_str(&r->out, "\n\n");
         } else {
             r->fmt.running_tokens = (int64_t)r->tokens + is_token;
+            r->fmt.tok_ids = r->ids.v ? r->ids.v + st->id_off : NULL;
+            r->fmt.n_tok_ids = r->fmt.return_ids ? st->id_n : 0;
             sg_replay_fmt_chunk(&r->out, &r->fmt, st->kind, st->text, st->len,
                                 st->kind == SG_RF_FINISH ? st->text : NULL);
+            r->fmt.n_prompt_ids = 0; /* the first chunk carried them */
+            sg_replay_ids_streamed(r, st);
         }
         if (is_token) r->tokens++, bump(s, &s->tokens, 1);
         r->next++;

@@ -19,10 +19,7 @@ static void seq_add(sg_replay_seq *q, const char *s, size_t n, uint32_t dt_us,
     size_t i = 0;
     while (i < n) {
         size_t st = i;
-        while (i < n && strchr(" \t\r\n", s[i])) i++;
-        size_t word = 0;
-        while (i < n && word < 6 && !strchr(" \t\r\n", s[i])) i++, word++;
-        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++; /* finish the character */
+        i = sg_replay_token_end(s, n, i);
         if (q->n == q->cap) {
             q->cap = q->cap ? q->cap * 2 : 64;
             q->tok = sg_xrealloc(q->tok, q->cap * sizeof *q->tok);
@@ -37,6 +34,14 @@ static void seq_add(sg_replay_seq *q, const char *s, size_t n, uint32_t dt_us,
         q->len += i - st;
         q->text[q->len] = '\0';
     }
+}
+
+size_t sg_replay_token_end(const char *s, size_t n, size_t i) {
+    while (i < n && strchr(" \t\r\n", s[i])) i++;
+    size_t word = 0;
+    while (i < n && word < 6 && !strchr(" \t\r\n", s[i])) i++, word++;
+    while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++; /* finish the character */
+    return i;
 }
 
 static void seq_seal(sg_replay_seq *q) {

@@ -16,6 +16,7 @@
  * Usage: bench_agent SPECGEN_ROOT SPECGEN_BINARY [JOBS_PER_ROUND [ROUNDS]] */
 #include "common/buf.h"
 #include "common/wfile.h"
+#include "device/device.h"
 #include "pool/pool.h"
 
 #include <signal.h>
@@ -250,6 +251,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_agent: the agent did not start (%s pool)\n", argv[2]);
         return 1;
     }
+    /* The local slot's workers are exec'd from the specgen binary, as `specgen optimize` and
+     * the agent start theirs (orchestrator/main.c), so both sides measure the path a real
+     * run takes; BENCH_AGENT_FORK=1 forks them from this process, as the bench did before
+     * (an A/B: docs/agent.md, "Cost"). */
+    const char *fork_env = getenv("BENCH_AGENT_FORK");
+    if (!fork_env || strcmp(fork_env, "1")) sg_dev_worker_exec_set(argv[2]);
     bench b = {0};
     b.loop = sg_loop_new_real(&err);
     sg_pool_config cfg;

@@ -19,7 +19,8 @@ if ! wait_port "$PORT" 120; then
 fi
 ok "llama-cpp-python server starts with the SmolLM2 GGUF"
 URL=http://127.0.0.1:$PORT
-jf() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[sys.argv[1]]))' "$1"; }
+# a field of llm-check's JSON (after any warning lines: a slow first token is warned about)
+jf() { python3 -c 'import json,sys; t=sys.stdin.read(); print(json.dumps(json.loads(t[t.find("\n{")+1 if not t.startswith("{") else 0:])[sys.argv[1]]))' "$1"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SPID/stat"; }
 
 out=$("$SPECGEN" llm-check --llm "$URL" --max-tokens 24 --abort-after 0 --json 2>&1)
@@ -29,6 +30,15 @@ else not_ok "specgen streams chat from llama-cpp-python"; printf '#   %s\n' "$ou
 if [ "$(printf '%s' "$out" | jf usage_reported)" = false ] && [ "$(printf '%s' "$out" | jf completion_tokens)" -gt 0 ]; then
     ok "no usage from this server: tokens counted from chunks and marked estimated"
 else not_ok "token count estimated and marked"; printf '#   %s\n' "$out"; fi
+
+# Forks as token ids (issue 29): this server ignores return_token_ids (its stream has no ids),
+# has no /tokenize and takes only text prompts, so llm-check says forks go as text there;
+# the text form (a completions prompt of text) streams, as the completions check below shows.
+check_output "llm-check: forks go to llama-cpp-python as text (the stream returned no token ids)" \
+    '^"text: the stream returned no token ids' jf fork_prompt_detail <<<"$out"
+check_output "  ... it takes only text prompts: a prompt given as token ids is refused" \
+    "Input should be a valid string" curl -s "$URL/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt":[19556,905],"max_tokens":2}'
 
 # The model counts on and on when its end tokens (<|endoftext|> 0, <|im_end|> 2) are banned:
 # 120 tokens prove the generation would run long, so a quiet server after the abort

@@ -96,9 +96,10 @@ port=$(pick_port)
     --log-requests "$TMPDIR_TEST/requests.jsonl" >"$out/replay.log" 2>&1 &
 on_exit "kill $!"
 wait_port "$port"
+# (--fork-ids off: the text forms; forks as token ids go as completions in either mode)
 check "forks as chat requests continuing the final message (--fork-mode continue)" \
-    "$SPECGEN" optimize $task --device opencl --fork-mode continue --llm "http://127.0.0.1:$port" \
-    --model replay --out "$out/cont"
+    "$SPECGEN" optimize $task --device opencl --fork-mode continue --fork-ids off \
+    --llm "http://127.0.0.1:$port" --model replay --out "$out/cont"
 check_output "  ... also meet the target with forks" '^target$' field "$out/cont/summary.json" end
 check_output "  ... and fork" '^[1-9]' field "$out/cont/summary.json" forks
 # MODE: how many fork requests of that shape the server got, with stops (check_output
@@ -115,7 +116,8 @@ for line in open(sys.argv[1]):
               and q.get("add_generation_prompt") is False
               and q["messages"][-1]["role"] == "assistant")
     else:
-        ok = r["path"] == "/v1/completions" and "</think>" in q["prompt"]
+        p = q.get("prompt", "")  # text, or token ids (forks as ids: replay-llm's vllm dialect)
+        ok = r["path"] == "/v1/completions" and (isinstance(p, list) or "</think>" in p)
     n += ok and q.get("stop") == ["<|im_end|>", "<|endoftext|>"]
 print(n)
 PY

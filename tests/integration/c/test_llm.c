@@ -359,7 +359,7 @@ static void test_continue_final_message_body(void **state) {
                           .user = "U",
                           .assistant = "<think>\nplan\n</think>\n\nHere",
                           .temperature = -1};
-    char *body = sg_llm_body(&req, &err);
+    char *body = sg_llm_body(&req, 1, &err);
     assert_non_null(body);
     json_error_t je;
     json_t *j = json_loads(body, 0, &je);
@@ -375,7 +375,7 @@ static void test_continue_final_message_body(void **state) {
     json_decref(j);
     free(body);
     req.assistant = NULL; /* an ordinary chat request carries neither flag */
-    body = sg_llm_body(&req, &err);
+    body = sg_llm_body(&req, 1, &err);
     assert_null(strstr(body, "continue_final_message"));
     free(body);
 }
@@ -387,14 +387,14 @@ static void test_body_refuses_non_utf8(void **state) {
     sg_err err;
     sg_llm_request req = {
         .api = SG_LLM_CHAT, .model = "m", .system = "S", .user = "k\xff", .temperature = -1};
-    assert_null(sg_llm_body(&req, &err));
+    assert_null(sg_llm_body(&req, 1, &err));
     assert_non_null(strstr(err.msg, "user message is not valid UTF-8 (byte 0xff at offset 1)"));
     req.user = "caf\xc3\xa9 \xe2\x82\xac";
-    char *body = sg_llm_body(&req, &err);
+    char *body = sg_llm_body(&req, 1, &err);
     assert_non_null(body);
     free(body);
     req.user = "\xc0\xaf"; /* an overlong '/' */
-    assert_null(sg_llm_body(&req, &err));
+    assert_null(sg_llm_body(&req, 1, &err));
 }
 
 int main(void) {
