@@ -229,7 +229,7 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
 }
 
 /* --workload: a file, or the name of one in specgen's sim/workloads/ ("fitted"). */
-static int load_workload(const char *w, sg_sim_workload *out, sg_err *err) {
+int sg_sim_load_workload(const char *w, sg_sim_workload *out, sg_err *err) {
     char path[4200];
     if (!strchr(w, '/') && !strstr(w, ".json")) {
         char dir[4096];
@@ -299,7 +299,9 @@ typedef struct sim_args {
     sg_sim_config c;
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
-    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md;
+    int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, calib;
+    int64_t interval;
+    const char *export_traces;
     uint64_t from, to;
 } sim_args;
 
@@ -310,11 +312,16 @@ static int check_args(sim_args *a, sg_err *err) {
         return sg_errf(err, "--seeds: '%s' is not N or A-B (at most 1000 seeds)", a->seeds);
     if (c->run.target < 0) return sg_errf(err, "--target: must be above 0");
     if (c->run.delta < 0) return sg_errf(err, "--early-stop-margin: must be above 0");
+    if (a->calib && (!a->db || a->compare || a->sweep))
+        return sg_errf(err, "--calibration-run records into --db FILE (and is not --compare or "
+                            "--sweep)");
+    if (a->export_traces && !a->calib)
+        return sg_errf(err, "--export-traces goes with --calibration-run");
     if (a->sweep && (a->plots || a->md))
         return sg_errf(err, "--sweep prints its ranking only (no --plots, no --markdown)");
     if (a->early && a->no_early)
         return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
-    if (a->workload && load_workload(a->workload, &c->w, err) < 0) return -1;
+    if (a->workload && sg_sim_load_workload(a->workload, &c->w, err) < 0) return -1;
     if (apply_policy(a->policy, c, err) < 0) return sg_err_prefix(err, "--policy"), -1;
     if (sg_pool_config_parse(a->pools, &c->run.pools, err) < 0) return -1;
     c->run.in_flight = (int)a->in_flight;
@@ -361,6 +368,9 @@ static int open_outputs(sim_args *a, FILE **evf, sg_err *err) {
 /* The runs the options ask for, printed; 0 or -1 with err. */
 static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
     sg_sim_config *c = &a->c;
+    if (a->calib) {
+        return sg_sim_calibration_run(c, p, a->from, (uint64_t)a->interval, a->export_traces, err);
+    }
     int md = a->md;
     printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
            "seeds %llu-%llu%s\n",
@@ -380,7 +390,8 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
 }
 
 int sg_cmd_sim(int argc, char **argv) {
-    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic"};
+    if (argc > 1 && !strcmp(argv[1], "fit")) return sg_cmd_sim_fit(argc - 1, argv + 1);
+    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic", .interval = 1000};
     sg_sim_config *c = &a.c;
     sg_sim_config_default(c);
     a.devices = c->run.devices;
@@ -503,6 +514,27 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &a.compare,
          .help = "specgen against three baselines and ablations"},
+        {.name = "calibration-run",
+         .kind = SG_OPT_FLAG,
+         .out = &a.calib,
+         .help = "record calibration data as `specgen calibrate` does (every trigger point "
+                 "forked, the rate ramp) from the workload's models into --db, for `specgen "
+                 "sim fit` (the first seed; docs/calibration.md)"},
+        {.name = "interval-tokens",
+         .kind = SG_OPT_INT,
+         .out = &a.interval,
+         .metavar = "N",
+         .help = "with --calibration-run: also fork every N reasoning tokens (the control)",
+         .def = "1000",
+         .min = 0,
+         .max = 1000000,
+         .units = "tokens"},
+        {.name = "export-traces",
+         .kind = SG_OPT_STR,
+         .out = &a.export_traces,
+         .metavar = "DIR",
+         .help = "with --calibration-run: the reasoning traces as replay JSONL, DIR/TASK.jsonl "
+                 "(what replay-llm and sim --traces read)"},
         {.name = "sweep",
          .kind = SG_OPT_FLAG,
          .out = &a.sweep,

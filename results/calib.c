@@ -23,8 +23,8 @@ static char *fmt_str(const char *fmt, ...) {
     return s;
 }
 
-static const char *const calib_tables[] = {"calib_trace", "calib_point", "calib_fork",
-                                           "calib_rate", "calib_service"};
+static const char *const calib_tables[] = {"calib_trace", "calib_point", "calib_fork", "calib_rate",
+                                           "calib_service"};
 
 static void bind_json(sqlite3_stmt *st, int k, const json_t *v) {
     if (json_is_integer(v))
@@ -54,16 +54,38 @@ int sg_results_calib_row(sg_results *r, const char *table, const json_t *row, sg
         sg_buf_printf(&qs, "%s?", qs.len ? "," : "");
     }
     char *sql = fmt_str("INSERT INTO %s (%s) VALUES (%s)", table, cols.data ? cols.data : "",
-                             qs.data ? qs.data : "");
+                        qs.data ? qs.data : "");
     sg_buf_free(&cols);
     sg_buf_free(&qs);
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db, sql, -1, &st, NULL);
     free(sql);
-    if (rc != SQLITE_OK) return sg_errf(err, "results %s: %s: %s", r->path, table, sqlite3_errmsg(r->db));
+    if (rc != SQLITE_OK)
+        return sg_errf(err, "results %s: %s: %s", r->path, table, sqlite3_errmsg(r->db));
     int k = 1;
     json_object_foreach((json_t *)row, key, v) bind_json(st, k++, v);
     rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : sg_results_fail(r, "cannot write", err);
+}
+
+int sg_results_calib_task_end(sg_results *r, int64_t task, const char *status, const char *error,
+                              sg_err *err) {
+    if (sg_results_begin_write(r, err) < 0) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, "UPDATE task SET status = ?, ended = ?, error = ? WHERE id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return sg_results_fail(r, "cannot write", err);
+    char now[32];
+    sg_results_now(now);
+    sqlite3_bind_text(st, 1, status, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, now, -1, SQLITE_TRANSIENT);
+    if (error && *error)
+        sqlite3_bind_text(st, 3, error, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, task);
+    int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : sg_results_fail(r, "cannot write", err);
 }
@@ -80,8 +102,9 @@ int sg_results_calib_reset(sg_results *r, int64_t task, sg_err *err) {
 
 /* The campaigns' condition: "campaign IN (1,2)" or every calibration campaign. */
 static char *where_campaigns(const int64_t *ids, int n) {
-    if (n <= 0) return fmt_str("campaign IN (SELECT id FROM campaign WHERE kind IN "
-                                    "('calibrate', 'sim-calibration'))");
+    if (n <= 0)
+        return fmt_str("campaign IN (SELECT id FROM campaign WHERE kind IN "
+                       "('calibrate', 'sim-calibration'))");
     sg_buf b = {0};
     sg_buf_append_str(&b, "campaign IN (");
     for (int i = 0; i < n; i++) sg_buf_printf(&b, "%s%lld", i ? "," : "", (long long)ids[i]);
@@ -156,6 +179,7 @@ static void fill_rate(sqlite3_stmt *st, void *p) {
     x->seconds = col(st, 5);
     x->tok_s = col(st, 6);
     x->first_token_ms = col(st, 7);
+    x->tok_s_sd = col(st, 8);
 }
 
 static void fill_double(sqlite3_stmt *st, void *p) { *(double *)p = col(st, 0); }
@@ -165,31 +189,31 @@ int sg_results_calib_load(sg_results *r, const int64_t *campaigns, int n, sg_cal
     memset(d, 0, sizeof *d);
     char *w = where_campaigns(campaigns, n);
     char *q[6];
-    q[0] = fmt_str(
-        "SELECT f.task, f.kind, f.at_tokens, f.fraction, f.status = 'kernel', f.compiled, "
-        "f.correct, f.speedup, f.fork_tokens, f.prompt_tokens, f.cached_tokens, "
-        "f.first_token_ms FROM calib_fork f JOIN task t ON t.id = f.task WHERE t.%s "
-        "AND f.status != 'error' ORDER BY f.id",
-        w);
+    q[0] =
+        fmt_str("SELECT f.task, f.kind, f.at_tokens, f.fraction, f.status = 'kernel', f.compiled, "
+                "f.correct, f.speedup, f.fork_tokens, f.prompt_tokens, f.cached_tokens, "
+                "f.first_token_ms FROM calib_fork f JOIN task t ON t.id = f.task WHERE t.%s "
+                "AND f.status != 'error' ORDER BY f.id",
+                w);
     q[1] = fmt_str("SELECT task, reasoning_tokens, answer_tokens, prompt_tokens, "
-                        "first_token_ms, reasoning_ms FROM calib_trace WHERE %s ORDER BY task",
-                        w);
+                   "first_token_ms, reasoning_ms FROM calib_trace WHERE %s ORDER BY task",
+                   w);
     q[2] = fmt_str("SELECT p.task, p.kind = 'code_block', p.at_tokens FROM calib_point p "
-                        "JOIN task t ON t.id = p.task WHERE t.%s ORDER BY p.task, p.kind, "
-                        "p.at_tokens",
-                        w);
+                   "JOIN task t ON t.id = p.task WHERE t.%s ORDER BY p.task, p.kind, "
+                   "p.at_tokens",
+                   w);
     q[3] = fmt_str("SELECT kind = 'decode', streams, prompt_tokens, cached_tokens, tokens, "
-                        "seconds, tok_s, first_token_ms FROM calib_rate WHERE %s ORDER BY id",
-                        w);
+                   "seconds, tok_s, first_token_ms, tok_s_sd FROM calib_rate WHERE %s ORDER BY id",
+                   w);
     q[4] = fmt_str("SELECT service_s FROM calib_service WHERE %s AND kind = 'validate'", w);
     q[5] = fmt_str("SELECT service_s FROM calib_service WHERE %s AND kind = 'profile'", w);
     free(w);
     int rc = 0;
     if (load_rows(r, q[0], (void **)&d->obs, &d->nobs, sizeof *d->obs, fill_obs, err) < 0 ||
-        load_rows(r, q[1], (void **)&d->traces, &d->ntraces, sizeof *d->traces, fill_trace,
-                  err) < 0 ||
-        load_rows(r, q[2], (void **)&d->points, &d->npoints, sizeof *d->points, fill_point,
-                  err) < 0 ||
+        load_rows(r, q[1], (void **)&d->traces, &d->ntraces, sizeof *d->traces, fill_trace, err) <
+            0 ||
+        load_rows(r, q[2], (void **)&d->points, &d->npoints, sizeof *d->points, fill_point, err) <
+            0 ||
         load_rows(r, q[3], (void **)&d->rates, &d->nrates, sizeof *d->rates, fill_rate, err) < 0 ||
         load_rows(r, q[4], (void **)&d->service[0], &d->nservice[0], sizeof(double), fill_double,
                   err) < 0 ||

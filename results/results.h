@@ -106,6 +106,9 @@ int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_
  * calib_service; schema 4), its columns the keys of `row` (borrowed; numbers, strings,
  * booleans, null): an unknown table or column is an error naming it. */
 int sg_results_calib_row(sg_results *r, const char *table, const json_t *row, sg_err *err);
+/* A calibrated task ends: status done or error (error: why, may be NULL). */
+int sg_results_calib_task_end(sg_results *r, int64_t task, const char *status, const char *error,
+                              sg_err *err);
 /* A task's calibration rows are removed (a resumed run traces it again). */
 int sg_results_calib_reset(sg_results *r, int64_t task, sg_err *err);
 
@@ -130,7 +133,7 @@ typedef struct sg_calib_point_row { /* a calib_point row, by task then position 
 typedef struct sg_calib_rate_row { /* a calib_rate row */
     int decode;                    /* 1: decode, 0: prefill */
     int streams;
-    double prompt_tokens, cached_tokens, tokens, seconds, tok_s, first_token_ms;
+    double prompt_tokens, cached_tokens, tokens, seconds, tok_s, tok_s_sd, first_token_ms;
 } sg_calib_rate_row;
 typedef struct sg_calib_data {
     sg_calib_obs *obs;

@@ -175,7 +175,7 @@ static const char *const migrations[] = {
     "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
     "  kind TEXT NOT NULL," /* decode | prefill */
     "  streams INTEGER, prompt_tokens INTEGER, cached_tokens INTEGER, tokens INTEGER,"
-    "  seconds REAL, tok_s REAL, first_token_ms REAL"
+    "  seconds REAL, tok_s REAL, tok_s_sd REAL, first_token_ms REAL"
     ");"
     "CREATE TABLE calib_service ("
     "  id INTEGER PRIMARY KEY,"
