@@ -34,7 +34,7 @@ struct sg_calib_task {
     uint64_t rtokens, next_interval, fork_tokens;
     int64_t started, first_token, last_chunk;
     int64_t last_reasoning; /* the last reasoning event */
-    uint64_t first_tokens; /* reasoning tokens at the first event (a chunk's worth) */
+    uint64_t first_tokens;  /* reasoning tokens at the first event (a chunk's worth) */
     int estimated, reasoning_done, pending, nforks, cancelled, codes, cues;
     cfork *forks;
     json_t *points;
@@ -103,8 +103,8 @@ static void submit(cfork *f) {
     json_object_set_new(f->row, "status", json_string("kernel"));
     char name[64];
     snprintf(name, sizeof name, "candidate %d", (int)json_array_size(t->points) + t->nforks);
-    sg_job_request req = {SG_JOB_CANDIDATE, src.data, src.len, name, 1,
-                          strcmp(f->kind, "final") != 0};
+    sg_job_request req = {
+        SG_JOB_CANDIDATE, src.data, src.len, name, 1, strcmp(f->kind, "final") != 0};
     t->pending++;
     if (t->c.dev->submit(t->c.dev->impl, &req, on_job, f, &err) < 0) {
         t->pending--;
@@ -143,9 +143,9 @@ static void fork_done(void *arg, const sg_gen_summary *s) {
     t->fork_tokens += s->content_tokens;
     json_object_set_new(f->row, "fork_tokens", json_integer((json_int_t)s->content_tokens));
     json_object_set_new(f->row, "prompt_tokens", json_integer((json_int_t)s->prompt_tokens));
-    json_object_set_new(f->row, "cached_tokens", s->cached_reported
-                                                     ? json_integer((json_int_t)s->cached_tokens)
-                                                     : json_null());
+    json_object_set_new(f->row, "cached_tokens",
+                        s->cached_reported ? json_integer((json_int_t)s->cached_tokens)
+                                           : json_null());
     json_object_set_new(f->row, "first_token_ms", first ? json_real(ms(first)) : json_null());
     json_object_set_new(f->row, "gen_ms", json_real(ms(now - f->started)));
     if (s->error[0]) {
@@ -244,8 +244,7 @@ static void on_reasoning_done(void *arg, const sg_gen_summary *s) {
         cfork *f = fork_new(t, "final");
         sg_buf_append(&f->text, t->answer.data ? t->answer.data : "", t->answer.len);
         json_object_set_new(f->row, "fork_tokens", json_integer((json_int_t)s->content_tokens));
-        json_object_set_new(f->row, "gen_ms",
-                            json_real(ms(sg_loop_now(t->c.loop) - t->started)));
+        json_object_set_new(f->row, "gen_ms", json_real(ms(sg_loop_now(t->c.loop) - t->started)));
         submit(f);
     }
     t->pending--;
@@ -261,8 +260,8 @@ static void on_baseline(void *arg, const sg_job_outcome *o) {
         snprintf(t->rsum.error, sizeof t->rsum.error, "the baseline failed: %s", o->message);
     } else if (!t->cancelled) {
         t->started = t->last_chunk = sg_loop_now(t->c.loop);
-        if ((t->reasoning = t->c.llm->start_reasoning(t->c.llm->impl, t->system, t->user, &ev,
-                                                      &err)))
+        if ((t->reasoning =
+                 t->c.llm->start_reasoning(t->c.llm->impl, t->system, t->user, &ev, &err)))
             t->pending++;
         else
             snprintf(t->rsum.error, sizeof t->rsum.error, "%s", err.msg);
@@ -319,19 +318,20 @@ static void maybe_done(sg_calib_task *t) {
     out.forks = json_array();
     for (cfork *f = t->forks; f; f = f->next) {
         int final = !strcmp(f->kind, "final");
-        json_object_set_new(f->row, "fraction", json_real(final ? 1.0 : (double)f->at_tokens / len));
+        json_object_set_new(f->row, "fraction",
+                            json_real(final ? 1.0 : (double)f->at_tokens / len));
         if (final) json_object_set_new(f->row, "at_tokens", json_integer((json_int_t)t->rtokens));
         json_array_insert(out.forks, 0, f->row); /* in the order they started */
     }
     out.points = t->points;
     const sg_gen_summary *s = &t->rsum;
-    out.trace = json_pack(
-        "{s:I,s:I,s:I,s:o,s:f,s:i,s:i,s:s,s:i}", "reasoning_tokens", (json_int_t)t->rtokens,
-        "answer_tokens", (json_int_t)s->content_tokens, "prompt_tokens",
-        (json_int_t)s->prompt_tokens, "first_token_ms",
-        first_token_ms(t) >= 0 ? json_real(first_token_ms(t)) : json_null(), "reasoning_ms",
-        ms(t->last_chunk - t->started), "code_blocks", t->codes, "cues", t->cues, "finish",
-        s->error[0] ? "error" : s->finish, "estimated", t->estimated);
+    out.trace =
+        json_pack("{s:I,s:I,s:I,s:o,s:f,s:i,s:i,s:s,s:i}", "reasoning_tokens",
+                  (json_int_t)t->rtokens, "answer_tokens", (json_int_t)s->content_tokens,
+                  "prompt_tokens", (json_int_t)s->prompt_tokens, "first_token_ms",
+                  first_token_ms(t) >= 0 ? json_real(first_token_ms(t)) : json_null(),
+                  "reasoning_ms", ms(t->last_chunk - t->started), "code_blocks", t->codes, "cues",
+                  t->cues, "finish", s->error[0] ? "error" : s->finish, "estimated", t->estimated);
     snprintf(out.error, sizeof out.error, "%s", s->error);
     out.replay = t->replay.data;
     void (*done)(void *, const sg_calib_out *) = t->c.done;
@@ -345,10 +345,11 @@ uint64_t sg_calib_task_tokens(const sg_calib_task *t) { return t->rtokens + t->f
 
 void sg_calib_task_cancel(sg_calib_task *t) {
     t->cancelled = 1;
-    if (t->reasoning) t->c.llm->abort(t->c.llm->impl, t->reasoning, NULL);
+    sg_gen_summary gs;
+    if (t->reasoning) t->c.llm->abort(t->c.llm->impl, t->reasoning, &gs);
     t->reasoning = NULL;
     for (cfork *f = t->forks; f; f = f->next)
-        if (f->gen) t->c.llm->abort(t->c.llm->impl, f->gen, NULL), f->gen = NULL;
+        if (f->gen) t->c.llm->abort(t->c.llm->impl, f->gen, &gs), f->gen = NULL;
 }
 
 void sg_calib_task_free(sg_calib_task *t) {
@@ -383,5 +384,28 @@ int sg_calib_write_trace(const char *dir, const char *name, const char *jsonl, s
         if (fclose(f) != 0) rc = sg_errf(err, "cannot write %s: %s", path.data, strerror(errno));
     }
     sg_buf_free(&path);
+    return rc;
+}
+
+int sg_calib_write_rows(sg_results *db, const char *table, json_t *rows, const char *key,
+                        int64_t id, sg_err *err) {
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        json_object_set_new(row, key, json_integer((json_int_t)id));
+        if (sg_results_calib_row(db, table, row, err) < 0) return -1;
+    }
+    return 0;
+}
+
+int sg_calib_service_event(sg_results *db, int64_t campaign, const json_t *ev, sg_err *err) {
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    const char *end = json_string_value(json_object_get(ev, "end"));
+    if (!db || !name || strcmp(name, "job_end") || !end || strcmp(end, "done")) return 0;
+    json_t *row =
+        json_pack("{s:I,s:O,s:O}", "campaign", (json_int_t)campaign, "kind",
+                  json_object_get(ev, "kind"), "service_s", json_object_get(ev, "service_s"));
+    int rc = sg_results_calib_row(db, "calib_service", row, err);
+    json_decref(row);
     return rc;
 }

@@ -25,6 +25,7 @@
 #include "common/loop.h"
 #include "orchestrator/ports.h"
 #include "orchestrator/task.h"
+#include "results/results.h"
 
 #include <jansson.h>
 
@@ -62,14 +63,21 @@ void sg_calib_task_free(sg_calib_task *t);
  * a path that is no regular file refused, common/wfile.h). */
 int sg_calib_write_trace(const char *dir, const char *name, const char *jsonl, sg_err *err);
 
+/* The rows of a JSON array into a calibration table, each with key = id added. */
+int sg_calib_write_rows(sg_results *db, const char *table, json_t *rows, const char *key,
+                        int64_t id, sg_err *err);
+/* A pool event: a job_end of a finished job becomes a calib_service row of the campaign;
+ * 0 when written or not such an event, -1 (err) when the write failed. */
+int sg_calib_service_event(sg_results *db, int64_t campaign, const json_t *ev, sg_err *err);
+
 typedef struct sg_calib_ramp_config {
     sg_loop *loop;
     const sg_llm_port *llm;
-    const char *system, *user;       /* the streams' prompt */
-    const sg_fork_request *fork;     /* the probes' template (its reasoning is replaced) */
-    int max_streams;                 /* 64 */
-    uint64_t tokens;                 /* per stream: 256 */
-    const uint64_t *probe_tokens;    /* prefill probes' sizes (nprobe of them) */
+    const char *system, *user;    /* the streams' prompt */
+    const sg_fork_request *fork;  /* the probes' template (its reasoning is replaced) */
+    int max_streams;              /* 64 */
+    uint64_t tokens;              /* per stream: 256 */
+    const uint64_t *probe_tokens; /* prefill probes' sizes (nprobe of them) */
     int nprobe;
     void (*done)(void *arg, json_t *rows, const char *error); /* rows: calib_rate rows */
     void *arg;

@@ -87,7 +87,8 @@ static void stop_all(sg_calib_ramp *r) {
         rstream *s = &r->s[i];
         s->over = 1;
         if (s->gen) {
-            r->c.llm->abort(r->c.llm->impl, s->gen, NULL);
+            sg_gen_summary gs;
+            r->c.llm->abort(r->c.llm->impl, s->gen, &gs);
             s->gen = NULL;
             r->live--;
         }
@@ -138,8 +139,8 @@ static void next_step(sg_calib_ramp *r) {
         s->started = sg_loop_now(r->c.loop);
         ev.arg = s;
         sg_err err;
-        if (!(s->gen = r->c.llm->start_reasoning(r->c.llm->impl, r->c.system, r->c.user, &ev,
-                                                 &err))) {
+        if (!(s->gen =
+                  r->c.llm->start_reasoning(r->c.llm->impl, r->c.system, r->c.user, &ev, &err))) {
             stop_all(r);
             free(r->s);
             r->s = NULL;

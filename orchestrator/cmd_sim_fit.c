@@ -89,23 +89,42 @@ int sg_cmd_sim_fit(int argc, char **argv) {
     const char *db = NULL, *out = NULL, *base = NULL, *check = NULL;
     int64_t campaign = 0;
     const sg_opt opts[] = {
-        {.name = "db", .kind = SG_OPT_STR, .out = &db, .metavar = "FILE",
+        {.name = "db",
+         .kind = SG_OPT_STR,
+         .out = &db,
+         .metavar = "FILE",
          .help = "the results database holding the calibration (required)"},
-        {.name = "out", .kind = SG_OPT_STR, .out = &out, .metavar = "FILE",
-         .help = "write the fitted workload here", .def = "stdout", .short_name = 'o'},
-        {.name = "campaign", .kind = SG_OPT_INT, .out = &campaign, .metavar = "ID",
-         .help = "only this calibration campaign", .def = "all of them", .min = 1,
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &out,
+         .metavar = "FILE",
+         .help = "write the fitted workload here",
+         .def = "stdout",
+         .short_name = 'o'},
+        {.name = "campaign",
+         .kind = SG_OPT_INT,
+         .out = &campaign,
+         .metavar = "ID",
+         .help = "only this calibration campaign",
+         .def = "all of them",
+         .min = 1,
          .max = INT64_MAX},
-        {.name = "base", .kind = SG_OPT_STR, .out = &base, .metavar = "W",
+        {.name = "base",
+         .kind = SG_OPT_STR,
+         .out = &base,
+         .metavar = "W",
          .help = "the workload whose values the parameters that are not fitted keep",
          .def = "reference"},
-        {.name = "check", .kind = SG_OPT_STR, .out = &check, .metavar = "W",
+        {.name = "check",
+         .kind = SG_OPT_STR,
+         .out = &check,
+         .metavar = "W",
          .help = "compare with workload W; exit 1 when a parameter's truth is outside its "
                  "interval"},
         {0},
     };
     const sg_cmd_spec spec = {"sim fit", "", "Fit a workload to calibration data.", details, opts,
-                              0, 0};
+                              0,         0};
     int rc = sg_cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc == SG_CLI_HELP) return 0;
     if (rc) return 2;
@@ -147,8 +166,7 @@ int sg_cmd_sim_fit(int argc, char **argv) {
     fputc('\n', o);
     json_decref(j);
     if ((o != stdout && fclose(o) != 0) || wrc != 0)
-        return sg_cli_fail(&spec, 1, "cannot write %s: %s", out ? out : "stdout",
-                           strerror(errno));
+        return sg_cli_fail(&spec, 1, "cannot write %s: %s", out ? out : "stdout", strerror(errno));
     if (check && miss)
         return sg_cli_fail(&spec, 1, "%d fitted parameter%s outside %s 95%% interval", miss,
                            miss == 1 ? " lies" : "s lie", miss == 1 ? "its" : "their");

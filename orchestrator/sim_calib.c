@@ -37,30 +37,10 @@ static void fail(scal *s, const sg_err *e) {
     sg_loop_stop(s->loop);
 }
 
-/* Rows of a JSON array into table, each with key = id added. */
-static int write_rows(sg_results *db, const char *table, json_t *rows, const char *key, int64_t id,
-                      sg_err *err) {
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row) {
-        json_object_set_new(row, key, json_integer((json_int_t)id));
-        if (sg_results_calib_row(db, table, row, err) < 0) return -1;
-    }
-    return 0;
-}
-
 static void on_pool_event(void *arg, json_t *ev) {
     scal *s = arg;
-    const char *name = json_string_value(json_object_get(ev, "ev"));
-    const char *end = json_string_value(json_object_get(ev, "end"));
-    if (s->db && name && !strcmp(name, "job_end") && end && !strcmp(end, "done")) {
-        json_t *row = json_pack("{s:I,s:O,s:O}", "campaign", (json_int_t)s->campaign, "kind",
-                                json_object_get(ev, "kind"), "service_s",
-                                json_object_get(ev, "service_s"));
-        sg_err e;
-        if (sg_results_calib_row(s->db, "calib_service", row, &e) < 0) fail(s, &e);
-        json_decref(row);
-    }
+    sg_err e;
+    if (sg_calib_service_event(s->db, s->campaign, ev, &e) < 0) fail(s, &e);
     json_decref(ev);
 }
 
@@ -89,9 +69,10 @@ static void on_task_done(void *arg, const sg_calib_out *o) {
         json_object_set_new(o->trace, "task", json_integer((json_int_t)s->task));
         json_object_set_new(o->trace, "campaign", json_integer((json_int_t)s->campaign));
         if (sg_results_calib_row(s->db, "calib_trace", o->trace, &e) < 0 ||
-            write_rows(s->db, "calib_point", o->points, "task", s->task, &e) < 0 ||
-            write_rows(s->db, "calib_fork", o->forks, "task", s->task, &e) < 0 ||
-            sg_results_calib_task_end(s->db, s->task, o->error[0] ? "error" : "done", o->error, &e) < 0) {
+            sg_calib_write_rows(s->db, "calib_point", o->points, "task", s->task, &e) < 0 ||
+            sg_calib_write_rows(s->db, "calib_fork", o->forks, "task", s->task, &e) < 0 ||
+            sg_results_calib_task_end(s->db, s->task, o->error[0] ? "error" : "done", o->error,
+                                      &e) < 0) {
             fail(s, &e);
             return;
         }
@@ -137,7 +118,7 @@ static void on_ramp_done(void *arg, json_t *rows, const char *error) {
         fail(s, &e);
         return;
     }
-    if (s->db && write_rows(s->db, "calib_rate", rows, "campaign", s->campaign, &e) < 0) {
+    if (s->db && sg_calib_write_rows(s->db, "calib_rate", rows, "campaign", s->campaign, &e) < 0) {
         fail(s, &e);
         return;
     }
@@ -208,9 +189,9 @@ int sg_sim_calibration_run(const sg_sim_config *c, const sg_run_prompts *p, uint
         char suite[160];
         snprintf(suite, sizeof suite, "sim:%s calibration seed %llu", c->w.name,
                  (unsigned long long)seed);
-        json_t *cfg = json_pack("{s:s,s:I,s:i,s:I}", "workload", c->w.name, "seed",
-                                (json_int_t)seed, "tasks", c->tasks, "interval_tokens",
-                                (json_int_t)interval_tokens);
+        json_t *cfg =
+            json_pack("{s:s,s:I,s:i,s:I}", "workload", c->w.name, "seed", (json_int_t)seed, "tasks",
+                      c->tasks, "interval_tokens", (json_int_t)interval_tokens);
         s.campaign = sg_results_campaign_begin(c->db, "sim-calibration", suite, cfg, err);
         json_decref(cfg);
         if (s.campaign < 0) goto done;

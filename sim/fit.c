@@ -25,15 +25,21 @@ static void reject(sg_fit *f, const char *name, int n, int need, const char *wha
     snprintf(p->why, sizeof p->why, "too few data: %d %s, at least %d needed", n, what, need);
 }
 
+/* A fitted value, unless its interval spans more than a factor of 4 (the data are too few,
+ * or too spread, to say anything a run would rest on). */
 static void accept(sg_fit *f, const char *name, int n, double v, double lo, double hi) {
     sg_fit_param *p = param(f, name, n);
-    p->value = v, p->lo = lo, p->hi = hi, p->fitted = 1;
+    p->value = v, p->lo = lo, p->hi = hi, p->fitted = !(lo > 0 && hi > 4 * lo);
+    if (!p->fitted)
+        snprintf(p->why, sizeof p->why,
+                 "too few data: %d samples give %.4g with a 95%% interval of %.4g-%.4g, wider "
+                 "than a factor of 4",
+                 n, v, lo, hi);
 }
 
 /* Lognormal by maximum likelihood: its mean and cv, with intervals (delta method on the
  * mean's log; the log-sd's standard error 1/sqrt(2(n-1))). */
-static int lognormal(const double *x, int n, double *mean, double mi[2], double *cv,
-                     double ci[2]) {
+static int lognormal(const double *x, int n, double *mean, double mi[2], double *cv, double ci[2]) {
     double m = 0, s2 = 0;
     int k = 0;
     for (int i = 0; i < n; i++)
@@ -70,8 +76,8 @@ static void fit_reasoning(const sg_calib_data *d, sg_fit *f) {
 
 /* Points of one kind as a Poisson process with `dead` tokens after each: the mean spacing
  * is the exposure (the traces' length less the dead time) over the count. */
-static void fit_spacing(const sg_calib_data *d, sg_fit *f, int code, const char *name,
-                        double dead, double *out) {
+static void fit_spacing(const sg_calib_data *d, sg_fit *f, int code, const char *name, double dead,
+                        double *out) {
     double exposure = 0;
     int k = 0;
     for (int t = 0; t < d->ntraces; t++) {
@@ -135,8 +141,9 @@ static void fit_prefill(const sg_calib_data *d, sg_fit *f) {
         sb += 1e-3 * fabs(b); /* the probes' own timing granularity */
         if (b <= 0 || b - 1.96 * sb <= 0) {
             sg_fit_param *p = param(f, "prefill_tok_s", n);
-            snprintf(p->why, sizeof p->why, "the probes' latency does not grow with the prompt "
-                                            "clearly enough: more or longer probes are needed");
+            snprintf(p->why, sizeof p->why,
+                     "the probes' latency does not grow with the prompt "
+                     "clearly enough: more or longer probes are needed");
         } else {
             accept(f, "prefill_tok_s", n, 1 / b, 1 / (b + 1.96 * sb), 1 / (b - 1.96 * sb));
             f->w.prefill_tok_s = 1 / b;

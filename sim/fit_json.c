@@ -59,8 +59,9 @@ json_t *sg_sim_fit_json(const sg_fit *f) {
     json_t *v;
     json_object_foreach(o, key, v) {
         if (!strcmp(key, "name") || !strcmp(key, "about")) continue;
-        json_object_set_new(src, key, json_string("ASSUMPTION (the base workload's: the "
-                                                  "calibration does not measure it)"));
+        json_object_set_new(src, key,
+                            json_string("ASSUMPTION (the base workload's: the "
+                                        "calibration does not measure it)"));
     }
     int rates = 0;
     for (int i = 0; i < f->np; i++) {
@@ -68,14 +69,14 @@ json_t *sg_sim_fit_json(const sg_fit *f) {
         char s[400];
         int rate = !strncmp(p->name, "decode_rate", 11);
         if (p->fitted)
-            snprintf(s, sizeof s, "M (fitted: %.6g, 95%% interval %.6g-%.6g, %d samples)",
-                     p->value, p->lo, p->hi, p->n);
+            snprintf(s, sizeof s, "M (fitted: %.6g, 95%% interval %.6g-%.6g, %d samples)", p->value,
+                     p->lo, p->hi, p->n);
         else
             snprintf(s, sizeof s, "ASSUMPTION (not fitted: %s)", p->why);
         if (p->fitted)
             json_object_set_new(fit, p->name,
-                                json_pack("{s:f,s:f,s:f,s:i}", "value", p->value, "lo", p->lo,
-                                          "hi", p->hi, "n", p->n));
+                                json_pack("{s:f,s:f,s:f,s:i}", "value", p->value, "lo", p->lo, "hi",
+                                          p->hi, "n", p->n));
         if (rate && p->fitted && rates++) continue; /* one source line for the curve */
         json_object_set_new(src, rate ? "decode_rate" : p->name,
                             json_string(rate && p->fitted

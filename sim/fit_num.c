@@ -85,7 +85,8 @@ static int invert(double *a, int n) {
         for (int r = 0; r < n; r++) {
             if (r == c) continue;
             double m = a[r * n + c];
-            for (int k = 0; k < n; k++) a[r * n + k] -= m * a[c * n + k], inv[r * n + k] -= m * inv[c * n + k];
+            for (int k = 0; k < n; k++)
+                a[r * n + k] -= m * a[c * n + k], inv[r * n + k] -= m * inv[c * n + k];
         }
     }
     memcpy(a, inv, (size_t)(n * n) * sizeof *a);

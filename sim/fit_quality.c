@@ -18,9 +18,9 @@
 #define NQ 9 /* q0 q1 log(gamma) log(q_sd) q_final logit(p_ce) logit(p_w) log(log S) log(s_e) */
 
 typedef struct qobs {
-    double f;     /* fraction; < 0: the final answer */
-    int outcome;  /* 0 compile error, 1 wrong, 2 correct */
-    double lns;   /* correct: log speedup */
+    double f;    /* fraction; < 0: the final answer */
+    int outcome; /* 0 compile error, 1 wrong, 2 correct */
+    double lns;  /* correct: log speedup */
 } qobs;
 
 typedef struct qdata {
@@ -72,8 +72,8 @@ static double natural(int i, double x) {
     }
 }
 
-static const char *const qnames[NQ] = {"q0",    "q1",          "q_gamma",
-                                       "q_sd",  "q_final",     "p_compile_error",
+static const char *const qnames[NQ] = {"q0",      "q1",          "q_gamma",
+                                       "q_sd",    "q_final",     "p_compile_error",
                                        "p_wrong", "max_speedup", "speedup_cv"};
 
 static void put(sg_fit *f, int i, double x, double sd, int n, int ok, const char *why) {
@@ -155,8 +155,9 @@ int sg_sim_fit_quality(const sg_calib_data *d, sg_fit *f) {
         snprintf(w2, sizeof w2, "%s", why);
         if (ok && sd[i] > 3) { /* an interval of e^±6 in its own scale: not pinned down */
             one = 0;
-            snprintf(w2, sizeof w2, "too few data: its 95%% interval is wider than the data can "
-                                    "use (sd %.2f on its fitted scale)",
+            snprintf(w2, sizeof w2,
+                     "too few data: its 95%% interval is wider than the data can "
+                     "use (sd %.2f on its fitted scale)",
                      sd[i]);
         }
         put(f, i, x[i], ok ? sd[i] : 0, n, one, one ? NULL : w2);
