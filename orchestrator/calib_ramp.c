@@ -15,6 +15,7 @@ typedef struct rstream {
     uint64_t n0, n1; /* tokens then */
     int64_t first;   /* its first event */
     int64_t started;
+    uint64_t reasoning, content; /* tokens so far: the reasoning's count, answer chunks */
     int over;
 } rstream;
 
@@ -95,9 +96,8 @@ static void stop_all(sg_calib_ramp *r) {
     }
 }
 
-static void on_tokens(void *arg, const char *text, size_t len, uint64_t tokens, int est) {
-    (void)text, (void)len, (void)est;
-    rstream *s = arg;
+/* A stream's tokens so far (reasoning and answer: a model without reasoning answers only). */
+static void on_tokens(rstream *s, uint64_t tokens) {
     sg_calib_ramp *r = s->r;
     if (s->over) return;
     int64_t now = sg_loop_now(r->c.loop);
@@ -118,6 +118,21 @@ static void on_tokens(void *arg, const char *text, size_t len, uint64_t tokens, 
     }
 }
 
+static void on_reasoning(void *arg, const char *text, size_t len, uint64_t tokens, int est) {
+    (void)text, (void)len, (void)est;
+    rstream *s = arg;
+    s->reasoning = tokens;
+    on_tokens(s, s->reasoning + s->content);
+}
+
+/* An answer chunk: one token (servers stream a token a chunk; an estimate otherwise). */
+static void on_content(void *arg, const char *text, size_t len) {
+    (void)text, (void)len;
+    rstream *s = arg;
+    s->content++;
+    on_tokens(s, s->reasoning + s->content);
+}
+
 static void on_stream_done(void *arg, const sg_gen_summary *sum) {
     (void)sum;
     rstream *s = arg;
@@ -132,7 +147,7 @@ static void on_stream_done(void *arg, const sg_gen_summary *sum) {
 
 static void next_step(sg_calib_ramp *r) {
     r->s = sg_xcalloc((size_t)r->n, sizeof *r->s);
-    sg_gen_events ev = {on_tokens, NULL, on_stream_done, NULL};
+    sg_gen_events ev = {on_reasoning, on_content, on_stream_done, NULL};
     for (int i = 0; i < r->n; i++) {
         rstream *s = &r->s[i];
         s->r = r;

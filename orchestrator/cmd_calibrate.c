@@ -74,7 +74,8 @@ static int list_suite(cal *c, sg_err *err) {
         int is = stat(p.data, &st) == 0;
         sg_buf_free(&p);
         if (!is) continue;
-        if (c->n == cap) c->dirs = sg_xrealloc(c->dirs, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *c->dirs);
+        if (c->n == cap)
+            c->dirs = sg_xrealloc(c->dirs, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *c->dirs);
         sg_buf dir = {0};
         sg_buf_printf(&dir, "%s/%s", c->suite, e->d_name);
         c->dirs[c->n++] = sg_buf_steal(&dir);
@@ -89,7 +90,7 @@ static void estimate(const cal *c) {
     sg_sim_workload w;
     sg_sim_workload_default(&w);
     double r = w.reasoning_tokens, forks = r / w.code_every_tokens + r / w.cue_every_tokens +
-                                          (c->interval ? r / (double)c->interval : 0);
+                                           (c->interval ? r / (double)c->interval : 0);
     if (c->max_forks > 0 && forks > c->max_forks) forks = (double)c->max_forks;
     double per = r + forks * w.fork_tokens + w.final_tokens, ramp = 0;
     for (int64_t s = 1; s <= c->ramp_streams; s *= 2) ramp += (double)(s * c->ramp_tokens) + 200;
@@ -162,12 +163,12 @@ static int run_task(cal *c, int i, sg_err *err) {
     sg_run_task rt;
     char status[32] = "";
     const char *name = strrchr(c->dirs[i], '/') + 1;
-    int64_t id = c->resume ? sg_results_task_find(c->db, c->campaign, name, status,
-                                                  sizeof status, err)
-                           : 0;
+    int64_t id =
+        c->resume ? sg_results_task_find(c->db, c->campaign, name, status, sizeof status, err) : 0;
     if (id < 0) return -1;
     if (id > 0 && !strcmp(status, "done")) return 1;
-    if (id > 0 && (sg_results_calib_reset(c->db, id, err) < 0 || sg_results_task_reset(c->db, id, err) < 0))
+    if (id > 0 &&
+        (sg_results_calib_reset(c->db, id, err) < 0 || sg_results_task_reset(c->db, id, err) < 0))
         return -1;
     if (sg_run_task_load(&rc, &rt, err) < 0) return -1;
     int rcode = -1;
@@ -180,9 +181,15 @@ static int run_task(cal *c, int i, sg_err *err) {
     sg_task_config tc;
     sg_run_task_config(&rc, &c->p, rt.spec.target_speedup, &tc);
     sg_task_spec spec = {rt.name, sg_dev_lang_name(rt.lang), rt.spec.description, rt.baseline.data};
-    sg_calib_task_config cc = {.loop = c->loop, .llm = sg_run_llm_port(c->llm), .dev = &dp,
-                               .tc = &tc, .spec = &spec, .interval_tokens = (uint64_t)c->interval,
-                               .max_forks = (int)c->max_forks, .done = on_task_done, .arg = &t};
+    sg_calib_task_config cc = {.loop = c->loop,
+                               .llm = sg_run_llm_port(c->llm),
+                               .dev = &dp,
+                               .tc = &tc,
+                               .spec = &spec,
+                               .interval_tokens = (uint64_t)c->interval,
+                               .max_forks = (int)c->max_forks,
+                               .done = on_task_done,
+                               .arg = &t};
     c->done = 0;
     if (!(t.ct = sg_calib_task_start(&cc, err))) goto done;
     uint64_t tick = sg_loop_timer(c->loop, SG_SEC, on_tick, &t);
@@ -205,7 +212,8 @@ static void on_ramp(void *arg, json_t *rows, const char *error) {
     if (error) {
         sg_errf(&c->err, "calibrate: the rate ramp failed: %s", error);
         c->failed = 1;
-    } else if (sg_calib_write_rows(c->db, "calib_rate", rows, "campaign", c->campaign, &c->err) < 0) {
+    } else if (sg_calib_write_rows(c->db, "calib_rate", rows, "campaign", c->campaign, &c->err) <
+               0) {
         c->failed = 1;
     }
     c->done = 1;
@@ -215,15 +223,25 @@ static void on_ramp(void *arg, json_t *rows, const char *error) {
 /* The decode ramp and prefill probes on the endpoint. */
 static int run_ramp(cal *c, sg_err *err) {
     static const uint64_t probes[] = {250, 1000, 3000};
-    sg_fork_request fork = {.tmpl = &c->p.tmpl, .system = "You write GPU kernels.",
-                            .user = "Say OK.", .answer_prefix = "OK",
-                            .stop = (const char *const *)c->p.tmpl.stop, .nstop = c->p.tmpl.nstop,
+    sg_fork_request fork = {.tmpl = &c->p.tmpl,
+                            .system = "You write GPU kernels.",
+                            .user = "Say OK.",
+                            .answer_prefix = "OK",
+                            .stop = (const char *const *)c->p.tmpl.stop,
+                            .nstop = c->p.tmpl.nstop,
                             .temperature = 0};
     sg_calib_ramp_config rc = {
-        .loop = c->loop, .llm = sg_run_llm_port(c->llm), .system = "You write GPU kernels.",
+        .loop = c->loop,
+        .llm = sg_run_llm_port(c->llm),
+        .system = "You write GPU kernels.",
         .user = "Think step by step, at length, about how to make a softmax kernel fast on a GPU.",
-        .fork = &fork, .max_streams = (int)c->ramp_streams, .tokens = (uint64_t)c->ramp_tokens,
-        .probe_tokens = probes, .nprobe = 3, .done = on_ramp, .arg = c};
+        .fork = &fork,
+        .max_streams = (int)c->ramp_streams,
+        .tokens = (uint64_t)c->ramp_tokens,
+        .probe_tokens = probes,
+        .nprobe = 3,
+        .done = on_ramp,
+        .arg = c};
     c->done = 0;
     sg_calib_ramp *r = sg_calib_ramp_start(&rc, err);
     if (!r) return -1;
@@ -240,7 +258,8 @@ static int open_campaign(cal *c, sg_err *err) {
     if (c->resume) {
         char suite[4096];
         json_t *cfg = NULL;
-        if (sg_results_campaign_get(c->db, c->resume, suite, sizeof suite, &cfg, err) < 0) return -1;
+        if (sg_results_campaign_get(c->db, c->resume, suite, sizeof suite, &cfg, err) < 0)
+            return -1;
         json_decref(cfg);
         c->campaign = c->resume;
         return 0;
@@ -299,42 +318,95 @@ int sg_cmd_calibrate(int argc, char **argv) {
     sg_run_opts ro;
     sg_run_opts_default(&ro, &c.rc);
     sg_opt opts[SG_RUN_NOPTS + 16] = {
-        {.name = "tasks", .kind = SG_OPT_STR, .out = &c.glob, .metavar = "GLOB",
-         .help = "only the task folders whose name matches", .def = "all"},
-        {.name = "resume", .kind = SG_OPT_INT, .out = &c.resume, .metavar = "ID",
+        {.name = "tasks",
+         .kind = SG_OPT_STR,
+         .out = &c.glob,
+         .metavar = "GLOB",
+         .help = "only the task folders whose name matches",
+         .def = "all"},
+        {.name = "resume",
+         .kind = SG_OPT_INT,
+         .out = &c.resume,
+         .metavar = "ID",
          .help = "continue calibration campaign ID (same suite): finished tasks are kept",
-         .min = 1, .max = 1e9},
-        {.name = "out", .kind = SG_OPT_STR, .out = &c.rc.out_dir, .metavar = "DIR",
-         .help = "output folder", .def = "specgen-out/TASK", .short_name = 'o'},
-        {.name = "max-tokens-total", .kind = SG_OPT_COUNT, .out = &c.max_tokens, .metavar = "N",
-         .help = "stop once the calibration has generated N tokens", .def = "no cap", .min = 1,
-         .max = 1e12, .units = "tokens"},
-        {.name = "budget-time", .kind = SG_OPT_DURATION, .out = &c.budget_ns, .metavar = "T",
-         .help = "stop after T of wall time", .def = "no cap", .min = SG_SEC,
+         .min = 1,
+         .max = 1e9},
+        {.name = "out",
+         .kind = SG_OPT_STR,
+         .out = &c.rc.out_dir,
+         .metavar = "DIR",
+         .help = "output folder",
+         .def = "specgen-out/TASK",
+         .short_name = 'o'},
+        {.name = "max-tokens-total",
+         .kind = SG_OPT_COUNT,
+         .out = &c.max_tokens,
+         .metavar = "N",
+         .help = "stop once the calibration has generated N tokens",
+         .def = "no cap",
+         .min = 1,
+         .max = 1e12,
+         .units = "tokens"},
+        {.name = "budget-time",
+         .kind = SG_OPT_DURATION,
+         .out = &c.budget_ns,
+         .metavar = "T",
+         .help = "stop after T of wall time",
+         .def = "no cap",
+         .min = SG_SEC,
          .max = 365 * 24 * 3600 * SG_SEC},
-        {.name = "interval-tokens", .kind = SG_OPT_INT, .out = &c.interval, .metavar = "N",
-         .help = "the control: also fork every N reasoning tokens (0: not)", .def = "1000",
-         .min = 0, .max = 1000000, .units = "tokens"},
-        {.name = "max-forks", .kind = SG_OPT_INT, .out = &c.max_forks, .metavar = "N",
-         .help = "at most N forks a task (0: every trigger point)", .def = "0", .min = 0,
+        {.name = "interval-tokens",
+         .kind = SG_OPT_INT,
+         .out = &c.interval,
+         .metavar = "N",
+         .help = "the control: also fork every N reasoning tokens (0: not)",
+         .def = "1000",
+         .min = 0,
+         .max = 1000000,
+         .units = "tokens"},
+        {.name = "max-forks",
+         .kind = SG_OPT_INT,
+         .out = &c.max_forks,
+         .metavar = "N",
+         .help = "at most N forks a task (0: every trigger point)",
+         .def = "0",
+         .min = 0,
          .max = 100000},
-        {.name = "ramp-streams", .kind = SG_OPT_INT, .out = &c.ramp_streams, .metavar = "N",
+        {.name = "ramp-streams",
+         .kind = SG_OPT_INT,
+         .out = &c.ramp_streams,
+         .metavar = "N",
          .help = "the rate ramp's most streams at once (0: no ramp, no prefill probes)",
-         .def = "64", .min = 0, .max = 4096},
-        {.name = "ramp-tokens", .kind = SG_OPT_INT, .out = &c.ramp_tokens, .metavar = "N",
-         .help = "tokens each ramp stream is measured over", .def = "256", .min = 8,
-         .max = 100000, .units = "tokens"},
-        {.name = "export-traces", .kind = SG_OPT_STR, .out = &c.traces, .metavar = "DIR",
+         .def = "64",
+         .min = 0,
+         .max = 4096},
+        {.name = "ramp-tokens",
+         .kind = SG_OPT_INT,
+         .out = &c.ramp_tokens,
+         .metavar = "N",
+         .help = "tokens each ramp stream is measured over",
+         .def = "256",
+         .min = 8,
+         .max = 100000,
+         .units = "tokens"},
+        {.name = "export-traces",
+         .kind = SG_OPT_STR,
+         .out = &c.traces,
+         .metavar = "DIR",
          .help = "write each task's reasoning trace as replay JSONL, DIR/TASK.jsonl "
                  "(replay-llm --trace, sim --traces)"},
     };
     int nopts = 0;
     while (opts[nopts].name) nopts++;
     sg_run_opts_table(&ro, &c.rc, 1, opts + nopts);
-    const sg_cmd_spec spec = {"calibrate", "SUITE_DIR",
+    const sg_cmd_spec spec = {"calibrate",
+                              "SUITE_DIR",
                               "Measure a model and cluster for the simulator: every trigger point "
                               "forked, rates, service times.",
-                              details, opts, 1, 1};
+                              details,
+                              opts,
+                              1,
+                              1};
     char **pos;
     int npos;
     int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);

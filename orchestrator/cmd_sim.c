@@ -301,9 +301,22 @@ typedef struct sim_args {
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
     int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, calib;
     int64_t interval;
-    const char *export_traces;
+    const char *export_traces, *traces;
+    sg_replay_traces tr;
     uint64_t from, to;
 } sim_args;
+
+/* --traces: replay JSONL files (a file or a folder); each must hold reasoning. */
+static int load_traces(sim_args *a, sg_err *err) {
+    if (sg_replay_load(a->traces, &a->tr, err) < 0) return sg_err_prefix(err, "--traces"), -1;
+    for (size_t i = 0; i < a->tr.n; i++)
+        if (a->tr.t[i].reasoning.n < 2)
+            return sg_errf(err, "--traces: %s has no reasoning to replay", a->tr.t[i].file);
+    a->c.traces = &a->tr;
+    fprintf(stderr, "sim: %zu recorded trace%s replace the modelled reasoning (%s)\n", a->tr.n,
+            a->tr.n == 1 ? "" : "s", a->traces);
+    return 0;
+}
 
 /* What the parse cannot check alone (the ranges are the table's); fills a->c. */
 static int check_args(sim_args *a, sg_err *err) {
@@ -322,6 +335,7 @@ static int check_args(sim_args *a, sg_err *err) {
     if (a->early && a->no_early)
         return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
     if (a->workload && sg_sim_load_workload(a->workload, &c->w, err) < 0) return -1;
+    if (a->traces && load_traces(a, err) < 0) return -1;
     if (apply_policy(a->policy, c, err) < 0) return sg_err_prefix(err, "--policy"), -1;
     if (sg_pool_config_parse(a->pools, &c->run.pools, err) < 0) return -1;
     c->run.in_flight = (int)a->in_flight;
@@ -514,6 +528,13 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &a.compare,
          .help = "specgen against three baselines and ablations"},
+        {.name = "traces",
+         .kind = SG_OPT_STR,
+         .out = &a.traces,
+         .metavar = "FILE|DIR",
+         .help = "replay recorded reasoning traces (replay JSONL, as calibrate --export-traces "
+                 "writes and replay-llm reads) instead of the modelled reasoning: their real "
+                 "code blocks and cues meet the trigger rules (docs/calibration.md)"},
         {.name = "calibration-run",
          .kind = SG_OPT_FLAG,
          .out = &a.calib,
@@ -524,7 +545,8 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_INT,
          .out = &a.interval,
          .metavar = "N",
-         .help = "with --calibration-run: also fork every N reasoning tokens (the control)",
+         .help =
+             "with --calibration-run: also fork every N reasoning tokens (the control; 0: none)",
          .def = "1000",
          .min = 0,
          .max = 1000000,
@@ -560,6 +582,7 @@ int sg_cmd_sim(int argc, char **argv) {
     }
     c->events = evf;
     int rcx = run_all(&a, &p, &err);
+    sg_replay_traces_free(&a.tr);
     sg_run_prompts_free(&p);
     if (evf && fclose(evf) != 0 && rcx == 0) {
         sg_errf(&err, "cannot write %s: %s", a.events, strerror(errno));

@@ -184,6 +184,7 @@ int sg_sim_calibration_run(const sg_sim_config *c, const sg_run_prompts *p, uint
     sg_sim_slots_bind(slots, s.pool);
     sg_pool_on_event(s.pool, on_pool_event, &s);
     s.llm = sg_sim_llm_new(s.loop, &c->w, seed);
+    if (c->traces) sg_sim_llm_traces(s.llm, c->traces);
     sg_run_task_config(&c->run, p, c->w.target_speedup, &s.tc);
     if (c->db) {
         char suite[160];

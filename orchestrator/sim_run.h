@@ -36,6 +36,7 @@ typedef struct sg_sim_config {
     int concurrency; /* tasks running at once; 0: all */
     FILE *events;    /* when set: every task's events as JSON lines, with "task" added */
     sg_results *db;  /* when set: the run is recorded (see above) */
+    const sg_replay_traces *traces; /* sim --traces: recorded reasoning (sim.h), or NULL */
 } sg_sim_config;
 
 /* What one run can hand back beyond its means (sg_sim_run's trace argument, may be NULL). */

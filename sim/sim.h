@@ -12,6 +12,7 @@
 
 #include "common/loop.h"
 #include "pool/pool.h"
+#include "replay/replay.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -109,6 +110,12 @@ typedef struct sg_sim_gen_cb {
 } sg_sim_gen_cb;
 
 sg_sim_llm *sg_sim_llm_new(sg_loop *loop, const sg_sim_workload *w, uint64_t seed);
+/* `sim --traces`: every reasoning stream replays a recorded trace's reasoning (task i: the
+ * traces' i modulo their count; its tokens as replay-llm cuts them, 8 a chunk) instead of
+ * the lognormal length and the filler with its modelled code blocks and cues; forks and
+ * final answers keep the quality model (their fraction of the trace). traces is borrowed
+ * (it outlives m); traces without reasoning are the caller's to refuse. */
+void sg_sim_llm_traces(sg_sim_llm *m, const sg_replay_traces *traces);
 void sg_sim_llm_free(sg_sim_llm *m);
 /* Iteration `iteration` of task `task` (both small integers the caller keeps). */
 sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream,

@@ -44,4 +44,14 @@ check_output "  ... and marks it an ASSUMPTION in the file" '"q0": "ASSUMPTION \
 check_output "a database without calibration data is an error that says what to run" \
     'no calibration data: run .specgen calibrate' \
     bash -c "'$SPECGEN' sim --tasks 2 --seeds 1 --db '$d/plain.db' >/dev/null 2>&1; '$SPECGEN' sim fit --db '$d/plain.db' 2>&1"
+
+# sim --traces: the recorded reasoning instead of the modelled one
+check "sim --traces replays the demo trace" \
+    "$SPECGEN" sim --traces prompts/traces/vector_scale.jsonl --tasks 1 --seeds 1 --events "$d/ev.jsonl"
+check_output "  ... the trigger rules fork at its first real code block (token 231, chunks of 8)" \
+    '"rule":"code_block","cue":"","at_tokens":23[1-9],' cat "$d/ev.jsonl"
+check "sim --traces takes a folder: the traces the calibration run exported, --compare" \
+    "$SPECGEN" sim --traces "$d/traces1" --tasks 20 --seeds 1 --compare
+check_output "a trace file without reasoning is refused, naming it" 'has no reasoning to replay' \
+    bash -c "printf '{\"trace\": 1}\n{\"answer\": \"x\"}\n' >'$d/empty.jsonl'; '$SPECGEN' sim --traces '$d/empty.jsonl' 2>&1"
 finish
