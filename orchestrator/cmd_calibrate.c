@@ -39,7 +39,7 @@ static const char details[] =
 typedef struct cal {
     sg_run_config rc;
     const char *suite, *glob, *traces;
-    int64_t resume, interval, max_forks, ramp_streams, ramp_tokens, budget_ns;
+    int64_t resume, interval, max_forks, ramp_streams, ramp_tokens, budget_ns, probe_tokens;
     uint64_t max_tokens;
     char **dirs;
     int n;
@@ -222,7 +222,8 @@ static void on_ramp(void *arg, json_t *rows, const char *error) {
 
 /* The decode ramp and prefill probes on the endpoint. */
 static int run_ramp(cal *c, sg_err *err) {
-    static const uint64_t probes[] = {250, 1000, 3000};
+    uint64_t p = (uint64_t)c->probe_tokens;
+    const uint64_t probes[] = {p / 12 > 0 ? p / 12 : 1, p / 3 > 0 ? p / 3 : 1, p};
     sg_fork_request fork = {.tmpl = &c->p.tmpl,
                             .system = "You write GPU kernels.",
                             .user = "Say OK.",
@@ -311,7 +312,7 @@ static void cal_free(cal *c) {
 }
 
 int sg_cmd_calibrate(int argc, char **argv) {
-    cal c = {.interval = 1000, .ramp_streams = 64, .ramp_tokens = 256};
+    cal c = {.interval = 1000, .ramp_streams = 64, .ramp_tokens = 256, .probe_tokens = 3000};
     sg_run_config_default(&c.rc);
     c.rc.log_name = "specgen calibrate";
     c.rc.quiet = 1;
@@ -388,6 +389,16 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .def = "256",
          .min = 8,
          .max = 100000,
+         .units = "tokens"},
+        {.name = "probe-tokens",
+         .kind = SG_OPT_INT,
+         .out = &c.probe_tokens,
+         .metavar = "N",
+         .help = "the largest prefill probe, in words of filler (the others N/12 and N/3; keep "
+                 "it within the server's context)",
+         .def = "3000",
+         .min = 12,
+         .max = 10000000,
          .units = "tokens"},
         {.name = "export-traces",
          .kind = SG_OPT_STR,

@@ -27,10 +27,10 @@ if ! wait_port "$PORT" 120; then
 fi
 ok "llama-cpp-python server starts with the SmolLM2 GGUF"
 
-check "calibrate one demo task against it (reasoning capped at 200 tokens, ramp to 8 streams)" \
+check "calibrate one demo task against it (64 tokens a stream, ramp to 8 streams, probes to 360)" \
     bash -c "'$SPECGEN' calibrate suites/demo --tasks vector_scale --llm http://127.0.0.1:$PORT \
-        --model smollm2 --device opencl --db '$d/c.db' --out '$d/out' --max-tokens 200 \
-        --max-forks 2 --ramp-streams 8 --ramp-tokens 24 --budget-time 8m >'$d/cal.log' 2>&1"
+        --model smollm2 --device opencl --db '$d/c.db' --out '$d/out' --max-tokens 64 \
+        --max-forks 2 --ramp-streams 8 --ramp-tokens 16 --probe-tokens 360 --budget-time 9m >'$d/cal.log' 2>&1"
 sed 's/^/#   /' "$d/cal.log" | tail -8
 check_output "  ... its trace recorded, with the answer's tokens" '^done\|1$' \
     sql1 "$d/c.db" "select t.status, (select count(*) from calib_trace c where c.task = t.id and
