@@ -26,7 +26,7 @@ check_output "seed 1: every trigger point and interval forked, the final answer 
     '^code_block\|[0-9]+$' sql "$d/c1.db" "select kind, count(*) from calib_fork group by kind"
 check_output "  ... the decode ramp went up to 64 streams" '^64$' \
     sql "$d/c1.db" "select max(streams) from calib_rate where kind = 'decode'"
-check "  ... one replay trace per task, each a file replay-llm loads" \
+check "  ... one replay trace per task exported (sim --traces loads them below)" \
     bash -c "[ \$(ls '$d/traces1' | wc -l) -eq 300 ]"
 check "no parameter misses in more than one seed" \
     bash -c "[ -z \"\$(cat '$d'/fit[123].txt | grep OUTSIDE | awk '{print \$1}' | sort | uniq -d)\" ]"
