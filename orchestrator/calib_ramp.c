@@ -56,7 +56,9 @@ static void step_done(sg_calib_ramp *r) {
         first += (double)(s->first - s->started) / 1e6;
         m++;
     }
-    if (m) {
+    int all = 1;
+    for (int i = 0; i < r->n; i++) all &= r->s[i].first != 0;
+    if (m && all) {
         double mean = sum / m, var = m > 1 ? (sum2 - m * mean * mean) / (m - 1) : 0;
         json_array_append_new(
             r->rows, json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f}", "kind", "decode", "streams", r->n,
@@ -64,7 +66,14 @@ static void step_done(sg_calib_ramp *r) {
                                var > 0 ? sqrt(var) : 0.0, "first_token_ms", first / m));
     }
     double total = m ? sum / m * r->n : 0;
-    int grew = m && total > 1.1 * r->last_total;
+    int started = 0;
+    for (int i = 0; i < r->n; i++) started += r->s[i].first != 0;
+    int grew = m && total > 1.1 * r->last_total && started == r->n;
+    if (started < r->n) /* the server queues streams: its concurrency is below n */
+        fprintf(stderr,
+                "calibrate: the rate ramp stops at %d streams: the server started %d of them "
+                "before the first ended (it serves fewer at once)\n",
+                r->n, started);
     r->last_total = total;
     free(r->s);
     r->s = NULL;

@@ -50,6 +50,7 @@ typedef struct cal {
     sg_run_pool pool;
     sg_run_llm *llm;
     uint64_t tokens;
+    double gpu_s; /* validation and timing jobs' service time */
     int64_t t0;
     int done, budget;
     sg_err err;
@@ -111,6 +112,9 @@ static void estimate(const cal *c) {
 static void on_pool_event(void *arg, json_t *ev) {
     cal *c = arg;
     if (!c->failed && sg_calib_service_event(c->db, c->campaign, ev, &c->err) < 0) c->failed = 1;
+    const char *name = json_string_value(json_object_get(ev, "ev"));
+    if (name && !strcmp(name, "job_end"))
+        c->gpu_s += json_number_value(json_object_get(ev, "service_s"));
     json_decref(ev);
 }
 
@@ -294,6 +298,11 @@ static int calibrate(cal *c, sg_err *err) {
     }
     if (!c->budget && c->ramp_streams > 0 && run_ramp(c, err) < 0) return -1;
     sg_pool_on_event(c->pool.sched, NULL, NULL);
+    fprintf(stderr,
+            "calibrate: spent %.1fk tokens on the tasks and %.1f s of validation and timing "
+            "(%.2f GPU-hours) in %.0f s\n",
+            (double)c->tokens / 1e3, c->gpu_s, c->gpu_s / 3600,
+            (double)(sg_loop_now(c->loop) - c->t0) / 1e9);
     if (c->budget)
         fprintf(stderr, "calibrate: a budget ended it; continue with --resume %lld\n",
                 (long long)c->campaign);
