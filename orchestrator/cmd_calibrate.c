@@ -320,37 +320,32 @@ static void cal_free(cal *c) {
     free(c->dirs);
 }
 
-int sg_cmd_calibrate(int argc, char **argv) {
-    cal c = {.interval = 1000, .ramp_streams = 64, .ramp_tokens = 256, .probe_tokens = 3000};
-    sg_run_config_default(&c.rc);
-    c.rc.log_name = "specgen calibrate";
-    c.rc.quiet = 1;
-    sg_run_opts ro;
-    sg_run_opts_default(&ro, &c.rc);
-    sg_opt opts[SG_RUN_NOPTS + 16] = {
+/* calibrate's own options, then optimize's (opts: room for SG_RUN_NOPTS + 16). */
+static void options(cal *c, sg_run_opts *ro, sg_opt *opts) {
+    const sg_opt own[] = {
         {.name = "tasks",
          .kind = SG_OPT_STR,
-         .out = &c.glob,
+         .out = &c->glob,
          .metavar = "GLOB",
          .help = "only the task folders whose name matches",
          .def = "all"},
         {.name = "resume",
          .kind = SG_OPT_INT,
-         .out = &c.resume,
+         .out = &c->resume,
          .metavar = "ID",
          .help = "continue calibration campaign ID (same suite): finished tasks are kept",
          .min = 1,
          .max = 1e9},
         {.name = "out",
          .kind = SG_OPT_STR,
-         .out = &c.rc.out_dir,
+         .out = &c->rc.out_dir,
          .metavar = "DIR",
          .help = "output folder",
          .def = "specgen-out/TASK",
          .short_name = 'o'},
         {.name = "max-tokens-total",
          .kind = SG_OPT_COUNT,
-         .out = &c.max_tokens,
+         .out = &c->max_tokens,
          .metavar = "N",
          .help = "stop once the calibration has generated N tokens",
          .def = "no cap",
@@ -359,7 +354,7 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .units = "tokens"},
         {.name = "budget-time",
          .kind = SG_OPT_DURATION,
-         .out = &c.budget_ns,
+         .out = &c->budget_ns,
          .metavar = "T",
          .help = "stop after T of wall time",
          .def = "no cap",
@@ -367,7 +362,7 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .max = 365 * 24 * 3600 * SG_SEC},
         {.name = "interval-tokens",
          .kind = SG_OPT_INT,
-         .out = &c.interval,
+         .out = &c->interval,
          .metavar = "N",
          .help = "the control: also fork every N reasoning tokens (0: not)",
          .def = "1000",
@@ -376,7 +371,7 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .units = "tokens"},
         {.name = "max-forks",
          .kind = SG_OPT_INT,
-         .out = &c.max_forks,
+         .out = &c->max_forks,
          .metavar = "N",
          .help = "at most N forks a task (0: every trigger point)",
          .def = "0",
@@ -384,7 +379,7 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .max = 100000},
         {.name = "ramp-streams",
          .kind = SG_OPT_INT,
-         .out = &c.ramp_streams,
+         .out = &c->ramp_streams,
          .metavar = "N",
          .help = "the rate ramp's most streams at once (0: no ramp, no prefill probes)",
          .def = "64",
@@ -392,7 +387,7 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .max = 4096},
         {.name = "ramp-tokens",
          .kind = SG_OPT_INT,
-         .out = &c.ramp_tokens,
+         .out = &c->ramp_tokens,
          .metavar = "N",
          .help = "tokens each ramp stream is measured over",
          .def = "256",
@@ -401,7 +396,7 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .units = "tokens"},
         {.name = "probe-tokens",
          .kind = SG_OPT_INT,
-         .out = &c.probe_tokens,
+         .out = &c->probe_tokens,
          .metavar = "N",
          .help = "the largest prefill probe, in words of filler (the others N/12 and N/3; keep "
                  "it within the server's context)",
@@ -411,14 +406,26 @@ int sg_cmd_calibrate(int argc, char **argv) {
          .units = "tokens"},
         {.name = "export-traces",
          .kind = SG_OPT_STR,
-         .out = &c.traces,
+         .out = &c->traces,
          .metavar = "DIR",
          .help = "write each task's reasoning trace as replay JSONL, DIR/TASK.jsonl "
                  "(replay-llm --trace, sim --traces)"},
     };
-    int nopts = 0;
-    while (opts[nopts].name) nopts++;
-    sg_run_opts_table(&ro, &c.rc, 1, opts + nopts);
+    size_t n = sizeof own / sizeof *own;
+    memcpy(opts, own, sizeof own);
+    sg_run_opts_table(ro, &c->rc, 1, opts + n);
+}
+
+int sg_cmd_calibrate(int argc, char **argv) {
+    cal c = {.interval = 1000, .ramp_streams = 64, .ramp_tokens = 256, .probe_tokens = 3000};
+    sg_run_config_default(&c.rc);
+    c.rc.log_name = "specgen calibrate";
+    c.rc.quiet = 1;
+    sg_run_opts ro;
+    sg_run_opts_default(&ro, &c.rc);
+    sg_opt opts[SG_RUN_NOPTS + 16];
+    memset(opts, 0, sizeof opts);
+    options(&c, &ro, opts);
     const sg_cmd_spec spec = {"calibrate",
                               "SUITE_DIR",
                               "Measure a model and cluster for the simulator: every trigger point "
