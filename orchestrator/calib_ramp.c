@@ -28,6 +28,7 @@ struct sg_calib_ramp {
     int probe, probe_rep;
     int64_t probe_started, probe_first;
     sg_buf filler;
+    char why[300]; /* a stream of the step that failed: its error */
     int finished;
 };
 
@@ -72,8 +73,9 @@ static void step_done(sg_calib_ramp *r) {
     if (started < r->n) /* the server queues streams: its concurrency is below n */
         fprintf(stderr,
                 "calibrate: the rate ramp stops at %d streams: the server started %d of them "
-                "before the first ended (it serves fewer at once)\n",
-                r->n, started);
+                "before the first ended (it serves fewer at once)%s%s\n",
+                r->n, started, r->why[0] ? "; a stream failed: " : "", r->why);
+    r->why[0] = '\0';
     r->last_total = total;
     free(r->s);
     r->s = NULL;
@@ -143,10 +145,10 @@ static void on_content(void *arg, const char *text, size_t len) {
 }
 
 static void on_stream_done(void *arg, const sg_gen_summary *sum) {
-    (void)sum;
     rstream *s = arg;
     sg_calib_ramp *r = s->r;
     s->gen = NULL;
+    if (sum->error[0] && !r->why[0]) snprintf(r->why, sizeof r->why, "%s", sum->error);
     r->live--;
     if (!s->over) { /* a stream ended before the window was full: measure what there is */
         stop_all(r);

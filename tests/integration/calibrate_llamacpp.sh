@@ -40,7 +40,7 @@ check_output "  ... its final answer judged (or found to hold no kernel)" '^fina
 check_output "  ... the ramp measured the decode rate of one stream" '^1\|1$' \
     sql1 "$d/c.db" "select count(*), min(streams) from calib_rate where kind = 'decode' and tok_s > 0"
 check_output "  ... and said why it stopped at 2: the server serves one stream at a time" \
-    'the rate ramp stops at 2 streams: the server started 1 of them' cat "$d/cal.log"
+    'the rate ramp stops at 2 streams: the server started [01] of them' cat "$d/cal.log"
 rates=$(sql1 "$d/c.db" "select streams || ':' || round(tok_s, 1) from calib_rate where kind = 'decode'")
 echo "# decode tok/s per stream by streams: $rates"
 check_output "  ... six prefill probes with first-token latencies" '^6$' \
