@@ -28,7 +28,7 @@ struct sg_calib_ramp {
     int probe, probe_rep;
     int64_t probe_started, probe_first;
     sg_buf filler;
-    char why[300]; /* a stream of the step that failed: its error */
+    char why[300]; /* how the stream that ended the step ended */
     int finished;
 };
 
@@ -74,7 +74,7 @@ static void step_done(sg_calib_ramp *r) {
         fprintf(stderr,
                 "calibrate: the rate ramp stops at %d streams: the server started %d of them "
                 "before the first ended (it serves fewer at once)%s%s\n",
-                r->n, started, r->why[0] ? "; a stream failed: " : "", r->why);
+                r->n, started, r->why[0] ? "; it ended: " : "", r->why);
     r->why[0] = '\0';
     r->last_total = total;
     free(r->s);
@@ -148,7 +148,10 @@ static void on_stream_done(void *arg, const sg_gen_summary *sum) {
     rstream *s = arg;
     sg_calib_ramp *r = s->r;
     s->gen = NULL;
-    if (sum->error[0] && !r->why[0]) snprintf(r->why, sizeof r->why, "%s", sum->error);
+    if (!s->over && !r->why[0]) /* the stream that ended the step: how */
+        snprintf(r->why, sizeof r->why, "%s after %llu tokens%s%s", sum->finish,
+                 (unsigned long long)(s->reasoning + s->content), sum->error[0] ? ": " : "",
+                 sum->error);
     r->live--;
     if (!s->over) { /* a stream ended before the window was full: measure what there is */
         stop_all(r);
