@@ -296,7 +296,10 @@ static int calibrate(cal *c, sg_err *err) {
         if (r < 0) return -1;
         if (r == 1) fprintf(stderr, "calibrate: %s: done before (resume)\n", c->dirs[i]);
     }
-    if (!c->budget && c->ramp_streams > 0 && run_ramp(c, err) < 0) return -1;
+    int64_t rates = c->resume ? sg_results_calib_rates(c->db, c->campaign, err) : 0;
+    if (rates < 0) return -1;
+    if (rates > 0) fprintf(stderr, "calibrate: the rate ramp ran before (resume)\n");
+    if (!c->budget && !rates && c->ramp_streams > 0 && run_ramp(c, err) < 0) return -1;
     sg_pool_on_event(c->pool.sched, NULL, NULL);
     fprintf(stderr,
             "calibrate: spent %.1fk tokens on the tasks and %.1f s of validation and timing "

@@ -90,6 +90,17 @@ int sg_results_calib_task_end(sg_results *r, int64_t task, const char *status, c
     return rc == SQLITE_DONE ? 0 : sg_results_fail(r, "cannot write", err);
 }
 
+int64_t sg_results_calib_rates(sg_results *r, int64_t campaign, sg_err *err) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM calib_rate WHERE campaign = ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return sg_errf(err, "results %s: %s", r->path, sqlite3_errmsg(r->db));
+    sqlite3_bind_int64(st, 1, campaign);
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n < 0 ? sg_errf(err, "results %s: %s", r->path, sqlite3_errmsg(r->db)) : n;
+}
+
 int sg_results_calib_reset(sg_results *r, int64_t task, sg_err *err) {
     if (sg_results_begin_write(r, err) < 0) return -1;
     char sql[256];

@@ -109,6 +109,9 @@ int sg_results_calib_row(sg_results *r, const char *table, const json_t *row, sg
 /* A calibrated task ends: status done or error (error: why, may be NULL). */
 int sg_results_calib_task_end(sg_results *r, int64_t task, const char *status, const char *error,
                               sg_err *err);
+/* Rows of the campaign in calib_rate (a resumed calibration does not repeat its ramp); -1
+ * on an error. */
+int64_t sg_results_calib_rates(sg_results *r, int64_t campaign, sg_err *err);
 /* A task's calibration rows are removed (a resumed run traces it again). */
 int sg_results_calib_reset(sg_results *r, int64_t task, sg_err *err);
 

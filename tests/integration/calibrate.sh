@@ -55,6 +55,12 @@ check "  ... replay-llm loads them and serves" wait_port "$port2" 10
 check_output "  ... and serves the recorded reasoning (llm-check)" 'reasoning +[0-9]+ tokens' \
     "$SPECGEN" llm-check --llm "http://127.0.0.1:$port2"
 
+check_multi "--resume of the finished run: every task and the ramp kept, nothing redone" \
+    'vector_scale: done before \(resume\)(.|\n)*the rate ramp ran before \(resume\)' \
+    "$SPECGEN" calibrate suites/demo --llm "http://127.0.0.1:$port" --model replay \
+    --device opencl --db "$d/c.db" --out "$d/out" --resume 1 --ramp-streams 4 --ramp-tokens 32
+check_output "  ... the rate rows as they were" '^9$' \
+    sql "$d/c.db" "select count(*) from calib_rate"
 check_fails "a token cap stops it in its first task (exit 0, status budget)" 0 \
     "$SPECGEN" calibrate suites/demo --llm "http://127.0.0.1:$port" --model replay \
     --device opencl --db "$d/b.db" --out "$d/out2" --max-tokens-total 100 --ramp-streams 0
