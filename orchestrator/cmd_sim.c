@@ -240,7 +240,7 @@ static int run_sweep(const sg_sim_config *base, const sg_run_prompts *p, uint64_
 }
 
 /* --workload: a file, or the name of one in specgen's sim/workloads/ ("fitted"). */
-static int load_workload(const char *w, sg_sim_workload *out, sg_err *err) {
+int sg_sim_load_workload(const char *w, sg_sim_workload *out, sg_err *err) {
     char path[4200];
     if (!strchr(w, '/') && !strstr(w, ".json")) {
         char dir[4096];
@@ -312,8 +312,24 @@ typedef struct sim_args {
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
     int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value, drop_stale;
+    int calib;
+    int64_t interval;
+    const char *export_traces, *traces;
+    sg_replay_traces tr;
     uint64_t from, to;
 } sim_args;
+
+/* --traces: replay JSONL files (a file or a folder); each must hold reasoning. */
+static int load_traces(sim_args *a, sg_err *err) {
+    if (sg_replay_load(a->traces, &a->tr, err) < 0) return sg_err_prefix(err, "--traces"), -1;
+    for (size_t i = 0; i < a->tr.n; i++)
+        if (a->tr.t[i].reasoning.n < 2)
+            return sg_errf(err, "--traces: %s has no reasoning to replay", a->tr.t[i].file);
+    a->c.traces = &a->tr;
+    fprintf(stderr, "sim: %zu recorded trace%s replace the modelled reasoning (%s)\n", a->tr.n,
+            a->tr.n == 1 ? "" : "s", a->traces);
+    return 0;
+}
 
 /* What the parse cannot check alone (the ranges are the table's); fills a->c. */
 static int check_args(sim_args *a, sg_err *err) {
@@ -322,11 +338,17 @@ static int check_args(sim_args *a, sg_err *err) {
         return sg_errf(err, "--seeds: '%s' is not N or A-B (at most 1000 seeds)", a->seeds);
     if (c->run.target < 0) return sg_errf(err, "--target: must be above 0");
     if (c->run.delta < 0) return sg_errf(err, "--early-stop-margin: must be above 0");
+    if (a->calib && (!a->db || a->compare || a->sweep))
+        return sg_errf(err, "--calibration-run records into --db FILE (and is not --compare or "
+                            "--sweep)");
+    if (a->export_traces && !a->calib)
+        return sg_errf(err, "--export-traces goes with --calibration-run");
     if (a->sweep && (a->plots || a->md))
         return sg_errf(err, "--sweep prints its ranking only (no --plots, no --markdown)");
     if (a->early && a->no_early)
         return sg_errf(err, "--early-stop and --no-early-stop contradict each other");
-    if (a->workload && load_workload(a->workload, &c->w, err) < 0) return -1;
+    if (a->workload && sg_sim_load_workload(a->workload, &c->w, err) < 0) return -1;
+    if (a->traces && load_traces(a, err) < 0) return -1;
     if (apply_policy(a->policy, c, err) < 0) return sg_err_prefix(err, "--policy"), -1;
     if (sg_pool_config_parse(a->pools, &c->run.pools, err) < 0) return -1;
     c->run.in_flight = (int)a->in_flight;
@@ -375,6 +397,9 @@ static int open_outputs(sim_args *a, FILE **evf, sg_err *err) {
 /* The runs the options ask for, printed; 0 or -1 with err. */
 static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
     sg_sim_config *c = &a->c;
+    if (a->calib) {
+        return sg_sim_calibration_run(c, p, a->from, (uint64_t)a->interval, a->export_traces, err);
+    }
     int md = a->md;
     printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
            "seeds %llu-%llu%s\n",
@@ -394,7 +419,8 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
 }
 
 int sg_cmd_sim(int argc, char **argv) {
-    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic"};
+    if (argc > 1 && !strcmp(argv[1], "fit")) return sg_cmd_sim_fit(argc - 1, argv + 1);
+    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic", .interval = 1000};
     sg_sim_config *c = &a.c;
     sg_sim_config_default(c);
     a.devices = c->run.devices;
@@ -527,6 +553,35 @@ int sg_cmd_sim(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &a.compare,
          .help = "specgen against three baselines and ablations"},
+        {.name = "traces",
+         .kind = SG_OPT_STR,
+         .out = &a.traces,
+         .metavar = "FILE|DIR",
+         .help = "replay recorded reasoning traces (replay JSONL, as calibrate --export-traces "
+                 "writes and replay-llm reads) instead of the modelled reasoning: their real "
+                 "code blocks and cues meet the trigger rules (docs/calibration.md)"},
+        {.name = "calibration-run",
+         .kind = SG_OPT_FLAG,
+         .out = &a.calib,
+         .help = "record calibration data as `specgen calibrate` does (every trigger point "
+                 "forked, the rate ramp) from the workload's models into --db, for `specgen "
+                 "sim fit` (the first seed; docs/calibration.md)"},
+        {.name = "interval-tokens",
+         .kind = SG_OPT_INT,
+         .out = &a.interval,
+         .metavar = "N",
+         .help =
+             "with --calibration-run: also fork every N reasoning tokens (the control; 0: none)",
+         .def = "1000",
+         .min = 0,
+         .max = 1000000,
+         .units = "tokens"},
+        {.name = "export-traces",
+         .kind = SG_OPT_STR,
+         .out = &a.export_traces,
+         .metavar = "DIR",
+         .help = "with --calibration-run: the reasoning traces as replay JSONL, DIR/TASK.jsonl "
+                 "(what replay-llm and sim --traces read)"},
         {.name = "sweep",
          .kind = SG_OPT_FLAG,
          .out = &a.sweep,
@@ -552,6 +607,7 @@ int sg_cmd_sim(int argc, char **argv) {
     }
     c->events = evf;
     int rcx = run_all(&a, &p, &err);
+    sg_replay_traces_free(&a.tr);
     sg_run_prompts_free(&p);
     if (evf && fclose(evf) != 0 && rcx == 0) {
         sg_errf(&err, "cannot write %s: %s", a.events, strerror(errno));

@@ -25,6 +25,7 @@ const sg_command sg_commands[] = {
      sg_cmd_replay_llm},
     {"llm-check", "probe an OpenAI-compatible endpoint: dialect, speed, abort", sg_cmd_llm_check},
     {"sim", "compare policies in a virtual-time simulation", sg_cmd_sim},
+    {"calibrate", "measure a model and cluster for the simulator (sim fit)", sg_cmd_calibrate},
     {"options", "list every command's options (docs/options.md)", sg_cmd_options},
     {"completion", "print a bash or zsh completion script", sg_cmd_completion},
     {NULL, NULL, NULL},

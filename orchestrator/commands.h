@@ -15,6 +15,8 @@
 int sg_cmd_optimize(int argc, char **argv);
 int sg_cmd_campaign(int argc, char **argv);
 int sg_cmd_sim(int argc, char **argv);
+int sg_cmd_sim_fit(int argc, char **argv); /* `specgen sim fit` */
+int sg_cmd_calibrate(int argc, char **argv);
 int sg_cmd_completion(int argc, char **argv); /* cmd_completion.c */
 int sg_cmd_options(int argc, char **argv);
 

@@ -2,6 +2,8 @@
  * over the real streaming client. */
 #include "orchestrator/sim_run.h"
 
+#include "orchestrator/calib.h"
+
 #include "common/buf.h"
 
 #include <stdio.h>
@@ -94,13 +96,27 @@ static sg_gen *start_reasoning(void *impl, const char *system, const char *user,
     return g;
 }
 
+/* A calibration's prefill probe (calib.h): a prefix no stream wrote, its words its tokens. */
+static uint64_t probe_words(const sg_fork_request *req) {
+    size_t n = strlen(SG_CALIB_PROBE_MARK);
+    if (!req->reasoning || req->reasoning_len < n || memcmp(req->reasoning, SG_CALIB_PROBE_MARK, n))
+        return 0;
+    uint64_t w = 0;
+    for (size_t i = 0; i < req->reasoning_len; i++) w += req->reasoning[i] == ' ';
+    return w ? w : 1;
+}
+
 static sg_gen *start_fork(void *impl, const sg_fork_request *req, const sg_gen_events *ev,
                           sg_err *err) {
-    (void)req, (void)err;
+    (void)err;
     sg_port_llm_sim *pl = impl;
     struct sg_gen *g = gen_new(pl, ev, 1, 0);
     sg_sim_gen_cb cb = {NULL, on_content, on_done, g};
-    g->g = sg_sim_llm_fork(pl->model, pl->task, pl->iteration, 0, pl->tokens, &cb);
+    uint64_t probe = probe_words(req);
+    if (probe) /* no iteration -1: never cached */
+        g->g = sg_sim_llm_fork(pl->model, pl->task, -1, 0, probe, &cb);
+    else
+        g->g = sg_sim_llm_fork(pl->model, pl->task, pl->iteration, 0, pl->tokens, &cb);
     return g;
 }
 

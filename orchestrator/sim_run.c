@@ -274,6 +274,7 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
         goto done;
     sg_sim_slots_bind(slots, pool);
     llm = sg_sim_llm_new(run.loop, &c->w, seed);
+    if (c->traces) sg_sim_llm_traces(llm, c->traces);
     sg_task_config tc; /* as optimize's and campaign's, with the workload's target */
     sg_run_task_config(&c->run, p, c->w.target_speedup, &tc);
     run.n = c->tasks;

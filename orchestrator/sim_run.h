@@ -36,6 +36,7 @@ typedef struct sg_sim_config {
     int concurrency; /* tasks running at once; 0: all */
     FILE *events;    /* when set: every task's events as JSON lines, with "task" added */
     sg_results *db;  /* when set: the run is recorded (see above) */
+    const sg_replay_traces *traces; /* sim --traces: recorded reasoning (sim.h), or NULL */
 } sg_sim_config;
 
 /* What one run can hand back beyond its means (sg_sim_run's trace argument, may be NULL). */
@@ -65,6 +66,14 @@ typedef struct sg_sim_metrics {
 
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
                sg_sim_trace *trace, sg_err *err);
+
+/* `specgen sim --calibration-run` (sim_calib.c): c->tasks tasks calibrated one after another
+ * as `specgen calibrate` does (calib.h) on the models of c->w, forks every interval_tokens as
+ * the control, then the decode ramp and prefill probes on one instance; recorded into c->db
+ * (a campaign of kind sim-calibration), the traces as replay JSONL
+ * in traces_dir/TASK.jsonl (NULL: none). */
+int sg_sim_calibration_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed,
+                           uint64_t interval_tokens, const char *traces_dir, sg_err *err);
 
 /* ---- what `specgen sim` prints and draws (sim_out.c) ----
  * A configuration's means over its seeds, their spread, and (for plots) every task's time

@@ -101,6 +101,61 @@ int sg_results_task_prefix(sg_results *r, int64_t task, int64_t fork_prompt_toke
 /* One event (borrowed) of a task (task 0: the campaign's own, e.g. pool events). */
 int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_t *ev, sg_err *err);
 
+/* ---- calibration (`specgen calibrate`, `sim --calibration-run`; docs/calibration.md) ----
+ * One row of a calibration table (calib_trace, calib_point, calib_fork, calib_rate,
+ * calib_service; schema 4), its columns the keys of `row` (borrowed; numbers, strings,
+ * booleans, null): an unknown table or column is an error naming it. */
+int sg_results_calib_row(sg_results *r, const char *table, const json_t *row, sg_err *err);
+/* A calibrated task ends: status done or error (error: why, may be NULL). */
+int sg_results_calib_task_end(sg_results *r, int64_t task, const char *status, const char *error,
+                              sg_err *err);
+/* Rows of the campaign in calib_rate (a resumed calibration does not repeat its ramp); -1
+ * on an error. */
+int64_t sg_results_calib_rates(sg_results *r, int64_t campaign, sg_err *err);
+/* A task's calibration rows are removed (a resumed run traces it again). */
+int sg_results_calib_reset(sg_results *r, int64_t task, sg_err *err);
+
+/* What a fit reads back (sg_results_calib_load): the rows of the given campaigns' tasks. */
+typedef struct sg_calib_obs { /* a calib_fork row */
+    int64_t task;
+    char kind[16];                 /* code_block | transition | interval | final */
+    double at_tokens, fraction;    /* where in the reasoning */
+    int kernel, compiled, correct; /* kernel: one was extracted and validated */
+    double speedup;                /* correct: its speedup */
+    double fork_tokens, prompt_tokens, cached_tokens, first_token_ms;
+} sg_calib_obs;
+typedef struct sg_calib_trace_row { /* a calib_trace row */
+    int64_t task;
+    double reasoning_tokens, answer_tokens, prompt_tokens, first_token_ms, reasoning_ms;
+} sg_calib_trace_row;
+typedef struct sg_calib_point_row { /* a calib_point row, by task then position */
+    int64_t task;
+    int code; /* 1: code_block, 0: transition */
+    double at_tokens;
+} sg_calib_point_row;
+typedef struct sg_calib_rate_row { /* a calib_rate row */
+    int decode;                    /* 1: decode, 0: prefill */
+    int streams;
+    double prompt_tokens, cached_tokens, tokens, seconds, tok_s, tok_s_sd, first_token_ms;
+} sg_calib_rate_row;
+typedef struct sg_calib_data {
+    sg_calib_obs *obs;
+    int nobs;
+    sg_calib_trace_row *traces;
+    int ntraces;
+    sg_calib_point_row *points;
+    int npoints;
+    sg_calib_rate_row *rates;
+    int nrates;
+    double *service[2]; /* validate, profile: seconds */
+    int nservice[2];
+} sg_calib_data;
+/* campaigns: ids (n of them), or every calibration campaign when n == 0. The arrays are
+ * owned by d (sg_calib_data_free). */
+int sg_results_calib_load(sg_results *r, const int64_t *campaigns, int n, sg_calib_data *d,
+                          sg_err *err);
+void sg_calib_data_free(sg_calib_data *d);
+
 /* ---- queries (read-only handles) ---- */
 
 typedef enum { SG_RESULTS_TEXT, SG_RESULTS_JSON, SG_RESULTS_CSV } sg_results_fmt;

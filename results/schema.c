@@ -141,6 +141,50 @@ static const char *const migrations[] = {
     "  task.id = job.task), ended_ms = ended_ms + (SELECT start_ms FROM task WHERE "
     "  task.id = job.task) WHERE task IS NOT NULL;"
     "CREATE INDEX job_candidate ON job(candidate_id);",
+    /* 4: calibration (`specgen calibrate`, `specgen sim --calibration-run`; docs/calibration.md):
+     * each task's reasoning trace run to its end (calib_trace), every trigger point in it
+     * (calib_point), a kernel forked at each and at fixed intervals and the final answer, each
+     * validated and timed (calib_fork), the server's decode and prefill rates (calib_rate),
+     * and the pool's service times per job kind (calib_service). The run is a campaign of
+     * kind calibrate (or sim) and each traced task a task row, so it resumes as one. */
+    "CREATE TABLE calib_trace ("
+    "  task INTEGER PRIMARY KEY REFERENCES task(id),"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  reasoning_tokens INTEGER, answer_tokens INTEGER, prompt_tokens INTEGER,"
+    "  first_token_ms REAL, reasoning_ms REAL, code_blocks INTEGER, cues INTEGER,"
+    "  finish TEXT, estimated INTEGER"
+    ");"
+    "CREATE TABLE calib_point ("
+    "  id INTEGER PRIMARY KEY,"
+    "  task INTEGER NOT NULL REFERENCES task(id),"
+    "  kind TEXT NOT NULL," /* code_block | transition */
+    "  at_tokens INTEGER, at_bytes INTEGER, cue TEXT"
+    ");"
+    "CREATE TABLE calib_fork ("
+    "  id INTEGER PRIMARY KEY,"
+    "  task INTEGER NOT NULL REFERENCES task(id),"
+    "  kind TEXT NOT NULL," /* code_block | transition | interval | final */
+    "  at_tokens INTEGER, at_bytes INTEGER, fraction REAL,"
+    "  status TEXT NOT NULL," /* kernel | no_kernel | error */
+    "  verdict TEXT, compiled INTEGER, correct INTEGER, speedup REAL,"
+    "  fork_tokens INTEGER, prompt_tokens INTEGER, cached_tokens INTEGER,"
+    "  first_token_ms REAL, gen_ms REAL, validate_ms REAL, profile_ms REAL, message TEXT"
+    ");"
+    "CREATE TABLE calib_rate ("
+    "  id INTEGER PRIMARY KEY,"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  kind TEXT NOT NULL," /* decode | prefill */
+    "  streams INTEGER, prompt_tokens INTEGER, cached_tokens INTEGER, tokens INTEGER,"
+    "  seconds REAL, tok_s REAL, tok_s_sd REAL, first_token_ms REAL"
+    ");"
+    "CREATE TABLE calib_service ("
+    "  id INTEGER PRIMARY KEY,"
+    "  campaign INTEGER NOT NULL REFERENCES campaign(id),"
+    "  kind TEXT NOT NULL," /* validate | profile */
+    "  service_s REAL NOT NULL"
+    ");"
+    "CREATE INDEX calib_fork_task ON calib_fork(task);"
+    "CREATE INDEX calib_point_task ON calib_point(task);",
 };
 
 int sg_results_schema_version(void) { return (int)(sizeof migrations / sizeof *migrations); }

@@ -20,6 +20,7 @@
 #define CODE_TOKENS 40        /* a code block in the reasoning */
 #define FORK_PREFIX_TOKENS 40 /* end-of-thinking and answer prefix, never cached */
 #define FILLER_WORDS 4096     /* the filler text that chunks copy slices of */
+#define TRACE_CHUNK 8         /* sim --traces: tokens a chunk (trigger points within 8 tokens) */
 
 typedef struct ctx {                 /* a reasoning stream's prefix in its instance's cache */
     int iteration, stream, instance; /* of the task whose list holds it */
@@ -47,9 +48,10 @@ struct sg_sim_gen {
     uint64_t answer_tokens, answer_emitted;
     uint64_t prompt, cached;
     uint64_t next_code, next_cue;
-    uint64_t rng, timer; /* timer: the prefill, before the first chunk */
-    uint64_t seq;        /* ties between chunks that end at once go in start order */
-    int decoding;        /* past its prefill: in its instance's heap, at heap_at */
+    const sg_replay_trace *trace; /* sim --traces: its reasoning, replayed */
+    uint64_t rng, timer;          /* timer: the prefill, before the first chunk */
+    uint64_t seq;                 /* ties between chunks that end at once go in start order */
+    int decoding;                 /* past its prefill: in its instance's heap, at heap_at */
     int heap_at;
     uint64_t chunk;                 /* tokens in the chunk being decoded */
     double chunk_end;               /* its instance's work when that chunk is done */
@@ -84,9 +86,12 @@ struct sg_sim_llm {
     char *filler;        /* FILLER_WORDS words */
     uint32_t *filler_at; /* where word i starts (FILLER_WORDS + 1 offsets) */
     uint64_t decoded, prefilled, saved;
-    int q_task, q_iteration; /* sg_sim_llm_prompt_quality's, for the next reasoning */
+    const sg_replay_traces *traces; /* sim --traces (borrowed), or NULL */
+    int q_task, q_iteration;        /* sg_sim_llm_prompt_quality's, for the next reasoning */
     double q_best;
 };
+
+void sg_sim_llm_traces(sg_sim_llm *m, const sg_replay_traces *traces) { m->traces = traces; }
 
 void sg_sim_llm_prompt_quality(sg_sim_llm *m, int task, int iteration, double q_best) {
     m->q_task = task;
@@ -376,6 +381,7 @@ static int least_loaded(const sg_sim_llm *m) {
 /* The next chunk of the reasoning ends at its next cue or code block, else CHUNK_MAX on. */
 static uint64_t reasoning_chunk(const sg_sim_gen *g) {
     uint64_t k = g->length - g->emitted;
+    if (g->trace) return k < TRACE_CHUNK ? k : TRACE_CHUNK;
     if (k > CHUNK_MAX) k = CHUNK_MAX;
     uint64_t ev = g->next_code < g->next_cue ? g->next_code : g->next_cue;
     if (ev >= g->emitted && ev - g->emitted + 1 < k) k = ev - g->emitted + 1;
@@ -384,6 +390,8 @@ static uint64_t reasoning_chunk(const sg_sim_gen *g) {
 
 static void reasoning_text(sg_sim_gen *g, uint64_t k, sg_buf *out) {
     uint64_t at = g->emitted, end = g->emitted + k;
+    for (; g->trace && at < end; at++) /* a recorded trace: its own tokens */
+        sg_buf_append(out, g->trace->reasoning.tok[at].text, g->trace->reasoning.tok[at].len);
     while (at < end) {
         uint64_t ev = g->next_code < g->next_cue ? g->next_code : g->next_cue;
         if (ev > at) { /* filler up to the event (or the chunk's end) */
@@ -572,6 +580,10 @@ sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream
     double q_end = floor > 0 ? quality(&m->w, iteration, floor, 1, m->w.q_final)
                              : m->w.q_final + m->w.q_iter * (iteration - 1);
     make_answer(g, q_end + m->w.q_sd * normal(&g->rng), (uint64_t)m->w.final_tokens);
+    if (m->traces && m->traces->n) { /* sim --traces: a recorded reasoning, task by task */
+        g->trace = &m->traces->t[(size_t)task % m->traces->n];
+        g->length = g->trace->reasoning.n;
+    }
     g->ctx = add_ctx(m, task, iteration, stream, g->instance, g->length);
     g->ctx->floor = floor;
     g->ctx->gen = g;

@@ -12,7 +12,9 @@
 
 #include "common/loop.h"
 #include "pool/pool.h"
+#include "replay/replay.h"
 
+#include <jansson.h>
 #include <stdint.h>
 
 typedef struct sg_sim_slot_model {
@@ -115,6 +117,12 @@ typedef struct sg_sim_gen_cb {
 } sg_sim_gen_cb;
 
 sg_sim_llm *sg_sim_llm_new(sg_loop *loop, const sg_sim_workload *w, uint64_t seed);
+/* `sim --traces`: every reasoning stream replays a recorded trace's reasoning (task i: the
+ * traces' i modulo their count; its tokens as replay-llm cuts them, 8 a chunk) instead of
+ * the lognormal length and the filler with its modelled code blocks and cues; forks and
+ * final answers keep the quality model (their fraction of the trace). traces is borrowed
+ * (it outlives m); traces without reasoning are the caller's to refuse. */
+void sg_sim_llm_traces(sg_sim_llm *m, const sg_replay_traces *traces);
 void sg_sim_llm_free(sg_sim_llm *m);
 /* Iteration `iteration` of task `task` (both small integers the caller keeps). */
 sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream,
@@ -131,5 +139,52 @@ void sg_sim_llm_abort(sg_sim_llm *m, sg_sim_gen *g, uint64_t *reasoning, uint64_
 /* Tokens decoded so far, and prefill tokens saved by the cache (for the report). */
 void sg_sim_llm_counts(const sg_sim_llm *m, uint64_t *decoded, uint64_t *prefilled,
                        uint64_t *cached);
+
+/* ---- fitting a workload to calibration data (`specgen sim fit`; docs/calibration.md) ----
+ * sg_sim_fit reads the rows `specgen calibrate` (or `sim --calibration-run`) recorded and
+ * fits every workload parameter they can give, each by maximum likelihood with its sample
+ * count and a 95% interval: the reasoning length (lognormal), the code-block and cue
+ * spacing (Poisson processes with the model's dead time after each: SG_SIM_CODE_TOKENS
+ * tokens after a code block, 1 after a cue), the decode rate at each measured batch, the
+ * prefill rate (first-token latency against uncached prompt tokens) and first-token
+ * latency, validation and profiling times (lognormal, one cv), and jointly the quality
+ * curve and the outcome model (q0, q1, q_gamma, q_sd, q_final, p_compile_error, p_wrong,
+ * max_speedup, speedup_cv) over every kernel's verdict and speedup, integrating over the
+ * quality noise. A parameter whose data are too few (fewer samples than it needs, or an
+ * interval the data cannot narrow) is not fitted: `why` says so and its value stays the
+ * base workload's (an ASSUMPTION). */
+#define SG_SIM_CODE_TOKENS 41 /* a code block's tokens in the model (its text, then 1) */
+#define SG_FIT_MAXP 10
+typedef double (*sg_fit_fn)(void *arg, const double *x);
+/* Nelder-Mead from x (n <= SG_FIT_MAXP, first steps step[]): x becomes the minimum found. */
+double sg_fit_minimize(sg_fit_fn f, void *arg, double *x, const double *step, int n, int iters);
+/* Newton steps from x (numerical gradient and Hessian, backtracking): polishes a minimum. */
+int sg_fit_newton(sg_fit_fn f, void *arg, double *x, int n, int steps);
+/* Standard deviations from the inverse of f's numerical Hessian at x (f: a negative log
+ * likelihood); -1 when it is not positive definite. */
+int sg_fit_covariance(sg_fit_fn f, void *arg, const double *x, int n, double *sd);
+
+typedef struct sg_fit_param {
+    char name[24];
+    double value, lo, hi; /* the estimate and its 95% interval */
+    int n;                /* samples it rests on */
+    int fitted;           /* 0: not (why), value the base workload's */
+    char why[200];
+} sg_fit_param;
+
+#define SG_FIT_NPARAMS 40
+typedef struct sg_fit {
+    sg_sim_workload w; /* the base workload with the fitted values */
+    sg_fit_param p[SG_FIT_NPARAMS];
+    int np;
+} sg_fit;
+
+struct sg_calib_data;
+int sg_sim_fit(const struct sg_calib_data *d, const sg_sim_workload *base, sg_fit *out,
+               sg_err *err);
+/* The fitted workload as a workload file (sg_sim_workload_load reads it): every field, its
+ * source (the fit's figures, or ASSUMPTION and why), and "fit": each parameter's estimate,
+ * interval and samples. */
+json_t *sg_sim_fit_json(const sg_fit *f);
 
 #endif

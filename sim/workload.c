@@ -87,7 +87,8 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
     json_t *v;
     int rc = 0;
     json_object_foreach(j, key, v) {
-        if (!strcmp(key, "sources") || !strcmp(key, "about")) continue; /* documentation */
+        if (!strcmp(key, "sources") || !strcmp(key, "about") || !strcmp(key, "fit"))
+            continue; /* documentation (fit: what `sim fit` measured) */
         if (!strcmp(key, "name")) {
             snprintf(w->name, sizeof w->name, "%s",
                      json_string_value(v) ? json_string_value(v) : "");

@@ -134,16 +134,75 @@ static void test_from_version_2(void **state) {
     check_migrated(2);
 }
 
+/* Schema 3 (rows as its recorder wrote them: times on the campaign's clock, ids that join)
+ * to 4: the calibration tables are added, empty, and take rows; the old rows are as they
+ * were. */
+static void test_from_version_3(void **state) {
+    (void)state;
+    snprintf(path, sizeof path, "/tmp/sg-migrate-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    for (int v = 0; v < 3; v++)
+        assert_int_equal(sqlite3_exec(db, sg_results_migration(v), NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "PRAGMA user_version = 3;"
+                                  "INSERT INTO campaign (id, kind, suite, config, started, status) "
+                                  "VALUES (1, 'campaign', 's', '{}', '2026-01-01T00:00:00Z', "
+                                  "'done');"
+                                  "INSERT INTO task (id, campaign, name, dir, started, status, "
+                                  "start_ms, best_n) VALUES (1, 1, 'a', 'd/a', "
+                                  "'2026-01-01T00:00:00Z', 'target', 250, 1);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    sg_results *r;
+    sg_err err;
+    assert_int_equal(sg_results_open(path, 1, &r, &err), -1);
+    assert_int_equal(sg_results_open(path, 0, &r, &err), 0);
+    assert_int_equal((int)one(r, "PRAGMA user_version"), 4);
+    assert_true(one(r, "SELECT start_ms FROM task WHERE id = 1") == 250);
+    assert_true(one(r, "SELECT count(*) FROM calib_fork") == 0);
+    json_t *row =
+        json_pack("{s:i,s:s,s:i,s:f,s:s,s:i,s:f}", "task", 1, "kind", "code_block", "at_tokens",
+                  120, "fraction", 0.25, "status", "kernel", "correct", 1, "speedup", 1.5);
+    assert_int_equal(sg_results_calib_row(r, "calib_fork", row, &err), 0);
+    assert_int_equal(sg_results_calib_row(r, "task", row, &err), -1); /* not a calibration table */
+    json_decref(row);
+    row = json_pack("{s:i,s:s,s:f}", "campaign", 1, "kind", "validate", "service_s", 2.5);
+    assert_int_equal(sg_results_calib_row(r, "calib_service", row, &err), 0);
+    json_decref(row);
+    assert_int_equal(sg_results_flush(r, &err), 0);
+    assert_true(one(r, "SELECT speedup FROM calib_fork WHERE task = 1") == 1.5);
+    sg_calib_data d;
+    int64_t c = 1;
+    assert_int_equal(sg_results_calib_load(r, &c, 1, &d, &err), 0);
+    assert_int_equal(d.nobs, 1);
+    assert_true(d.obs[0].fraction == 0.25 && d.obs[0].kernel && d.obs[0].correct);
+    assert_int_equal(d.nservice[0], 1);
+    sg_calib_data_free(&d);
+    sg_results_close(r, NULL);
+    char side[80];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
 /* Every version before the current one has its test above. */
 static void test_every_version_covered(void **state) {
     (void)state;
-    assert_int_equal(sg_results_schema_version(), 3);
+    assert_int_equal(sg_results_schema_version(), 4);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_version_1),
         cmocka_unit_test(test_from_version_2),
+        cmocka_unit_test(test_from_version_3),
         cmocka_unit_test(test_every_version_covered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
