@@ -103,8 +103,12 @@ static void submit(cfork *f) {
     json_object_set_new(f->row, "status", json_string("kernel"));
     char name[64];
     snprintf(name, sizeof name, "candidate %d", (int)json_array_size(t->points) + t->nforks);
-    sg_job_request req = {
-        SG_JOB_CANDIDATE, src.data, src.len, name, 1, strcmp(f->kind, "final") != 0};
+    sg_job_request req = {.kind = SG_JOB_CANDIDATE,
+                          .source = src.data,
+                          .len = src.len,
+                          .name = name,
+                          .iteration = 1,
+                          .fork = strcmp(f->kind, "final") != 0};
     t->pending++;
     if (t->c.dev->submit(t->c.dev->impl, &req, on_job, f, &err) < 0) {
         t->pending--;
@@ -290,7 +294,7 @@ sg_calib_task *sg_calib_task_start(const sg_calib_task_config *c, sg_err *err) {
     sg_buf_printf(&t->replay, ", \"match\": ");
     sg_buf_append_json_string(&t->replay, c->spec->name);
     sg_buf_printf(&t->replay, ", \"first_token_ms\": 100}\n");
-    sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0};
+    sg_job_request req = {.kind = SG_JOB_BASELINE, .name = "baseline"};
     t->pending = 1;
     if (c->dev->submit(c->dev->impl, &req, on_baseline, t, err) < 0) {
         sg_calib_task_free(t);
