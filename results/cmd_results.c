@@ -12,6 +12,8 @@
 
 typedef struct args {
     const char *db, *task, *iteration, *format, *table, *out;
+    const char *p;         /* fastp: --p thresholds */
+    int kb_check;          /* fastp: --kb-check */
     const char *campaigns; /* --campaign as given: one id, or (compare) a list */
     int64_t campaign;
     int json, csv;
@@ -85,6 +87,11 @@ static const char *const details =
     "  compare [--campaign A,B|A-B]   campaigns side by side (default: all): configuration,\n"
     "                                 tasks, reached, best speedup, time to target, feedback\n"
     "                                 latency, tokens, utilisation (`report` draws them)\n"
+    "  fastp [--p 0,1,2] [--campaign A,B|A-B] [--kb-check]\n"
+    "                                 fast_p per campaign as KernelBench reports it: the share\n"
+    "                                 of its problems (all, those that did not import or run\n"
+    "                                 too) whose best kernel is correct and > p times faster\n"
+    "                                 than the baseline (docs/kernelbench.md)\n"
     "\n"
     "A task T is a task id or name (the latest task of that name); a CANDIDATE is its id or\n"
     "TASK:N (candidate N of the task); an iteration I is TASK:N or its id. Tables on a\n"
@@ -100,7 +107,8 @@ static const char *const details =
     "  specgen results timeline --iteration vector_scale:1\n"
     "  specgen results export --format csv --table candidate > candidates.csv\n"
     "  specgen results query \"SELECT name, best_speedup FROM task ORDER BY 2 DESC\"\n"
-    "  specgen results compare --campaign 1-27 --format csv";
+    "  specgen results compare --campaign 1-27 --format csv\n"
+    "  specgen results fastp --campaign 3 --p 0,1,1.5,2";
 
 static int usage(args *a, const char *fmt, const char *what) {
     return sg_cli_fail(a->spec, SG_CLI_USAGE, fmt, what);
@@ -173,16 +181,20 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
         if (!arg) return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
         return sg_results_query_user(r, arg, a->fmt, a->to, err);
     }
-    if (!strcmp(sub, "compare")) {
+    if (!strcmp(sub, "compare") || !strcmp(sub, "fastp")) {
         int64_t *ids;
-        int nids, rc = sg_results_campaign_ids(r, a->campaigns, &ids, &nids, err);
-        if (rc == 0) rc = sg_results_compare(r, ids, nids, a->fmt, a->to, err);
+        double p[SG_RESULTS_MAX_P];
+        int np = 0, nids, rc = sg_results_campaign_ids(r, a->campaigns, &ids, &nids, err);
+        if (rc == 0 && sub[0] == 'c') rc = sg_results_compare(r, ids, nids, a->fmt, a->to, err);
+        if (rc == 0 && sub[0] == 'f' &&
+            sg_results_fastp_parse(a->p, p, SG_RESULTS_MAX_P, &np, err) == 0)
+            rc = sg_results_fastp(r, ids, nids, p, np, a->kb_check, a->fmt, a->to, err);
         free(ids);
         return rc;
     }
     return sg_errf(err,
                    "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, iterations, "
-                   "timeline, export, query, compare)",
+                   "timeline, export, query, compare, fastp)",
                    sub);
 }
 
@@ -209,14 +221,15 @@ static int pick_format(args *a, const char *sub, sg_err *err) {
 
 /* What can be told wrong before the database is opened (exit 2). */
 static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
-    static const char *const subs[] = {"campaigns",  "tasks",    "best",   "candidates", "show",
-                                       "iterations", "timeline", "export", "query",      "compare"};
+    static const char *const subs[] = {"campaigns", "tasks",      "best",     "candidates",
+                                       "show",      "iterations", "timeline", "export",
+                                       "query",     "compare",    "fastp"};
     int known = 0;
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) known |= !strcmp(sub, subs[i]);
     if (!known)
         return sg_errf(err,
                        "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, "
-                       "iterations, timeline, export, query, compare)",
+                       "iterations, timeline, export, query, compare, fastp)",
                        sub);
     if ((!strcmp(sub, "candidates") || !strcmp(sub, "iterations")) && !a->task)
         return sg_errf(err,
@@ -230,12 +243,20 @@ static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
                             "iteration id)");
     if (!strcmp(sub, "query") && !arg)
         return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
-    if (a->campaigns && strcmp(sub, "compare")) { /* one id (compare takes a list) */
+    if ((a->p || a->kb_check) && strcmp(sub, "fastp"))
+        return sg_errf(err, "--%s is an option of results fastp", a->p ? "p" : "kb-check");
+    double p[SG_RESULTS_MAX_P];
+    int np;
+    if (!strcmp(sub, "fastp") && sg_results_fastp_parse(a->p, p, SG_RESULTS_MAX_P, &np, err) < 0)
+        return -1;
+    /* one id (compare and fastp take a list) */
+    if (a->campaigns && strcmp(sub, "compare") && strcmp(sub, "fastp")) {
         char *end;
         long long v = strtoll(a->campaigns, &end, 10);
         if (end == a->campaigns || *end || v < 1)
             return sg_errf(err,
-                           "--campaign '%s': expected one campaign id (several: results compare)",
+                           "--campaign '%s': expected one campaign id (several: results compare, "
+                           "results fastp)",
                            a->campaigns);
         a->campaign = v;
     }
@@ -321,6 +342,17 @@ int sg_cmd_results(int argc, char **argv) {
          .out = &a.iteration,
          .metavar = "I",
          .help = "TASK:N or iteration id (timeline)"},
+        {.name = "p",
+         .kind = SG_OPT_STR,
+         .out = &a.p,
+         .metavar = "P,P...",
+         .help = "fastp: the speedup thresholds (fast_P: correct and more than P times faster)",
+         .def = "0,1,2"},
+        {.name = "kb-check",
+         .kind = SG_OPT_FLAG,
+         .out = &a.kb_check,
+         .help = "fastp: count a kernel as correct only when KernelBench's own check (recorded "
+                 "with it) passed too"},
         {.name = "table",
          .kind = SG_OPT_STR,
          .out = &a.table,

@@ -80,6 +80,13 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
  * in use): status skipped, the reason in its error. A resumed campaign runs it again. */
 int sg_results_task_skip(sg_results *r, int64_t task, const char *why, sg_err *err);
 
+/* Where the task came from when it was brought from another suite (format "kernelbench",
+ * the problem file, its content's SHA-256 in hex): called for every problem of a campaign,
+ * also one that did not import (a skipped row: fast_p counts it). task_start's "origin"
+ * object fills the same columns. */
+int sg_results_task_origin(sg_results *r, int64_t task, const char *format, const char *file,
+                           const char *sha256, sg_err *err);
+
 /* Where the task starts on the campaign's clock (ms since the campaign started; 0 for an
  * optimize run's one task). Called before its first event: the recorder stores every time
  * on the campaign's clock (the event's t_ms, the task's own, plus this) and keeps the
@@ -145,6 +152,17 @@ int sg_results_campaign_ids(sg_results *r, const char *spec, int64_t **ids, int 
 /* `results compare`: one row per campaign (configuration, tasks, reached, figures). */
 int sg_results_compare(sg_results *r, const int64_t *ids, int n, sg_results_fmt fmt, FILE *out,
                        sg_err *err);
+/* `results fastp`: one row per campaign: problems (every task row: one that did not import
+ * or could not run counts), not_run, correct, then fast_P for each threshold p (the share of
+ * problems whose best correct kernel is more than p times faster than the task's baseline;
+ * p = 0: correct), the baselines and precisions, and the check (kb: a kernel counts as
+ * correct only when KernelBench's own check recorded with it passed too). */
+int sg_results_fastp(sg_results *r, const int64_t *ids, int n, const double *p, int np, int kb,
+                     sg_results_fmt fmt, FILE *out, sg_err *err);
+#define SG_RESULTS_MAX_P 16
+/* --p as users type it ("0,1,2"; NULL or "": that default) into at most max thresholds. */
+int sg_results_fastp_parse(const char *spec, double *p, int max, int *n, sg_err *err);
+
 /* The report's comparison page: the campaigns side by side, by configuration. */
 int sg_results_report_compare(sg_results *r, const int64_t *ids, int n, FILE *out, sg_err *err);
 
