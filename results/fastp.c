@@ -21,8 +21,8 @@ int sg_results_fastp_parse(const char *spec, double *p, int max, int *n, sg_err 
         errno = 0;
         double v = strtod(s, &end);
         if (end == s || errno || !isfinite(v) || v < 0 || (*end && *end != ','))
-            return sg_errf(err, "--p '%s': expected thresholds >= 0 separated by commas, e.g. 0,1,2",
-                           spec);
+            return sg_errf(
+                err, "--p '%s': expected thresholds >= 0 separated by commas, e.g. 0,1,2", spec);
         if (*n == max) return sg_errf(err, "--p '%s': at most %d thresholds", spec, max);
         p[(*n)++] = v;
         s = *end ? end + 1 : end;

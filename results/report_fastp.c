@@ -39,8 +39,8 @@ static int read_row(sg_results *r, int64_t campaign, int kb, fastp_row *row, sg_
 }
 
 static void table_row(FILE *out, const char *check, const fastp_row *f) {
-    fprintf(out, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td>", check, f->problems,
-            f->not_run, f->correct);
+    fprintf(out, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td>", check, f->problems, f->not_run,
+            f->correct);
     for (int i = 0; i < NP; i++) {
         double s = f->share[i];
         if (isnan(s))

@@ -32,6 +32,7 @@
 #ifndef SG_RESULTS_H
 #define SG_RESULTS_H
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/opts.h"
 
@@ -145,6 +146,18 @@ int sg_results_show_candidate(sg_results *r, int64_t candidate, sg_results_fmt f
 int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, const char *dir,
                       FILE *out, sg_err *err);
 
+/* `results export --kernelbench`: the writer of a KernelBench ModelNew file for a task
+ * folder and a kernel source (validator.h's sg_val_kb_export, handed in by the command
+ * table: results stands on common alone). note: lines for the file's docstring. */
+typedef int (*sg_results_kb_writer)(const char *task_dir, const char *source, const char *note,
+                                    sg_buf *out, sg_err *err);
+/* The best correct kernel of task ref (its name: over every task of that name, within
+ * campaign when > 0; or its id), or the candidate TASK:N, through writer into out. Refused
+ * with a message: no correct kernel, a candidate that is not correct, an OpenCL kernel
+ * (KernelBench runs CUDA). */
+int sg_results_export_kb(sg_results *r, const char *ref, int64_t campaign,
+                         sg_results_kb_writer writer, sg_buf *out, sg_err *err);
+
 /* Campaign ids as users type them ("3", "3,5", "3-9,12"; NULL: every campaign), each
  * checked to exist: 0, or SG_RESULTS_USAGE for a malformed list, -1 for one not there. */
 enum { SG_RESULTS_USAGE = -3 };
@@ -196,6 +209,9 @@ void sg_plot_bar(sg_plot *p, double x0, double x1, double py, double ph, const c
 
 /* `specgen results` and `specgen report` (cmd_results.c, cmd_report.c). */
 int sg_cmd_results(int argc, char **argv);
+/* The same with the ModelNew writer for `export --kernelbench` (NULL: that export says it
+ * is not available). */
+int sg_cmd_results_with(int argc, char **argv, sg_results_kb_writer kb);
 int sg_cmd_report(int argc, char **argv);
 
 #endif

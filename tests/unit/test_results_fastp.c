@@ -30,16 +30,16 @@ static void record(int64_t campaign, int64_t task, json_t *ev) {
 /* A candidate n of task with its verdict; speedup < 0: not timed; kb: -1 not computed,
  * else KernelBench's own check passed (1) or not (0). */
 static void candidate(int64_t c, int64_t task, int n, int correct, double speedup, int kb) {
-    record(c, task, json_pack("{s:s,s:i,s:i,s:s,s:s}", "ev", "candidate", "candidate", n,
-                              "iteration", 1, "origin", "fork", "status", "submitted"));
-    json_t *done = json_pack("{s:s,s:i,s:i,s:b,s:s}", "ev", "job_done", "candidate", n,
-                             "iteration", 1, "correct", correct, "verdict",
-                             correct ? "pass" : "mismatch");
+    record(c, task,
+           json_pack("{s:s,s:i,s:i,s:s,s:s}", "ev", "candidate", "candidate", n, "iteration", 1,
+                     "origin", "fork", "status", "submitted"));
+    json_t *done = json_pack("{s:s,s:i,s:i,s:b,s:s}", "ev", "job_done", "candidate", n, "iteration",
+                             1, "correct", correct, "verdict", correct ? "pass" : "mismatch");
     json_object_set_new(done, "speedup", speedup < 0 ? json_null() : json_real(speedup));
     if (kb >= 0)
-        json_object_set_new(done, "kb_check",
-                            json_pack("{s:b,s:i,s:i}", "correct", kb, "trials", 5, "passed",
-                                      kb ? 5 : 3));
+        json_object_set_new(
+            done, "kb_check",
+            json_pack("{s:b,s:i,s:i}", "correct", kb, "trials", 5, "passed", kb ? 5 : 3));
     record(c, task, done);
 }
 
@@ -49,9 +49,9 @@ static int64_t problem(int64_t c, const char *name) {
     int64_t t = sg_results_task_begin(db, c, name, name, &err);
     assert_true(t > 0);
     assert_int_equal(sg_results_task_origin(db, t, "kernelbench", name, "ab12", &err), 0);
-    json_t *start = json_pack("{s:s,s:s,s:s,s:f,s:s,s:s}", "ev", "task_start", "task", name, "lang",
-                              "opencl", "target", 1.0, "baseline_kind", "torch-eager",
-                              "precision", "fp32");
+    json_t *start =
+        json_pack("{s:s,s:s,s:s,s:f,s:s,s:s}", "ev", "task_start", "task", name, "lang", "opencl",
+                  "target", 1.0, "baseline_kind", "torch-eager", "precision", "fp32");
     record(c, t, start);
     return t;
 }
@@ -231,8 +231,8 @@ static void test_report(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_by_hand),         cmocka_unit_test(test_with_kernelbench_check),
-        cmocka_unit_test(test_table),           cmocka_unit_test(test_bad_thresholds),
+        cmocka_unit_test(test_by_hand), cmocka_unit_test(test_with_kernelbench_check),
+        cmocka_unit_test(test_table),   cmocka_unit_test(test_bad_thresholds),
         cmocka_unit_test(test_report),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
