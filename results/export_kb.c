@@ -51,12 +51,18 @@ static int pick(sg_results *r, const char *cand, const char *task, int64_t campa
     if (campaign > 0) sqlite3_bind_int64(st, 3, campaign);
     int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
     if (found) {
-        *p = (kb_pick){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                       sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 10),
-                       sqlite3_column_int(st, 4),   sqlite3_column_double(st, 3),
-                       col(st, 2),                  col(st, 7),
-                       col(st, 8),                  col(st, 9),
-                       col(st, 5),                  col(st, 11)};
+        *p = (kb_pick){sqlite3_column_int64(st, 0),
+                       sqlite3_column_int64(st, 1),
+                       sqlite3_column_int64(st, 6),
+                       sqlite3_column_int64(st, 10),
+                       sqlite3_column_int(st, 4),
+                       sqlite3_column_double(st, 3),
+                       col(st, 2),
+                       col(st, 7),
+                       col(st, 8),
+                       col(st, 9),
+                       col(st, 5),
+                       col(st, 11)};
         if (sqlite3_column_type(st, 3) == SQLITE_NULL) p->speedup = 0;
     }
     sqlite3_finalize(st);
@@ -74,7 +80,8 @@ static int refuse(const kb_pick *p, sg_err *err) {
                        "candidate %lld of %s is not correct (verdict %s): only a correct kernel "
                        "is exported",
                        (long long)p->n, p->name, p->verdict ? p->verdict : "none");
-    if (!p->source) return sg_errf(err, "candidate %lld of %s has no source", (long long)p->n, p->name);
+    if (!p->source)
+        return sg_errf(err, "candidate %lld of %s has no source", (long long)p->n, p->name);
     if (lang && strcmp(lang, "cuda"))
         return sg_errf(err,
                        "the kernel of %s (candidate %lld, campaign %lld) is %s, and KernelBench "

@@ -49,8 +49,7 @@ static int arg_ref(const sg_val_task *t, const sg_val_plan *p, const char *name,
     for (int i = 0; i < t->nbuf; i++)
         if (!strcmp(t->buf[i].name, name)) return snprintf(out, n, "&b[%d]", i), 0;
     for (int i = 0; i < p->nscratch; i++)
-        if (!strcmp(p->scratch[i].name, name))
-            return snprintf(out, n, "&b[%d]", t->nbuf + i), 0;
+        if (!strcmp(p->scratch[i].name, name)) return snprintf(out, n, "&b[%d]", t->nbuf + i), 0;
     for (int i = 0; i < t->nscalar; i++)
         if (!strcmp(t->scalar[i].name, name)) return snprintf(out, n, "s%d", i), 0;
     return sg_errf(err, "launch argument \"%s\" is no buffer, scratch or scalar of the task", name);
@@ -85,7 +84,8 @@ static int launch(const sg_val_task *t, const sg_val_plan *p, const sg_val_launc
         if (g[d] < 1 || bl[d] < 1 || g[d] > 0xffffffffLL || bl[d] > 1024)
             return sg_errf(err, "grid %lld or block %lld (dimension %d) cannot be launched",
                            (long long)g[d], (long long)bl[d], d);
-    sg_buf_printf(b, "    { /* //@launch %s (line %d) */\n        void *a[] = {", l->kernel, l->line);
+    sg_buf_printf(b, "    { /* //@launch %s (line %d) */\n        void *a[] = {", l->kernel,
+                  l->line);
     int na = l->narg ? l->narg : t->narg;
     char **names = l->narg ? l->args : t->args;
     for (int i = 0; i < na; i++) {
@@ -213,17 +213,24 @@ static void fill(const sg_val_task *t, const char *model_src, const char *note, 
                         "void sg_launch(std::vector<torch::Tensor> bufs);\n");
     char sizes[512];
     sg_val_sizes_format(s, sizes, sizeof sizes);
-    sg_buf_printf(&ext, "specgen_%s_%08x", t->name, (unsigned)(sg_hash64(cuda, strlen(cuda)) & 0xffffffffu));
+    sg_buf_printf(&ext, "specgen_%s_%08x", t->name,
+                  (unsigned)(sg_hash64(cuda, strlen(cuda)) & 0xffffffffu));
     for (char *c = ext.data; *c; c++)
         if (!(*c == '_' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
             *c = '_';
     for (const char *c = note ? note : ""; *c; c++) /* the docstring stays a docstring */
         sg_buf_append_str(&nt, *c == '"' ? "'" : *c == '\\' ? "/" : (char[2]){*c, 0});
-    const char *keys[] = {"name",  "note",    "sizes",   "model", "cuda",
-                          "cpp",   "buffers", "scratch", "ext"};
-    const char *vals[] = {t->name,          nt.data ? nt.data : "", sizes,         model_src,
-                          cuda_lit.data,    cpp_lit.data,           bufs->data ? bufs->data : "",
-                          scratch->data ? scratch->data : "",       ext.data};
+    const char *keys[] = {"name", "note",    "sizes",   "model", "cuda",
+                          "cpp",  "buffers", "scratch", "ext"};
+    const char *vals[] = {t->name,
+                          nt.data ? nt.data : "",
+                          sizes,
+                          model_src,
+                          cuda_lit.data,
+                          cpp_lit.data,
+                          bufs->data ? bufs->data : "",
+                          scratch->data ? scratch->data : "",
+                          ext.data};
     sg_buf_fill(out, sg_val_kb_model_new_py, keys, vals, 9);
     sg_buf_free(&cuda_lit);
     sg_buf_free(&cpp_lit);

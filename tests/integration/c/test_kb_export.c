@@ -2,8 +2,9 @@
  * problem of our own in KernelBench's format (tests/fixtures/kb_export: a conv, a learned
  * bias and ReLU) and a CUDA kernel for it with two launches through a scratch buffer become
  * a ModelNew file whose launch plan is evaluated at the problem's sizes; Python parses it
- * (py_compile, then the AST: tests/integration/kb_export_check.py), and where .venv has
- * torch it is imported without compiling (ModelNew has Model's parameters, the buffers
+ * (py_compile, then the AST: tests/integration/kb_export_check.py), and where torch is
+ * ($SPECGEN_PYTHON, else .venv's python, as the importer finds it) it is imported without
+ * compiling (ModelNew has Model's parameters, the buffers
  * bind in the task's order, the output's shape comes from the meta device). Through
  * `specgen results export --kernelbench` on a database filled by the recorder: the best
  * correct kernel is the one exported, and an OpenCL kernel, a wrong candidate, a kernel
@@ -23,7 +24,7 @@
 
 #include <cmocka.h>
 
-static char dir[64], fixtures[1024], root[1024];
+static char dir[64], fixtures[1024], root[1024], venv_python[1100];
 static sg_buf model, kernel;
 
 static void put(const char *path, const char *text) {
@@ -148,17 +149,25 @@ static int run(const char *cmd, sg_buf *out) {
 }
 
 /* kb_export_check.py on FILE (with torch: the .venv's python, which has it). */
+/* The Python with torch, as the importer finds it: $SPECGEN_PYTHON, else .venv's. */
+static const char *torch_python(void) {
+    const char *env = getenv("SPECGEN_PYTHON");
+    if (env && *env) return env;
+    if (!venv_python[0]) snprintf(venv_python, sizeof venv_python, "%s/.venv/bin/python3", root);
+    return venv_python;
+}
+
+/* kb_export_check.py on FILE (with torch: torch_python()). */
 static int python_check(const char *file, int with_torch, sg_buf *out) {
-    char py[1100], cmd[3000];
-    snprintf(py, sizeof py, "%s/.venv/bin/python3", root);
+    char cmd[3000];
     snprintf(cmd, sizeof cmd, "%s %s/tests/integration/kb_export_check.py %s %s 2>&1",
-             with_torch ? py : "python3", root, file, with_torch ? "--torch" : "");
+             with_torch ? torch_python() : "python3", root, file, with_torch ? "--torch" : "");
     return run(cmd, out);
 }
 
 static int have_torch(void) {
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "%s/.venv/bin/python3 -c 'import torch' >/dev/null 2>&1", root);
+    snprintf(cmd, sizeof cmd, "%s -c 'import torch' >/dev/null 2>&1", torch_python());
     return system(cmd) == 0;
 }
 
@@ -212,7 +221,7 @@ static void test_generator(void **state) {
 static void test_torch_import(void **state) {
     (void)state;
     if (!have_torch()) {
-        fprintf(stderr, "no torch in %s/.venv (make deps installs it)\n", root);
+        fprintf(stderr, "no torch for %s (make deps installs it into .venv)\n", torch_python());
         skip();
     }
     char p[256];
@@ -307,7 +316,7 @@ static void test_cli_export(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_generator),   cmocka_unit_test(test_torch_import),
+        cmocka_unit_test(test_generator),         cmocka_unit_test(test_torch_import),
         cmocka_unit_test(test_generator_refuses), cmocka_unit_test(test_cli_refuses),
         cmocka_unit_test(test_cli_export),
     };
