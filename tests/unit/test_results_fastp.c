@@ -229,11 +229,31 @@ static void test_report(void **state) {
     free(text);
 }
 
+/* `results show` gives KernelBench's check beside ours: p9's 3x kernel failed it. */
+static void test_show(void **state) {
+    (void)state;
+    int64_t id;
+    sg_err err;
+    assert_int_equal(sg_results_resolve_candidate(db, "p9:1", &id, &err), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(sg_results_show_candidate(db, id, SG_RESULTS_JSON, out, &err), 0);
+    fclose(out);
+    json_t *c = json_loads(text, 0, NULL);
+    assert_true(num(c, "correct") == 1 && num(c, "kb_correct") == 0);
+    json_t *kb = json_loads(json_string_value(json_object_get(c, "kb_check")), 0, NULL);
+    assert_true(num(kb, "passed") == 3 && num(kb, "trials") == 5);
+    json_decref(kb);
+    json_decref(c);
+    free(text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_hand), cmocka_unit_test(test_with_kernelbench_check),
         cmocka_unit_test(test_table),   cmocka_unit_test(test_bad_thresholds),
-        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report),  cmocka_unit_test(test_show),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
