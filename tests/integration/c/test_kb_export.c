@@ -199,8 +199,8 @@ static void test_generator(void **state) {
     assert_non_null(conv);
     assert_non_null(relu);
     assert_true(conv < relu); /* the plan's order */
-    /* conv2d's arguments: x, conv_weight, conv_bias, the scratch (after the 5 buffers), B */
-    assert_non_null(strstr(py.data, "void *a[] = {&b[0], &b[1], &b[2], &b[5], s0, s1, s2, s3, "
+    /* conv2d: x, conv_weight, conv_bias (after bias: state_dict order), the scratch, sizes */
+    assert_non_null(strstr(py.data, "void *a[] = {&b[0], &b[2], &b[3], &b[5], s0, s1, s2, s3, "
                                     "s4, s5, nullptr};"));
     assert_non_null(strstr(py.data, "s0[8] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00}; "
                                     "/* batch_size = 2 (i32) */"));
