@@ -33,14 +33,16 @@ int sg_results_fastp_parse(const char *spec, double *p, int max, int *n, sg_err 
 
 /* One row per campaign of ?1 (a JSON array of ids). best: each task's best correct speedup
  * (0 for a correct kernel that has none; NULL: no correct kernel). With kb, a kernel counts
- * as correct only when KernelBench's own check, recorded with it, passed too. */
+ * as correct only when KernelBench's own check, recorded with it, passed too; kb_checked
+ * says how many problems have any candidate with that check (0: --kb-check has no data). */
 char *sg_results_fastp_sql(const double *p, int np, int kb) {
     sg_buf b = {0};
     sg_buf_printf(&b,
                   "WITH best AS (SELECT t.id, t.campaign, t.status, t.baseline_kind, t.precision, "
                   "(SELECT max(coalesce(k.speedup, 0)) FROM candidate k WHERE k.task = t.id AND "
-                  "k.correct = 1%s) AS s FROM task t WHERE t.campaign IN (SELECT value FROM "
-                  "json_each(?1))) "
+                  "k.correct = 1%s) AS s, EXISTS (SELECT 1 FROM candidate k WHERE k.task = t.id "
+                  "AND k.kb_correct IS NOT NULL) AS kb FROM task t WHERE t.campaign IN (SELECT "
+                  "value FROM json_each(?1))) "
                   "SELECT c.id AS campaign, c.kind, c.suite, count(b.id) AS problems, "
                   "coalesce(sum(b.status = 'skipped'), 0) AS not_run, "
                   "coalesce(sum(b.s IS NOT NULL), 0) AS correct",
@@ -57,7 +59,8 @@ char *sg_results_fastp_sql(const double *p, int np, int kb) {
                   "c.id AND b2.status <> 'skipped' ORDER BY 1)), '-') AS baseline, "
                   "coalesce((SELECT group_concat(k, ',') FROM (SELECT DISTINCT b2.precision AS k "
                   "FROM best b2 WHERE b2.campaign = c.id AND b2.precision IS NOT NULL ORDER BY "
-                  "1)), '-') AS precision, '%s' AS \"check\" "
+                  "1)), '-') AS precision, '%s' AS \"check\", coalesce(sum(b.kb), 0) AS "
+                  "kb_checked "
                   "FROM campaign c LEFT JOIN best b ON b.campaign = c.id WHERE c.id IN (SELECT "
                   "value FROM json_each(?1)) GROUP BY c.id ORDER BY c.id",
                   kb ? "ours+kernelbench" : "ours");

@@ -22,8 +22,8 @@ extern const char *const sg_compare_sql;
 char *sg_results_ids_json(const int64_t *ids, int n);
 
 /* fast_p's statement (fastp.c) over ?1, a JSON array of campaign ids: campaign, kind, suite,
- * problems, not_run, correct, one fast_P column per threshold, baseline, precision, check
- * (a new string). */
+ * problems, not_run, correct, one fast_P column per threshold, baseline, precision, check,
+ * kb_checked (a new string). */
 char *sg_results_fastp_sql(const double *p, int np, int kb);
 
 /* The sections of the report (report_*.c). */

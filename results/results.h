@@ -169,7 +169,8 @@ int sg_results_compare(sg_results *r, const int64_t *ids, int n, sg_results_fmt 
  * or could not run counts), not_run, correct, then fast_P for each threshold p (the share of
  * problems whose best correct kernel is more than p times faster than the task's baseline;
  * p = 0: correct), the baselines and precisions, and the check (kb: a kernel counts as
- * correct only when KernelBench's own check recorded with it passed too). */
+ * correct only when KernelBench's own check recorded with it passed too), kb_checked (the
+ * problems with any candidate that KernelBench's check ran on). */
 int sg_results_fastp(sg_results *r, const int64_t *ids, int n, const double *p, int np, int kb,
                      sg_results_fmt fmt, FILE *out, sg_err *err);
 #define SG_RESULTS_MAX_P 16

@@ -161,6 +161,7 @@ static void test_by_hand(void **state) {
     assert_string_equal(json_string_value(json_object_get(c1, "baseline")), "torch-eager");
     assert_string_equal(json_string_value(json_object_get(c1, "precision")), "fp32");
     assert_string_equal(json_string_value(json_object_get(c1, "check")), "ours");
+    assert_true(num(c1, "kb_checked") == 6);    /* p3 (its 9x), p5..p9; not p10 */
     const json_t *c2 = json_array_get(rows, 1); /* no problem: no share */
     assert_true(num(c2, "problems") == 0);
     assert_true(json_is_null(json_object_get(c2, "fast_0")));
