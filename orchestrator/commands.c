@@ -10,11 +10,16 @@
 
 #include <stddef.h>
 
+/* `results` with the validator's ModelNew writer for `export --kernelbench`. */
+static int results_cmd(int argc, char **argv) {
+    return sg_cmd_results_with(argc, argv, sg_val_kb_export);
+}
+
 const sg_command sg_commands[] = {
     {"optimize", "make one kernel faster: reasoning LLM + speculative forks + validation",
      sg_cmd_optimize},
     {"campaign", "optimize a whole kernel suite under time and token budgets", sg_cmd_campaign},
-    {"results", "query the results database", sg_cmd_results},
+    {"results", "query the results database", results_cmd},
     {"report", "write an HTML report of a campaign", sg_cmd_report},
     {"task", "inspect tasks, or make one from a kernel file (task init)", sg_cmd_task},
     {"validate", "compile a kernel and check it against the task's reference", sg_cmd_validate},

@@ -112,6 +112,10 @@ typedef struct sg_job_outcome {
     double compile_ms, validate_ms, profile_ms;
     char message[1024];  /* one sentence for a person */
     char feedback[4096]; /* the paragraph for the model */
+    /* A torch task's validation: KernelBench's own check beside ours (its trials and how
+     * many passed; 0 trials: not computed), recorded with the candidate (job_done's
+     * kb_check), never the verdict. */
+    int kb_trials, kb_pass;
 } sg_job_outcome;
 
 typedef void (*sg_job_done_fn)(void *arg, const sg_job_outcome *o);

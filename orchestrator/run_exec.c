@@ -197,8 +197,9 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     e->ui.budget_ns = c->budget_ns;
     e->ui.budget_tokens = c->budget_tokens;
     const char *lang = sg_dev_lang_name(t->lang);
-    sg_task_spec ts = {t->spec.name, lang, t->spec.description ? t->spec.description : "",
-                       t->baseline.data};
+    /* baseline_kind, precision: a torch task's (what its speedups are over), else NULL */
+    sg_task_spec ts = {t->spec.name,     lang, t->spec.description ? t->spec.description : "",
+                       t->baseline.data, NULL, NULL};
     sg_task_hooks hooks = {on_record, on_progress, on_finished, e};
     e->task = sg_task_new(loop, &e->cfg, &ts, llm, dev, &hooks, err);
     if (!e->task) goto fail;

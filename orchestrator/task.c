@@ -408,12 +408,16 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
     }
     if (o->correct && !t->st.first_correct_ns) t->st.first_correct_ns = since_start(t);
     /* time_ns, baseline_ns: the medians the speedup (and the feedback's text) came from */
-    RECORD(t, "job_done", "{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s,s:o,s:o}", "candidate",
+    /* kb_check: KernelBench's own check of a torch task's candidate (absent when none ran) */
+    RECORD(t, "job_done", "{s:i,s:i,s:b,s:s,s:f,s:f,s:f,s:s,s:s,s:o,s:o,s:o*}", "candidate",
            j->candidate, "of_iteration", j->iteration, "correct", o->correct, "verdict",
            o->ok ? o->verdict : "not_run", "speedup", o->speedup, "noise", o->noise, "compile_ms",
            o->compile_ms, "message", o->message, "feedback", o->feedback, "time_ns",
            o->cand_ns > 0 ? json_real(o->cand_ns) : json_null(), "baseline_ns",
-           o->base_ns > 0 ? json_real(o->base_ns) : json_null());
+           o->base_ns > 0 ? json_real(o->base_ns) : json_null(), "kb_check",
+           o->kb_trials > 0 ? json_pack("{s:b,s:i,s:i}", "correct", o->kb_pass == o->kb_trials,
+                                        "trials", o->kb_trials, "passed", o->kb_pass)
+                            : NULL);
     add_feedback_of(t, j->worker, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (t->workers && o->ok && o->correct && o->speedup > t->workers[j->worker].best_speedup) {
         worker *w = &t->workers[j->worker]; /* its own best: what its next round improves */
@@ -986,9 +990,10 @@ int sg_task_start(sg_task *t, sg_err *err) {
     t->st.started_ns = sg_loop_now(t->loop);
     set_phase(t, PHASE_BASELINE);
     char pol[32];
-    RECORD(t, "task_start", "{s:s,s:s,s:s,s:f}", "task", t->spec.name, "lang", t->spec.lang,
-           "policy", sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
-           t->cfg.crit.target_speedup);
+    RECORD(t, "task_start", "{s:s,s:s,s:s,s:f,s:s*,s:s*}", "task", t->spec.name, "lang",
+           t->spec.lang, "policy", sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
+           t->cfg.crit.target_speedup, "baseline_kind", t->spec.baseline_kind, "precision",
+           t->spec.precision);
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
     sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0, 0};

@@ -57,6 +57,10 @@ const char *sg_policy_name(const sg_policy *p, char *buf, size_t n);
 typedef struct sg_task_spec {
     const char *name, *lang, *description; /* lang: "cuda" or "opencl" */
     const char *baseline;                  /* baseline kernel source */
+    /* A problem from another suite (a torch task): what the speedups are over
+     * ("torch-eager" | "torch-compile") and its precision ("fp32" ...); NULL for a kernel
+     * task. task_start carries them (the results database's task.baseline_kind, precision). */
+    const char *baseline_kind, *precision;
 } sg_task_spec;
 
 typedef struct sg_task_prompts {

@@ -12,6 +12,10 @@
 
 typedef struct args {
     const char *db, *task, *iteration, *format, *table, *out;
+    const char *p;  /* fastp: --p thresholds */
+    const char *kb; /* export --kernelbench TASK */
+    sg_results_kb_writer kb_writer;
+    int kb_check;          /* fastp: --kb-check */
     const char *campaigns; /* --campaign as given: one id, or (compare) a list */
     int64_t campaign;
     int json, csv;
@@ -81,10 +85,18 @@ static const char *const details =
     "  iterations --task T            a task's iterations: forks, early stop, best\n"
     "  timeline --iteration I         the events of one iteration, in time order\n"
     "  export --format csv|json       tables (--table T; -o FILE, or -o DIR: one CSV each)\n"
+    "  export --kernelbench TASK      the best correct CUDA kernel of a task imported from a\n"
+    "                                 KernelBench problem (or TASK:N) as a ModelNew file for\n"
+    "                                 KernelBench's own evaluation (-o model_new.py)\n"
     "  query \"SQL\"                    one read-only SQL statement (docs/results.md: tables)\n"
     "  compare [--campaign A,B|A-B]   campaigns side by side (default: all): configuration,\n"
     "                                 tasks, reached, best speedup, time to target, feedback\n"
     "                                 latency, tokens, utilisation (`report` draws them)\n"
+    "  fastp [--p 0,1,2] [--campaign A,B|A-B] [--kb-check]\n"
+    "                                 fast_p per campaign as KernelBench reports it: the share\n"
+    "                                 of its problems (all, those that did not import or run\n"
+    "                                 too) whose best kernel is correct and > p times faster\n"
+    "                                 than the baseline (docs/kernelbench.md)\n"
     "\n"
     "A task T is a task id or name (the latest task of that name); a CANDIDATE is its id or\n"
     "TASK:N (candidate N of the task); an iteration I is TASK:N or its id. Tables on a\n"
@@ -99,8 +111,10 @@ static const char *const details =
     "  specgen results show vector_scale:2\n"
     "  specgen results timeline --iteration vector_scale:1\n"
     "  specgen results export --format csv --table candidate > candidates.csv\n"
+    "  specgen results export --kernelbench 19_ReLU -o model_new.py\n"
     "  specgen results query \"SELECT name, best_speedup FROM task ORDER BY 2 DESC\"\n"
-    "  specgen results compare --campaign 1-27 --format csv";
+    "  specgen results compare --campaign 1-27 --format csv\n"
+    "  specgen results fastp --campaign 3 --p 0,1,1.5,2";
 
 static int usage(args *a, const char *fmt, const char *what) {
     return sg_cli_fail(a->spec, SG_CLI_USAGE, fmt, what);
@@ -111,6 +125,24 @@ static int need_task(args *a, const char *sub, int64_t *task, sg_err *err) {
         return sg_errf(
             err, "%s needs --task T (a task id or name; `specgen results tasks` lists them)", sub);
     return sg_results_resolve_task(a->r, a->task, a->campaign, task, err);
+}
+
+/* export --kernelbench TASK: the ModelNew file to -o FILE (written whole, or not at all) or
+ * stdout. */
+static int export_kb(args *a, sg_err *err) {
+    if (!a->kb_writer)
+        return sg_errf(err, "export --kernelbench is not available in this build of results");
+    sg_buf py = {0};
+    int rc = sg_results_export_kb(a->r, a->kb, a->campaign, a->kb_writer, &py, err);
+    if (rc == 0 && a->out) rc = sg_wfile_atomic(a->out, py.data, py.len, err);
+    if (rc == 0 && !a->out) fwrite(py.data, 1, py.len, stdout);
+    if (rc == 0 && a->out)
+        fprintf(stderr,
+                "ModelNew written to %s: check it with KernelBench's own evaluation on a GPU "
+                "(docs/kernelbench.md \"Export\")\n",
+                a->out);
+    sg_buf_free(&py);
+    return rc;
 }
 
 static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
@@ -157,6 +189,7 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
         const char *p[] = {id, id2};
         return sg_results_query(r, timeline_sql, p, 2, a->fmt, 120, a->to, err);
     }
+    if (!strcmp(sub, "export") && a->kb) return export_kb(a, err);
     if (!strcmp(sub, "export")) {
         sg_results_fmt f = a->fmt; /* csv or json: pick_format */
         int to_dir = a->out && f == SG_RESULTS_CSV && !a->table;
@@ -173,16 +206,20 @@ static int run_sub(args *a, const char *sub, const char *arg, sg_err *err) {
         if (!arg) return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
         return sg_results_query_user(r, arg, a->fmt, a->to, err);
     }
-    if (!strcmp(sub, "compare")) {
+    if (!strcmp(sub, "compare") || !strcmp(sub, "fastp")) {
         int64_t *ids;
-        int nids, rc = sg_results_campaign_ids(r, a->campaigns, &ids, &nids, err);
-        if (rc == 0) rc = sg_results_compare(r, ids, nids, a->fmt, a->to, err);
+        double p[SG_RESULTS_MAX_P];
+        int np = 0, nids, rc = sg_results_campaign_ids(r, a->campaigns, &ids, &nids, err);
+        if (rc == 0 && sub[0] == 'c') rc = sg_results_compare(r, ids, nids, a->fmt, a->to, err);
+        if (rc == 0 && sub[0] == 'f' &&
+            sg_results_fastp_parse(a->p, p, SG_RESULTS_MAX_P, &np, err) == 0)
+            rc = sg_results_fastp(r, ids, nids, p, np, a->kb_check, a->fmt, a->to, err);
         free(ids);
         return rc;
     }
     return sg_errf(err,
                    "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, iterations, "
-                   "timeline, export, query, compare)",
+                   "timeline, export, query, compare, fastp)",
                    sub);
 }
 
@@ -197,6 +234,14 @@ static int pick_format(args *a, const char *sub, sg_err *err) {
         return sg_errf(err, "--%s and --format %s: choose one", flag, f);
     if (!f) f = flag;
     int is_export = !strcmp(sub, "export"), is_show = !strcmp(sub, "show");
+    if (a->kb && !is_export) return sg_errf(err, "--kernelbench is an option of results export");
+    if (a->kb && (f || a->table))
+        return sg_errf(err, "export --kernelbench writes a Python file: drop --%s",
+                       a->table  ? "table"
+                       : a->json ? "json"
+                       : a->csv  ? "csv"
+                                 : "format");
+    if (a->kb) return 0;
     if (is_export && !f) return sg_errf(err, "export needs --format csv|json (or --csv, --json)");
     if (f && ((is_export && !strcmp(f, "table")) || (is_show && !strcmp(f, "csv"))))
         return sg_errf(err, "results %s cannot write %s (it writes %s)", sub, f,
@@ -209,14 +254,15 @@ static int pick_format(args *a, const char *sub, sg_err *err) {
 
 /* What can be told wrong before the database is opened (exit 2). */
 static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
-    static const char *const subs[] = {"campaigns",  "tasks",    "best",   "candidates", "show",
-                                       "iterations", "timeline", "export", "query",      "compare"};
+    static const char *const subs[] = {"campaigns", "tasks",      "best",     "candidates",
+                                       "show",      "iterations", "timeline", "export",
+                                       "query",     "compare",    "fastp"};
     int known = 0;
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) known |= !strcmp(sub, subs[i]);
     if (!known)
         return sg_errf(err,
                        "unknown subcommand '%s' (campaigns, tasks, best, candidates, show, "
-                       "iterations, timeline, export, query, compare)",
+                       "iterations, timeline, export, query, compare, fastp)",
                        sub);
     if ((!strcmp(sub, "candidates") || !strcmp(sub, "iterations")) && !a->task)
         return sg_errf(err,
@@ -230,12 +276,20 @@ static int check_usage(args *a, const char *sub, const char *arg, sg_err *err) {
                             "iteration id)");
     if (!strcmp(sub, "query") && !arg)
         return sg_errf(err, "query needs one SQL statement, e.g. \"SELECT * FROM task\"");
-    if (a->campaigns && strcmp(sub, "compare")) { /* one id (compare takes a list) */
+    if ((a->p || a->kb_check) && strcmp(sub, "fastp"))
+        return sg_errf(err, "--%s is an option of results fastp", a->p ? "p" : "kb-check");
+    double p[SG_RESULTS_MAX_P];
+    int np;
+    if (!strcmp(sub, "fastp") && sg_results_fastp_parse(a->p, p, SG_RESULTS_MAX_P, &np, err) < 0)
+        return -1;
+    /* one id (compare and fastp take a list) */
+    if (a->campaigns && strcmp(sub, "compare") && strcmp(sub, "fastp")) {
         char *end;
         long long v = strtoll(a->campaigns, &end, 10);
         if (end == a->campaigns || *end || v < 1)
             return sg_errf(err,
-                           "--campaign '%s': expected one campaign id (several: results compare)",
+                           "--campaign '%s': expected one campaign id (several: results compare, "
+                           "results fastp)",
                            a->campaigns);
         a->campaign = v;
     }
@@ -291,8 +345,10 @@ static int run(args *a, const char *sub, const char *arg) {
     return rc;
 }
 
-int sg_cmd_results(int argc, char **argv) {
-    args a = {.db = SG_RESULTS_DEFAULT_DB};
+int sg_cmd_results(int argc, char **argv) { return sg_cmd_results_with(argc, argv, NULL); }
+
+int sg_cmd_results_with(int argc, char **argv, sg_results_kb_writer kb) {
+    args a = {.db = SG_RESULTS_DEFAULT_DB, .kb_writer = kb};
     const sg_opt opts[] = {
         sg_opt_shared(SG_OD_DB, &a.db),
         sg_opt_shared(SG_OD_JSON, &a.json),
@@ -321,6 +377,22 @@ int sg_cmd_results(int argc, char **argv) {
          .out = &a.iteration,
          .metavar = "I",
          .help = "TASK:N or iteration id (timeline)"},
+        {.name = "p",
+         .kind = SG_OPT_STR,
+         .out = &a.p,
+         .metavar = "P,P...",
+         .help = "fastp: the speedup thresholds (fast_P: correct and more than P times faster)",
+         .def = "0,1,2"},
+        {.name = "kb-check",
+         .kind = SG_OPT_FLAG,
+         .out = &a.kb_check,
+         .help = "fastp: count a kernel as correct only when KernelBench's own check (recorded "
+                 "with it) passed too"},
+        {.name = "kernelbench",
+         .kind = SG_OPT_STR,
+         .out = &a.kb,
+         .metavar = "TASK",
+         .help = "export: the best CUDA kernel of TASK (or TASK:N) as a KernelBench ModelNew"},
         {.name = "table",
          .kind = SG_OPT_STR,
          .out = &a.table,

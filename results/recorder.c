@@ -109,13 +109,22 @@ static int candidate_event(sg_results *r, int64_t task, const char *ev_name, con
             "created_ms = excluded.created_ms",
             "ijijjjjjjjjd", ev, task, "candidate", it, "origin", "fork", "rule", "at_tokens",
             "status", "hash", "source", "reason", t);
-    if (is(ev_name, "job_done"))
-        return run(r,
-                   "UPDATE candidate SET verdict = ?, correct = ?, speedup = ?, noise = ?, "
-                   "compile_ms = ?, message = ?, feedback = ?, done_ms = ?, time_ns = ?, "
-                   "baseline_ns = ? WHERE task = ? AND n = ?",
-                   "jjjjjjjdjjij", ev, "verdict", "correct", "speedup", "noise", "compile_ms",
-                   "message", "feedback", t, "time_ns", "baseline_ns", task, "candidate");
+    if (is(ev_name, "job_done")) {
+        /* KernelBench's own check beside ours (a torch task's): kb_correct and its JSON */
+        const json_t *kb = json_object_get(ev, "kb_check");
+        char *kb_json = json_is_object(kb) ? json_dumps(kb, JSON_COMPACT) : NULL;
+        const json_t *kb_ok = json_object_get(kb, "correct");
+        int rc = run(r,
+                     "UPDATE candidate SET verdict = ?, correct = ?, speedup = ?, noise = ?, "
+                     "compile_ms = ?, message = ?, feedback = ?, done_ms = ?, time_ns = ?, "
+                     "baseline_ns = ?, kb_correct = ?, kb_check = ? WHERE task = ? AND n = ?",
+                     "jjjjjjjdjjssij", ev, "verdict", "correct", "speedup", "noise", "compile_ms",
+                     "message", "feedback", t, "time_ns", "baseline_ns",
+                     json_is_boolean(kb_ok) ? (json_is_true(kb_ok) ? "1" : "0") : NULL, kb_json,
+                     task, "candidate");
+        free(kb_json);
+        return rc;
+    }
     if (is(ev_name, "new_best"))
         return run(r,
                    "UPDATE task SET best_speedup = ?1, best_n = ?2, best_candidate_id = (SELECT id "
@@ -140,9 +149,18 @@ static int task_event(sg_results *r, int64_t task, const char *ev_name, const js
     int64_t it = int_of(ev, "iteration");
     int rc = candidate_event(r, task, ev_name, ev, it, t, task_t);
     if (rc <= 0) return rc;
-    if (is(ev_name, "task_start"))
-        return run(r, "UPDATE task SET lang = ?, policy = ?, target = ? WHERE id = ?", "jjji", ev,
-                   "lang", "policy", "target", task);
+    if (is(ev_name, "task_start")) { /* a problem from another suite: where from, over what */
+        const json_t *o = json_object_get(ev, "origin");
+        return run(r,
+                   "UPDATE task SET lang = ?, policy = ?, target = ?, baseline_kind = ?, "
+                   "precision = ?, origin_format = coalesce(?, origin_format), origin_file = "
+                   "coalesce(?, origin_file), origin_sha256 = coalesce(?, origin_sha256) "
+                   "WHERE id = ?",
+                   "jjjjjsssi", ev, "lang", "policy", "target", "baseline_kind", "precision",
+                   json_string_value(json_object_get(o, "format")),
+                   json_string_value(json_object_get(o, "file")),
+                   json_string_value(json_object_get(o, "sha256")), task);
+    }
     if (is(ev_name, "baseline"))
         return run(r, "UPDATE task SET baseline_ns = ? WHERE id = ?", "ji", ev, "median_ns", task);
     if (is(ev_name, "iteration_start"))
@@ -239,6 +257,15 @@ int sg_results_task_clock(sg_results *r, int64_t task, double start_ms, sg_err *
     int k = (int)(task % SG_RESULTS_CLOCKS);
     r->clock[k].task = task;
     r->clock[k].start_ms = start_ms;
+    return 0;
+}
+
+int sg_results_task_origin(sg_results *r, int64_t task, const char *format, const char *file,
+                           const char *sha256, sg_err *err) {
+    if (sg_results_begin_write(r, err) < 0) return -1;
+    if (run(r, "UPDATE task SET origin_format = ?, origin_file = ?, origin_sha256 = ? WHERE id = ?",
+            "sssi", NULL, format, file, sha256, task) < 0)
+        return sg_results_fail(r, "cannot record the task's origin", err);
     return 0;
 }
 

@@ -263,7 +263,8 @@ int sg_results_report(sg_results *r, int64_t campaign, FILE *out, sg_err *err) {
     sg_html_escape(out, r->path, -1);
     fputs("</p>\n", out);
     sqlite3_finalize(st);
-    if (sg_report_speedups(r, campaign, out, err) < 0 ||
+    if (sg_report_fastp(r, campaign, out, err) < 0 ||
+        sg_report_speedups(r, campaign, out, err) < 0 ||
         sg_report_best_over_time(r, campaign, out, err) < 0 ||
         sg_report_pool(r, campaign, out, err) < 0 || tasks_table(r, campaign, out, err) < 0 ||
         sg_report_iterations(r, campaign, out, err) < 0)

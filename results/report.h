@@ -21,10 +21,16 @@ extern const char *const sg_compare_sql;
 /* ids as a JSON array (a new string). */
 char *sg_results_ids_json(const int64_t *ids, int n);
 
+/* fast_p's statement (fastp.c) over ?1, a JSON array of campaign ids: campaign, kind, suite,
+ * problems, not_run, correct, one fast_P column per threshold, baseline, precision, check,
+ * kb_checked (a new string). */
+char *sg_results_fastp_sql(const double *p, int np, int kb);
+
 /* The sections of the report (report_*.c). */
 int sg_report_speedups(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 int sg_report_best_over_time(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 int sg_report_iterations(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 int sg_report_pool(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
+int sg_report_fastp(sg_results *r, int64_t campaign, FILE *out, sg_err *err);
 
 #endif

@@ -32,6 +32,7 @@
 #ifndef SG_RESULTS_H
 #define SG_RESULTS_H
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/opts.h"
 
@@ -79,6 +80,13 @@ int sg_results_task_reset(sg_results *r, int64_t task, sg_err *err);
 /* A task that could not run (it does not load, its output folder cannot be written or is
  * in use): status skipped, the reason in its error. A resumed campaign runs it again. */
 int sg_results_task_skip(sg_results *r, int64_t task, const char *why, sg_err *err);
+
+/* Where the task came from when it was brought from another suite (format "kernelbench",
+ * the problem file, its content's SHA-256 in hex): called for every problem of a campaign,
+ * also one that did not import (a skipped row: fast_p counts it). task_start's "origin"
+ * object fills the same columns. */
+int sg_results_task_origin(sg_results *r, int64_t task, const char *format, const char *file,
+                           const char *sha256, sg_err *err);
 
 /* Where the task starts on the campaign's clock (ms since the campaign started; 0 for an
  * optimize run's one task). Called before its first event: the recorder stores every time
@@ -193,6 +201,18 @@ int sg_results_show_candidate(sg_results *r, int64_t candidate, sg_results_fmt f
 int sg_results_export(sg_results *r, sg_results_fmt fmt, const char *table, const char *dir,
                       FILE *out, sg_err *err);
 
+/* `results export --kernelbench`: the writer of a KernelBench ModelNew file for a task
+ * folder and a kernel source (validator.h's sg_val_kb_export, handed in by the command
+ * table: results stands on common alone). note: lines for the file's docstring. */
+typedef int (*sg_results_kb_writer)(const char *task_dir, const char *source, const char *note,
+                                    sg_buf *out, sg_err *err);
+/* The best correct kernel of task ref (its name: over every task of that name, within
+ * campaign when > 0; or its id), or the candidate TASK:N, through writer into out. Refused
+ * with a message: no correct kernel, a candidate that is not correct, an OpenCL kernel
+ * (KernelBench runs CUDA). */
+int sg_results_export_kb(sg_results *r, const char *ref, int64_t campaign,
+                         sg_results_kb_writer writer, sg_buf *out, sg_err *err);
+
 /* Campaign ids as users type them ("3", "3,5", "3-9,12"; NULL: every campaign), each
  * checked to exist: 0, or SG_RESULTS_USAGE for a malformed list, -1 for one not there. */
 enum { SG_RESULTS_USAGE = -3 };
@@ -200,6 +220,18 @@ int sg_results_campaign_ids(sg_results *r, const char *spec, int64_t **ids, int 
 /* `results compare`: one row per campaign (configuration, tasks, reached, figures). */
 int sg_results_compare(sg_results *r, const int64_t *ids, int n, sg_results_fmt fmt, FILE *out,
                        sg_err *err);
+/* `results fastp`: one row per campaign: problems (every task row: one that did not import
+ * or could not run counts), not_run, correct, then fast_P for each threshold p (the share of
+ * problems whose best correct kernel is more than p times faster than the task's baseline;
+ * p = 0: correct), the baselines and precisions, and the check (kb: a kernel counts as
+ * correct only when KernelBench's own check recorded with it passed too), kb_checked (the
+ * problems with any candidate that KernelBench's check ran on). */
+int sg_results_fastp(sg_results *r, const int64_t *ids, int n, const double *p, int np, int kb,
+                     sg_results_fmt fmt, FILE *out, sg_err *err);
+#define SG_RESULTS_MAX_P 16
+/* --p as users type it ("0,1,2"; NULL or "": that default) into at most max thresholds. */
+int sg_results_fastp_parse(const char *spec, double *p, int max, int *n, sg_err *err);
+
 /* The report's comparison page: the campaigns side by side, by configuration. */
 int sg_results_report_compare(sg_results *r, const int64_t *ids, int n, FILE *out, sg_err *err);
 
@@ -233,6 +265,9 @@ void sg_plot_bar(sg_plot *p, double x0, double x1, double py, double ph, const c
 
 /* `specgen results` and `specgen report` (cmd_results.c, cmd_report.c). */
 int sg_cmd_results(int argc, char **argv);
+/* The same with the ModelNew writer for `export --kernelbench` (NULL: that export says it
+ * is not available). */
+int sg_cmd_results_with(int argc, char **argv, sg_results_kb_writer kb);
 int sg_cmd_report(int argc, char **argv);
 
 #endif

@@ -185,6 +185,21 @@ static const char *const migrations[] = {
     ");"
     "CREATE INDEX calib_fork_task ON calib_fork(task);"
     "CREATE INDEX calib_point_task ON calib_point(task);",
+    /* 5: problems brought from other suites (KernelBench, issue 26). A task says where it came
+     * from (origin_format "kernelbench", origin_file, origin_sha256: the problem file and its
+     * content hash; NULL for a kernel task) — also a problem that did not import, which is a
+     * skipped task row, so fast_p's denominator is every problem —, what its speedups are
+     * over (baseline_kind: torch-eager | torch-compile; NULL: the task's baseline kernel) and
+     * its precision (fp32 | fp16 | bf16). A candidate keeps KernelBench's own check beside
+     * ours: kb_correct (0 or 1) and kb_check (its JSON: trials, tolerances, max error);
+     * NULL where it was not computed. Older rows: all NULL. */
+    "ALTER TABLE task ADD COLUMN origin_format TEXT;"
+    "ALTER TABLE task ADD COLUMN origin_file TEXT;"
+    "ALTER TABLE task ADD COLUMN origin_sha256 TEXT;"
+    "ALTER TABLE task ADD COLUMN baseline_kind TEXT;"
+    "ALTER TABLE task ADD COLUMN precision TEXT;"
+    "ALTER TABLE candidate ADD COLUMN kb_correct INTEGER;"
+    "ALTER TABLE candidate ADD COLUMN kb_check TEXT;",
 };
 
 int sg_results_schema_version(void) { return (int)(sizeof migrations / sizeof *migrations); }

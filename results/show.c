@@ -8,7 +8,7 @@
 static const char *const candidate_sql =
     "SELECT c.id, t.name AS task, c.task AS task_id, t.campaign, c.n, c.iteration, "
     "i.rowid AS iteration_id, c.origin, c.fork, c.rule, c.at_tokens, c.status, c.verdict, "
-    "c.correct, c.speedup, c.noise, "
+    "c.correct, c.kb_correct, c.kb_check, c.speedup, c.noise, "
     "coalesce(c.time_ns, CASE WHEN c.speedup > 0 THEN t.baseline_ns / c.speedup END) AS time_ns, "
     "coalesce(c.baseline_ns, t.baseline_ns) AS baseline_ns, c.compile_ms, c.created_ms, c.done_ms, "
     "c.hash, c.reason, c.message, "

@@ -202,6 +202,20 @@ int sg_val_check_text(const char *src, size_t len, sg_err *err);
 int sg_val_read_source(const char *path, sg_buf *out, sg_err *err);
 /* The hash of a source: common/srcnorm.h's sg_srcnorm_key. */
 
+/* ---- KernelBench export (docs/kernelbench.md "Export") ---- */
+/* A Python file for KernelBench's harness, appended to out: the task's problem file (its
+ * torch reference, unchanged), then ModelNew(Model), whose forward runs the CUDA source's
+ * launch plan at the task's main sizes (the problem's own) through a launcher that torch's
+ * load_inline compiles with the source on first use. note: lines for its docstring (may
+ * be NULL). Refused, with a message: a task without a torch reference, a source without
+ * //@launch lines or that includes a file of the task folder, inout buffers, more than one
+ * output, a buffer type KernelBench has no dtype for. */
+int sg_val_kb_export(const char *task_dir, const char *source, const char *note, sg_buf *out,
+                     sg_err *err);
+/* The same for a loaded task and the problem file's text (model_src). */
+int sg_val_kb_export_task(const sg_val_task *t, const char *model_src, const char *source,
+                          const char *note, sg_buf *out, sg_err *err);
+
 /* ---- results ---- */
 typedef enum {
     SG_VAL_PASS,          /* every check matched */

@@ -33,7 +33,7 @@ check "candidates: the console's, summary's, events', results' and report's numb
 check "times: one campaign clock (task.start_ms + the task's own), elapsed alike everywhere, no absurd waits" $PY times "$T"
 check "speedups: alike everywhere; the feedback's times are the stored medians" $PY speedups "$T"
 
-check_output "schema: the database is at the current version" '^3$' R query "PRAGMA user_version"
+check_output "schema: the database is at the current version" '^5$' R query "PRAGMA user_version"
 check_output "sim --db, one seed: its one campaign's id" 'recorded as simulated campaign 2$' \
     "$SPECGEN" sim --db "$T/r.db" --tasks 2 --seeds 1-1
 check_output "sim --db, two seeds: the range" 'recorded as simulated campaigns 3-4$' \

@@ -83,6 +83,15 @@ check_output "query: one statement at a time" 'one statement at a time' R query 
 check_output "query: SQL errors are shown" 'no such table: nope' R query "SELECT * FROM nope"
 if [ "$(sha256sum "$DB")" = "$before" ]; then ok "the refused writes changed nothing"; else not_ok "the refused writes changed nothing"; fi
 
+# ---- fastp on the real run: campaign 1 (the demo, correct at 99.5x) and campaign 2 (a
+# task that got no kernel): every task counts, fast_p as KernelBench reports it
+check "fastp --json: every task counted, fast_p per campaign" bash -c "'$SPECGEN' results --db '$DB' fastp --json | python3 -c \"import json,sys; d=json.load(sys.stdin); f=[(c['campaign'],c['problems'],c['correct'],c['fast_0'],c['fast_1'],c['fast_2']) for c in d]; assert f==[(1,1,1,1,1,1),(2,1,0,0,0,0)], d\""
+check_output "fastp: a table with the thresholds asked" '^campaign +kind +suite +problems +not_run +correct +fast_0 +fast_1\.5 ' R fastp --p 0,1.5
+check_output "fastp --p bad: says what it takes" "thresholds >= 0 separated by commas" R fastp --p 1,x
+check_fails "fastp --p bad: usage" 2 R fastp --p -1
+check_output "export --kernelbench of an OpenCL run: refused, says why" 'is OpenCL, and KernelBench runs CUDA' R export --kernelbench vector_scale -o "$T/mn.py"
+if [ ! -e "$T/mn.py" ]; then ok "... and no file written"; else not_ok "... and no file written"; fi
+
 # ---- bad databases and usage
 check_output "no database: says how to make one" 'no results database at .*/none.db: `specgen optimize TASK --db' "$SPECGEN" results --db "$T/none.db" campaigns
 cp "$DB" "$T/newer.db"
@@ -135,6 +144,8 @@ if [ ! -e "$T/x.html" ] && [ ! -e "$T/x.html.tmp" ]; then ok "... and no file le
 if ! grep -qi '<script' "$T/report.html" && grep -q '&lt;script&gt;document.title' "$T/report.html"; then
     ok "report: model text escaped"; else not_ok "report: model text escaped"; fi
 if ! grep -qiE '(src|href)="?(https?:)?//' "$T/report.html"; then ok "report: nothing fetched"; else not_ok "report: nothing fetched"; fi
+if grep -q '<h2>fast_p</h2>' "$T/report.html" && grep -q '<td>100.0% (1 of 1)</td>' "$T/report.html"; then
+    ok "report: the fast_p section with the campaign's figures"; else not_ok "report: the fast_p section"; fi
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chrome" ]; then
     skip "report renders in headless Chromium" "chromium is not installed (make deps installs it)"

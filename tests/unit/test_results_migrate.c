@@ -36,6 +36,20 @@ static const char *const old_rows =
     "INSERT INTO event (campaign, task, t_ms, ev, iteration, data) VALUES "
     "  (1, 2, 150, 'candidate', 1, '{}'), (1, NULL, 7, 'pool_split', 0, '{}');";
 
+/* The same run as schema 3 recorded it: times on the campaign's clock, ids that join. */
+static const char *const v3_rows =
+    "INSERT INTO campaign (id, kind, suite, config, started, status) VALUES "
+    "  (1, 'campaign', 'suites/demo', '{}', '2026-01-01T00:00:00Z', 'done');"
+    "INSERT INTO task (id, campaign, name, dir, started, status, best_speedup, best_n, "
+    "  best_candidate_id, baseline_ns, start_ms) VALUES (1, 1, 'a', 'd/a', "
+    "  '2026-01-01T00:00:00Z', 'budget_time', 1, NULL, NULL, 5e6, 0),"
+    "  (2, 1, 'b', 'd/b', '2026-01-01T00:00:02Z', 'target', 3, 1, 2, 6e6, 2000);"
+    "INSERT INTO candidate (id, task, n, iteration, origin, status, created_ms, done_ms, speedup, "
+    "  correct, time_ns, baseline_ns) VALUES (1, 1, 1, 1, 'fork', 'submitted', 50, 60, 0.5, 1, "
+    "  1e7, 5e6), (2, 2, 1, 1, 'fork', 'submitted', 2150, 2400, 3, 1, 2e6, 6e6);"
+    "INSERT INTO job (campaign, task, pool_job, candidate_n, candidate_id, kind, iteration, "
+    "  started_ms, ended_ms) VALUES (1, 2, 1, NULL, NULL, 'validate', 0, 2010, 2020);";
+
 static char path[64];
 
 /* A database at schema `version` with the old rows. */
@@ -51,8 +65,19 @@ static void make_old(int version) {
     char bump[64];
     snprintf(bump, sizeof bump, "PRAGMA user_version = %d", version);
     assert_int_equal(sqlite3_exec(db, bump, NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, old_rows, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, version >= 3 ? v3_rows : old_rows, NULL, NULL, NULL),
+                     SQLITE_OK);
     sqlite3_close(db);
+}
+
+/* The database and SQLite's files beside it. */
+static void remove_db(void) {
+    char side[80];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
 }
 
 /* One number (NaN for NULL) from a read of the migrated database. */
@@ -65,15 +90,43 @@ static double one(sg_results *r, const char *sql) {
     return v;
 }
 
-static void check_migrated(int version) {
+/* Schema 4's columns (problems from other suites, KernelBench's check) start NULL. */
+static void check_origin_columns(sg_results *r) {
+    assert_true(one(r, "SELECT count(*) FROM task WHERE coalesce(origin_format, origin_file, "
+                       "origin_sha256, baseline_kind, precision) IS NOT NULL") == 0);
+    assert_true(one(r, "SELECT count(*) FROM candidate WHERE coalesce(kb_correct, kb_check) IS "
+                       "NOT NULL") == 0);
+    /* and the recorder fills them: a task's origin, KernelBench's check with a candidate */
+    sg_err err;
+    assert_int_equal(sg_results_task_origin(r, 2, "kernelbench", "l1/19_ReLU.py", "ab", &err), 0);
+    json_t *ev = json_pack("{s:s,s:f,s:i,s:i,s:b,s:f,s:{s:b,s:i}}", "ev", "job_done", "t_ms", 600.0,
+                           "iteration", 1, "candidate", 1, "correct", 1, "speedup", 3.0, "kb_check",
+                           "correct", 0, "trials", 5);
+    assert_int_equal(sg_results_record(r, 1, 2, ev, &err), 0);
+    json_decref(ev);
+    assert_int_equal(sg_results_flush(r, &err), 0);
+    assert_true(one(r, "SELECT kb_correct FROM candidate WHERE id = 2") == 0);
+    assert_true(one(r, "SELECT json_extract(kb_check, '$.trials') FROM candidate WHERE id = 2") ==
+                5);
+    assert_true(one(r, "SELECT origin_file = 'l1/19_ReLU.py' FROM task WHERE id = 2") == 1);
+}
+
+/* A database of schema `version` opened for writing: migrated (a read-only open refuses it
+ * and says what to do). */
+static sg_results *open_migrated(int version) {
     make_old(version);
     sg_results *r;
     sg_err err;
-    /* read-only: refused, with what to do */
     assert_int_equal(sg_results_open(path, 1, &r, &err), -1);
     assert_non_null(strstr(err.msg, "open it once for writing"));
     assert_int_equal(sg_results_open(path, 0, &r, &err), 0);
     assert_int_equal((int)one(r, "PRAGMA user_version"), sg_results_schema_version());
+    return r;
+}
+
+static void check_migrated(int version) {
+    sg_results *r = open_migrated(version);
+    sg_err err;
     /* the task's start on the campaign's clock, and every time moved onto it */
     assert_true(one(r, "SELECT start_ms FROM task WHERE id = 1") == 0);
     assert_true(one(r, "SELECT start_ms FROM task WHERE id = 2") == 2000);
@@ -111,17 +164,13 @@ static void check_migrated(int version) {
     assert_int_equal(sg_results_flush(r, &err), 0);
     assert_true(one(r, "SELECT done_ms FROM candidate WHERE id = 2") == 2500);
     assert_true(one(r, "SELECT time_ns FROM candidate WHERE id = 2") == 2e6);
+    check_origin_columns(r);
     assert_int_equal(sg_results_close(r, &err), 0);
     /* opened again: nothing more to migrate, the rows as they were */
     assert_int_equal(sg_results_open(path, 1, &r, &err), 0);
     assert_true(one(r, "SELECT start_ms FROM task WHERE id = 2") == 2000);
     sg_results_close(r, NULL);
-    char side[80];
-    unlink(path);
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    remove_db();
 }
 
 static void test_from_version_1(void **state) {
@@ -135,9 +184,9 @@ static void test_from_version_2(void **state) {
 }
 
 /* Schema 3 (rows as its recorder wrote them: times on the campaign's clock, ids that join)
- * to 4: the calibration tables are added, empty, and take rows; the old rows are as they
+ * to now: the calibration tables (4) are added, empty, and take rows; the old rows are as they
  * were. */
-static void test_from_version_3(void **state) {
+static void test_calib_from_version_3(void **state) {
     (void)state;
     snprintf(path, sizeof path, "/tmp/sg-migrate-%d-XXXXXX", (int)getpid());
     int fd = mkstemp(path);
@@ -162,7 +211,7 @@ static void test_from_version_3(void **state) {
     sg_err err;
     assert_int_equal(sg_results_open(path, 1, &r, &err), -1);
     assert_int_equal(sg_results_open(path, 0, &r, &err), 0);
-    assert_int_equal((int)one(r, "PRAGMA user_version"), 4);
+    assert_int_equal((int)one(r, "PRAGMA user_version"), sg_results_schema_version());
     assert_true(one(r, "SELECT start_ms FROM task WHERE id = 1") == 250);
     assert_true(one(r, "SELECT count(*) FROM calib_fork") == 0);
     json_t *row =
@@ -192,17 +241,47 @@ static void test_from_version_3(void **state) {
     unlink(side);
 }
 
+/* Schema 3 (one time base, one id space): its rows stay as they were, schema 4's columns
+ * start NULL and the recorder fills them. */
+static void test_from_version_3(void **state) {
+    (void)state;
+    sg_results *r = open_migrated(3);
+    sg_err err;
+    assert_true(one(r, "SELECT start_ms FROM task WHERE id = 2") == 2000);
+    assert_true(one(r, "SELECT created_ms FROM candidate WHERE id = 2") == 2150);
+    assert_true(one(r, "SELECT best_candidate_id FROM task WHERE id = 2") == 2);
+    assert_true(one(r, "SELECT time_ns FROM candidate WHERE id = 1") == 1e7);
+    assert_true(isnan(one(r, "SELECT candidate_id FROM job WHERE pool_job = 1")));
+    check_origin_columns(r);
+    assert_int_equal(sg_results_close(r, &err), 0);
+    remove_db();
+}
+
+/* Schema 4 (the calibration tables) to 5: the problems' origin columns start NULL. */
+static void test_from_version_4(void **state) {
+    (void)state;
+    sg_results *r = open_migrated(4);
+    sg_err err;
+    assert_true(one(r, "SELECT start_ms FROM task WHERE id = 2") == 2000);
+    assert_true(one(r, "SELECT count(*) FROM calib_fork") == 0);
+    check_origin_columns(r);
+    assert_int_equal(sg_results_close(r, &err), 0);
+    remove_db();
+}
+
 /* Every version before the current one has its test above. */
 static void test_every_version_covered(void **state) {
     (void)state;
-    assert_int_equal(sg_results_schema_version(), 4);
+    assert_int_equal(sg_results_schema_version(), 5);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_version_1),
         cmocka_unit_test(test_from_version_2),
+        cmocka_unit_test(test_calib_from_version_3),
         cmocka_unit_test(test_from_version_3),
+        cmocka_unit_test(test_from_version_4),
         cmocka_unit_test(test_every_version_covered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
