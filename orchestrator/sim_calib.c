@@ -96,8 +96,9 @@ static int start_task(scal *s, sg_err *err) {
     if (!(s->pd = sg_port_dev_new(&dc, &s->dp, err))) return -1;
     if (s->db && (s->task = sg_results_task_begin(s->db, s->campaign, name, "sim", err)) < 0)
         return -1;
-    static const sg_task_spec spec = {"sim", "opencl", "a simulated task",
-                                      "__kernel void k(__global float *y) { y[0] = 1; }"};
+    static const sg_task_spec spec = {
+        "sim", "opencl", "a simulated task", "__kernel void k(__global float *y) { y[0] = 1; }",
+        NULL,  NULL};
     sg_calib_task_config cc = {.loop = s->loop,
                                .llm = &s->lp,
                                .dev = &s->dp,

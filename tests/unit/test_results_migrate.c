@@ -277,12 +277,9 @@ static void test_every_version_covered(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_from_version_1),
-        cmocka_unit_test(test_from_version_2),
-        cmocka_unit_test(test_calib_from_version_3),
-        cmocka_unit_test(test_from_version_3),
-        cmocka_unit_test(test_from_version_4),
-        cmocka_unit_test(test_every_version_covered),
+        cmocka_unit_test(test_from_version_1),       cmocka_unit_test(test_from_version_2),
+        cmocka_unit_test(test_calib_from_version_3), cmocka_unit_test(test_from_version_3),
+        cmocka_unit_test(test_from_version_4),       cmocka_unit_test(test_every_version_covered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
