@@ -439,7 +439,7 @@ const sg_be_ops sg_be_cuda_ops = {
     "cuda",         cu_open,     cu_close, cu_limits,    cu_compile, cu_free_prog,
     cu_alloc,       cu_free_mem, cu_write, cu_read,      cu_launch,  cu_finish,
     cu_time_begin,  cu_time_end, cu_fill,  cu_llc_bytes, cu_facts,   cu_metrics_begin,
-    cu_metrics_end, cu_peaks,    cu_count};
+    cu_metrics_end, cu_peaks,    cu_count, NULL,         NULL};
 
 const sg_be_ops *sg_be_ops_for(sg_dev_lang lang) {
     return lang == SG_DEV_CUDA ? &sg_be_cuda_ops : &sg_be_opencl_ops;

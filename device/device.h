@@ -145,6 +145,12 @@ typedef struct sg_be_ops {
     /* How many devices there are (this initialises the runtime in the calling process:
      * use sg_dev_count, which asks in a child, from a process that forks workers). */
     int (*count)(const sg_dev_opts *o, int *n, sg_err *err);
+    /* Optional: several runs in one timed region with one wait at the end (on PoCL each
+     * wait is a hand-over to the device's threads, milliseconds on a loaded machine).
+     * time_cut closes the current run (at most 16 per region); time_end_runs waits once
+     * and gives each run's span (n must equal the cuts made). */
+    int (*time_cut)(sg_be *be, sg_err *err);
+    int (*time_end_runs)(sg_be *be, double *ns, int n, sg_err *err);
 } sg_be_ops;
 
 extern const sg_be_ops sg_be_opencl_ops;

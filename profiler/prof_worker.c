@@ -215,6 +215,35 @@ static int run_timed(prof *p, side *s, int set, sg_err *err) {
     return rc;
 }
 
+/* One step: each side once on input set `set`, in the given order; with the backend's
+ * batched regions, one wait for the whole step instead of one per run. */
+static int run_step(prof *p, side **sides, int nsides, int i, sg_err *err) {
+    const sg_be_ops *ops = p->d->ops;
+    int set = i % p->nsets;
+    if (!ops->time_cut || !ops->time_end_runs || nsides > 16) {
+        int rc = 0;
+        for (int j = 0; j < nsides && rc == 0; j++)
+            rc = run_timed(p, sides[(i + j) % nsides], set, err);
+        return rc;
+    }
+    int rc = ops->time_begin(p->d->be, err);
+    for (int j = 0; j < nsides && rc == 0; j++) {
+        side *s = sides[(i + j) % nsides];
+        rc = reset_inout(p, s, set, err);
+        if (rc == 0 && p->flush) rc = ops->fill(p->d->be, p->flush, p->flush_bytes, err);
+        if (rc == 0) rc = launch_all(p, s, set, err);
+        if (rc == 0) rc = ops->time_cut(p->d->be, err);
+    }
+    double ns[16];
+    int rc2 = ops->time_end_runs(p->d->be, ns, nsides, rc < 0 ? NULL : err);
+    if (rc == 0) rc = rc2;
+    for (int j = 0; j < nsides && rc == 0; j++) {
+        side *s = sides[(i + j) % nsides];
+        s->samples[s->nsamples++] = ns[j];
+    }
+    return rc;
+}
+
 /* Interleaved timing: each step times both sides on the same input set, the order of the
  * two alternating; the sets rotate. Stops when every side's median is stable. */
 static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
@@ -224,9 +253,7 @@ static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
             rc = run_untimed(p, sides[j], w % p->nsets, err);
     for (int i = 0; rc == 0; i++) {
         int set = i % p->nsets;
-        for (int j = 0; j < nsides && rc == 0; j++)
-            rc = run_timed(p, sides[(i + j) % nsides], set, err);
-        if (rc < 0) break;
+        if ((rc = run_step(p, sides, nsides, i, err)) < 0) break;
         int stable = 1;
         for (int j = 0; j < nsides; j++)
             stable &= sg_timing_stable(sides[j]->samples, sides[j]->nsamples, &p->o.stab);
@@ -427,6 +454,16 @@ static json_t *fail_reply(const sg_val_result *r) {
                      sg_val_verdict_name(r->verdict), "detail", r->detail);
 }
 
+/* The flush writes the last-level cache's size on a CPU device (one pass over as many
+ * lines as the cache holds replaces them all under LRU; every byte more is paid per timed
+ * run as a memset, PoCL's fill being one thread's loop) and twice the L2 on a GPU (a device
+ * memset there is well under a millisecond either way, and twice is safe against a
+ * non-LRU policy). */
+static size_t flush_size(uint64_t llc, int cpu) {
+    uint64_t n = (cpu ? 1 : 2) * (llc ? llc : DEFAULT_LLC);
+    return (size_t)(n > MAX_FLUSH ? MAX_FLUSH : n);
+}
+
 /* Compile, time, verify. Returns 0 or SG_BE_STICKY; *reply always set. */
 static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     sg_dev *d = p->d;
@@ -451,8 +488,7 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     p->s = sg_val_main_sizes(p->t, p->lim.cpu);
     if (p->o.flush && d->ops->fill) {
         uint64_t llc = d->ops->llc_bytes ? d->ops->llc_bytes(d->be) : 0;
-        p->flush_bytes = (size_t)(2 * (llc ? llc : DEFAULT_LLC));
-        if (p->flush_bytes > MAX_FLUSH) p->flush_bytes = MAX_FLUSH;
+        p->flush_bytes = flush_size(llc, p->lim.cpu);
         if ((rc = d->ops->alloc(d->be, p->flush_bytes, &p->flush, &e)) < 0) goto fail;
     }
     sg_val_rng grng = {p->o.seed ^ 0x6775617264ULL}; /* "guard" */
