@@ -147,6 +147,11 @@ static const sg_opt table[SG_OD_COUNT_] = {
                       .help = "specgen|sequential|parallel:N (sim: also probe:K)",
                       .def = "specgen"},
     [SG_OD_NO_FORK] = {.name = "no-fork", .kind = SG_OPT_FLAG, .help = "ablation: never fork"},
+    [SG_OD_NO_RACE] = {.name = "no-race",
+                       .kind = SG_OPT_FLAG,
+                       .help = "time every candidate until its median is stable (no racing: "
+                               "stopping once it is clearly slower than the best or clearly "
+                               "past the target, docs/profiler.md)"},
     [SG_OD_EARLY_STOP] = {.name = "early-stop",
                           .kind = SG_OPT_FLAG,
                           .help = "also end an iteration when a candidate beats its start by 5% "

@@ -45,6 +45,7 @@ typedef enum {
     SG_OD_POOLS,
     SG_OD_POLICY,
     SG_OD_NO_FORK,
+    SG_OD_NO_RACE,
     SG_OD_EARLY_STOP,
     SG_OD_NO_EARLY_STOP,
     SG_OD_FORK_MODE,

@@ -345,6 +345,10 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
            o->compile_ms, "message", o->message, "feedback", o->feedback, "time_ns",
            o->cand_ns > 0 ? json_real(o->cand_ns) : json_null(), "baseline_ns",
            o->base_ns > 0 ? json_real(o->base_ns) : json_null());
+    if (o->race_stop[0])
+        RECORD(t, "race_stop", "{s:i,s:s,s:i,s:i,s:f}", "candidate", j->candidate, "stop",
+               o->race_stop, "runs", o->runs, "saved_runs", o->race_saved_runs, "saved_ms",
+               o->race_saved_ms);
     add_feedback(t, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (o->ok && o->correct && o->speedup > t->st.best_speedup) {
         t->st.best_speedup = o->speedup;

@@ -24,6 +24,7 @@
 typedef struct prof_opts {
     int warmup, input_sets, flush;
     sg_stability stab;
+    sg_race race;
     uint64_t seed;
 } prof_opts;
 
@@ -53,6 +54,8 @@ typedef struct prof {
     unsigned char guard[GUARD];
     sg_be_mem *flush;
     size_t flush_bytes;
+    sg_race_stop raced; /* why racing stopped the timing (SG_RACE_GO: it did not) */
+    double race_lo, race_hi;
 } prof;
 
 static int buf_size(const char *expr, const sg_val_sizes *s, sg_val_type ty, const char *name,
@@ -254,6 +257,10 @@ static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
     for (int i = 0; rc == 0; i++) {
         int set = i % p->nsets;
         if ((rc = run_step(p, sides, nsides, i, err)) < 0) break;
+        if (nsides == 2 &&
+            (p->raced = sg_race_check(sides[0]->samples, sides[1]->samples, sides[1]->nsamples,
+                                      &p->o.race, &p->race_lo, &p->race_hi)) != SG_RACE_GO)
+            break;
         int stable = 1;
         for (int j = 0; j < nsides; j++)
             stable &= sg_timing_stable(sides[j]->samples, sides[j]->nsamples, &p->o.stab);
@@ -444,6 +451,16 @@ static void opts_from(const json_t *req, prof_opts *o) {
     if ((v = json_object_get(req, "max_runs"))) o->stab.max_runs = (int)json_integer_value(v);
     if ((v = json_object_get(req, "window"))) o->stab.window = (int)json_integer_value(v);
     if ((v = json_object_get(req, "tol"))) o->stab.tol = json_number_value(v);
+    sg_race_default(&o->race);
+    o->race.on = 0; /* a request without "race" times until stable */
+    json_t *r = json_object_get(req, "race");
+    if (json_is_object(r)) {
+        o->race.on = 1;
+        if ((v = json_object_get(r, "min_runs"))) o->race.min_runs = (int)json_integer_value(v);
+        if ((v = json_object_get(r, "best"))) o->race.best = json_number_value(v);
+        if ((v = json_object_get(r, "target"))) o->race.target = json_number_value(v);
+    }
+    if (o->race.min_runs < 2) o->race.min_runs = 2;
     if (o->input_sets < 1) o->input_sets = 1;
     if (o->warmup < 0) o->warmup = 0;
     if (o->stab.max_runs < 1) o->stab.max_runs = 1;
@@ -526,6 +543,13 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
                   "facts", facts_json(p, have_cand ? &cand : &base), "metrics", metrics,
                   "flush_bytes", (json_int_t)p->flush_bytes, "input_sets", p->nsets);
     if (roof) json_object_set_new(*reply, "roof", roof);
+    if (p->raced != SG_RACE_GO)
+        json_object_set_new(
+            *reply, "race",
+            json_pack("{s:s, s:f, s:f, s:f, s:i}", "stop", sg_race_stop_name(p->raced), "lo",
+                      p->race_lo, "hi", p->race_hi, "bar",
+                      p->raced == SG_RACE_SLOWER ? p->o.race.best : p->o.race.target, "saved_runs",
+                      p->o.stab.min_runs > base.nsamples ? p->o.stab.min_runs - base.nsamples : 0));
     goto out;
 fail:
     *reply = json_pack("{s:s, s:s}", "error", e.msg, "verdict",
