@@ -211,6 +211,13 @@ static const sg_opt table[SG_OD_COUNT_] = {
                            .deprecated = "timeout",
                            .min = 1e6,
                            .max = 3600 * SEC},
+    [SG_OD_NVRTC_PCH] = {.name = "nvrtc-pch",
+                         .kind = SG_OPT_STR,
+                         .metavar = "DIR|off",
+                         .help = "CUDA: the folder of NVRTC's precompiled headers, shared by "
+                                 "every worker and task (the workers may write it); off: none",
+                         .def = "specgen-nvrtc-pch in CUDA's cache folder ($CUDA_CACHE_PATH, "
+                                "else ~/.nv)"},
     [SG_OD_COMPILE_TIMEOUT] = {.name = "compile-timeout",
                                .kind = SG_OPT_DURATION,
                                .metavar = "T",

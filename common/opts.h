@@ -58,6 +58,7 @@ typedef enum {
     SG_OD_SEED,
     SG_OD_RUN_TIMEOUT,
     SG_OD_COMPILE_TIMEOUT,
+    SG_OD_NVRTC_PCH,
     SG_OD_API_KEY_FILE,
     SG_OD_TEMPERATURE,
     SG_OD_TOP_P,

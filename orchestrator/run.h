@@ -87,6 +87,7 @@ typedef struct sg_run_config {
     int64_t progress_interval_ns;   /* off a terminal, a progress line this often; 0: none */
     int json;                       /* the result on stdout as JSON, not a table */
     int no_race;                    /* --no-race: time every candidate until its median is stable */
+    const char *nvrtc_pch;          /* --nvrtc-pch: NVRTC's PCH folder (device.h); NULL: default */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);

@@ -161,6 +161,7 @@ int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_
     sg_dev_opts po;
     sg_dev_opts_default(&po);
     po.device = lang;
+    po.nvrtc_pch = c->nvrtc_pch;
     int n = c->ndevice_ids ? c->ndevice_ids : c->devices, nlocal = 0, nremote = 0;
     if (n == 0 && !c->no_local) { /* all of them; one when the backend cannot count */
         sg_err e2;

@@ -148,7 +148,7 @@ static int load_feedback(const char *dir, sg_feedback_templates *fb, sg_err *err
 }
 
 int sg_cmd_profile(int argc, char **argv) {
-    const char *device = NULL, *prompts_opt = NULL;
+    const char *device = NULL, *prompts_opt = NULL, *pch = NULL;
     int json = 0, no_flush = 0, no_race = 0;
     sg_prof_opts o;
     sg_prof_opts_default(&o);
@@ -218,6 +218,7 @@ int sg_cmd_profile(int argc, char **argv) {
         sg_opt_shared(SG_OD_SEED, &seed),
         sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
         sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
+        sg_opt_shared(SG_OD_NVRTC_PCH, &pch),
         {.name = "prompts",
          .kind = SG_OPT_STR,
          .out = &prompts_opt,
@@ -269,6 +270,7 @@ int sg_cmd_profile(int argc, char **argv) {
     }
     po.run_timeout_ms = timeout / 1000000;
     po.compile_timeout_ms = ctimeout / 1000000;
+    po.nvrtc_pch = pch;
     o.warmup = (int)warmup;
     o.input_sets = (int)sets;
     o.flush_cache = !no_flush;

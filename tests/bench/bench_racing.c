@@ -129,8 +129,7 @@ typedef struct tally {
 static int best_of(const sg_speedup *s, int n) {
     int best = -1;
     for (int i = 0; i < n; i++)
-        if (s[i].verdict == SG_CMP_FASTER && (best < 0 || s[i].speedup > s[best].speedup))
-            best = i;
+        if (s[i].verdict == SG_CMP_FASTER && (best < 0 || s[i].speedup > s[best].speedup)) best = i;
     return best;
 }
 
@@ -190,8 +189,10 @@ static int time_cands(sg_val_pool *pool, const char *dir, const char *name, cand
     sg_race rep = orc.race; /* the replay's own best so far */
     sg_err err;
     for (int i = 0; i < nc; i++) {
-        sg_val_job job = {.task_dir = dir, .candidate = c[i].src.data,
-                          .candidate_len = c[i].src.len, .candidate_name = c[i].name};
+        sg_val_job job = {.task_dir = dir,
+                          .candidate = c[i].src.data,
+                          .candidate_len = c[i].src.len,
+                          .candidate_name = c[i].name};
         sg_prof_result fr, rr;
         double *b = NULL, *cs = NULL;
         int rc = 0;
@@ -271,7 +272,9 @@ static void one_task(sg_val_pool *pool, const char *dir, const char *name, tally
                w.fms > 0 ? 100 * (1 - w.pms / w.fms) : 0, w.fr, w.rr, w.pr,
                w.stops[0] ? w.stops : "-", bf < 0 ? "base" : c[bf].name,
                br < 0 ? "base" : c[br].name, bp < 0 ? "base" : c[bp].name,
-               bf == bp ? (bf == br ? "same" : tie ? "replay same, race tie" : "replay same")
+               bf == bp ? (bf == br ? "same"
+                           : tie    ? "replay same, race tie"
+                                    : "replay same")
                         : "REPLAY DIFFERENT");
         t->full_ms += w.fms;
         t->race_ms += w.rms;
@@ -336,9 +339,10 @@ int main(int argc, char **argv) {
     }
     double saved = t.full_ms > 0 ? 1 - t.race_ms / t.full_ms : 0;
     double rsaved = t.full_ms > 0 ? 1 - t.replay_ms / t.full_ms : 0;
-    printf("%-18s %5d %9.1f %9.1f %5.0f%% %9.1f %5.0f%% %5d %5d %5d  racing stopped %d, replay %d\n",
-           "all", t.cands, t.full_ms, t.race_ms, 100 * saved, t.replay_ms, 100 * rsaved,
-           t.full_runs, t.race_runs, t.replay_runs, t.stops, t.replay_stops);
+    printf(
+        "%-18s %5d %9.1f %9.1f %5.0f%% %9.1f %5.0f%% %5d %5d %5d  racing stopped %d, replay %d\n",
+        "all", t.cands, t.full_ms, t.race_ms, 100 * saved, t.replay_ms, 100 * rsaved, t.full_runs,
+        t.race_runs, t.replay_runs, t.stops, t.replay_stops);
     printf("goal: racing saves >= 30%% of profiling device time, same best kernel per task "
            "(issue 27), racing's rule on the same samples: %s, %.0f%% saved; same best in %d of "
            "%d tasks\n",
