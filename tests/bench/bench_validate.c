@@ -354,13 +354,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_validate: run from the repository root (no suites/builtin)\n");
         return 1;
     }
-    int only_nvrtc = argc > 2 && !strcmp(argv[2], "nvrtc");
-    if (!only_nvrtc) {
+    const char *part = argc > 2 ? argv[2] : ""; /* "nvrtc" or "cache": that part alone */
+    if (!*part) {
         bench_pool(tasks, nt);
         bench_demo();
-        bench_cache();
     }
-    bench_nvrtc(tasks, nt, arch);
+    if (!*part || !strcmp(part, "cache")) bench_cache();
+    if (!*part || !strcmp(part, "nvrtc")) bench_nvrtc(tasks, nt, arch);
     for (int i = 0; i < nt; i++) free(tasks[i]);
     return 0;
 }
