@@ -150,9 +150,12 @@ static int nv_sources(char **tasks, int nt, nv_src *s, int max) {
 /* NVRTC against nvcc -cubin per source: without PCH (the prelude only where needed), a
  * first compile (an empty PCH folder: it creates the PCH), and steady state (the same
  * source again, its PCH made: what every later candidate with those headers pays). */
-static void bench_nvrtc(char **tasks, int nt, const char *arch) {
+static void bench_nvrtc(char **tasks, int nt, const char *arch, const char *only) {
     nv_src s[80];
-    int n = nv_sources(tasks, nt, s, 80);
+    int n = nv_sources(tasks, nt, s, 80), k = 0;
+    for (int i = 0; i < n; i++) /* only: the sources whose path contains it */
+        if (!only || strstr(s[i].path, only)) s[k++] = s[i];
+    n = k;
     char tmpl[] = "/tmp/specgen-bench-pch-XXXXXX";
     if (!mkdtemp(tmpl)) return;
     printf("\n== NVRTC vs nvcc -cubin, %s (ms per source; ratios NVRTC / nvcc, goal <= 0.1)\n",
@@ -354,13 +357,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_validate: run from the repository root (no suites/builtin)\n");
         return 1;
     }
-    const char *part = argc > 2 ? argv[2] : ""; /* "nvrtc" or "cache": that part alone */
+    /* "nvrtc" or "cache": that part alone; after "nvrtc", a text the sources' paths must
+     * contain (e.g. "fixtures": the CCCL kernels only) */
+    const char *part = argc > 2 ? argv[2] : "";
     if (!*part) {
         bench_pool(tasks, nt);
         bench_demo();
     }
     if (!*part || !strcmp(part, "cache")) bench_cache();
-    if (!*part || !strcmp(part, "nvrtc")) bench_nvrtc(tasks, nt, arch);
+    if (!*part || !strcmp(part, "nvrtc")) bench_nvrtc(tasks, nt, arch, argc > 3 ? argv[3] : NULL);
     for (int i = 0; i < nt; i++) free(tasks[i]);
     return 0;
 }
