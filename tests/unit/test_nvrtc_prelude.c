@@ -19,8 +19,8 @@ static void test_plain_kernels_go_without(void **state) {
     /* identifiers that only look like the prelude's */
     assert_false(sg_nvrtc_needs_prelude("int NUM_ROWS = 3; int MAXIMUM = 1; int maxv, mint;"));
     assert_false(sg_nvrtc_needs_prelude("#include <cub/cub.cuh>\n__global__ void k() {}\n"));
-    assert_false(sg_nvrtc_needs_prelude(
-        "#include <cuda/std/limits>\n__device__ float m = cuda::std::numeric_limits<float>::max();"));
+    assert_false(sg_nvrtc_needs_prelude("#include <cuda/std/limits>\n__device__ float m = "
+                                        "cuda::std::numeric_limits<float>::max();"));
 }
 
 static void test_sources_that_need_it(void **state) {
@@ -34,7 +34,8 @@ static void test_sources_that_need_it(void **state) {
     assert_true(sg_nvrtc_needs_prelude("__device__ int v = INT_MAX;"));
     assert_true(sg_nvrtc_needs_prelude("__global__ void k(uint8_t* p) {}"));
     assert_true(sg_nvrtc_needs_prelude("__global__ void k(int64_t n) { assert(n > 0); }"));
-    assert_true(sg_nvrtc_needs_prelude("__device__ float f(float a, float b) { return std::max(a, b); }"));
+    assert_true(
+        sg_nvrtc_needs_prelude("__device__ float f(float a, float b) { return std::max(a, b); }"));
 }
 
 int main(void) {
