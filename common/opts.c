@@ -148,6 +148,11 @@ static const sg_opt table[SG_OD_COUNT_] = {
          .help = "specgen|sequential|parallel:N|probe:K|workers:N|probe-exit:K (docs/eval.md)",
          .def = "specgen"},
     [SG_OD_NO_FORK] = {.name = "no-fork", .kind = SG_OPT_FLAG, .help = "ablation: never fork"},
+    [SG_OD_NO_RACE] = {.name = "no-race",
+                       .kind = SG_OPT_FLAG,
+                       .help = "time every candidate until its median is stable (no racing: "
+                               "stopping once it is clearly slower than the best or clearly "
+                               "past the target, docs/profiler.md)"},
     [SG_OD_EARLY_STOP] = {.name = "early-stop",
                           .kind = SG_OPT_FLAG,
                           .help = "also end an iteration when a candidate beats its start by 5% "
@@ -213,6 +218,13 @@ static const sg_opt table[SG_OD_COUNT_] = {
                            .deprecated = "timeout",
                            .min = 1e6,
                            .max = 3600 * SEC},
+    [SG_OD_NVRTC_PCH] = {.name = "nvrtc-pch",
+                         .kind = SG_OPT_STR,
+                         .metavar = "DIR|off",
+                         .help = "CUDA: the folder of NVRTC's precompiled headers, shared by "
+                                 "every worker and task (the workers may write it); off: none",
+                         .def = "specgen-nvrtc-pch in CUDA's cache folder ($CUDA_CACHE_PATH, "
+                                "else ~/.nv)"},
     [SG_OD_COMPILE_TIMEOUT] = {.name = "compile-timeout",
                                .kind = SG_OPT_DURATION,
                                .metavar = "T",

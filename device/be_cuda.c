@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct sg_be {
     const sg_cuda_nvrtc *rt;
@@ -21,7 +22,8 @@ struct sg_be {
     int compile_only;
     sg_be_limits lim;
     char cuda_inc[512];
-    sg_cupti *cupti; /* the profiler's: opened by the first timed region */
+    char pch_dir[1024]; /* NVRTC's automatic PCH folder; "": no PCH */
+    sg_cupti *cupti;    /* the profiler's: opened by the first timed region */
     sg_cupti_metrics *metrics;
 };
 struct sg_be_prog {
@@ -111,6 +113,16 @@ static int cu_open(sg_be **out, const sg_dev_opts *o, sg_err *err) {
     if (o->arch && (o->compile_only || !be->arch[0]))
         snprintf(be->arch, sizeof be->arch, "%s", o->arch);
     if (!be->arch[0]) snprintf(be->arch, sizeof be->arch, "sm_90");
+    sg_dev_pch_dir(o, be->pch_dir, sizeof be->pch_dir);
+    if (be->pch_dir[0]) {
+        /* NVRTC writes a PCH through a temporary file in $TMPDIR (else /tmp), which the
+         * worker's sandbox does not let it write: this process's temporary files go to a
+         * folder inside the PCH folder, which it may. */
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%s/tmp", be->pch_dir);
+        mkdir(tmp, 0700);
+        setenv("TMPDIR", tmp, 1);
+    }
     *out = be;
     return 0;
 }
@@ -143,7 +155,7 @@ static int nvrtc_compile(sg_be *be, const char *src, const char *dir, const char
     sg_nvrtc_result r = be->rt->create(&prog, src, "candidate.cu", nh, htexts, hnames);
     if (r != 0) return sg_errf(err, "nvrtcCreateProgram failed: %s", be->rt->errstr(r));
     for (int i = 0; i < nk; i++) be->rt->add_name(prog, kernels[i]);
-    char arch[48], inc1[600], inc2[600], inc3[620], pre[96];
+    char arch[48], inc1[600], inc2[600], inc3[620], pre[96], pch[1100];
     snprintf(arch, sizeof arch, "--gpu-architecture=%s", be->arch);
     snprintf(inc1, sizeof inc1, "-I%s", dir);
     snprintf(inc2, sizeof inc2, "-I%s", be->cuda_inc);
@@ -152,8 +164,15 @@ static int nvrtc_compile(sg_be *be, const char *src, const char *dir, const char
      * absent, which NVRTC ignores). */
     snprintf(inc3, sizeof inc3, "-I%s/cccl", be->cuda_inc);
     snprintf(pre, sizeof pre, "--pre-include=%s", sg_nvrtc_prelude_name);
-    const char *opts[] = {arch, inc1, inc2, inc3, pre, "--std=c++17", "-lineinfo"};
-    r = be->rt->compile(prog, 7, opts);
+    snprintf(pch, sizeof pch, "--pch-dir=%s", be->pch_dir);
+    /* The task folder only for a source that includes a file by "name": -I is part of a
+     * PCH's key, so without it every task's candidates share the same PCHs. */
+    const char *opts[10] = {arch, inc2, inc3, "--std=c++17", "-lineinfo"};
+    int no = 5;
+    if (strstr(src, "#include \"") || strstr(src, "# include \"")) opts[no++] = inc1;
+    if (sg_nvrtc_needs_prelude(src)) opts[no++] = pre;
+    if (be->pch_dir[0]) opts[no++] = "--pch", opts[no++] = pch;
+    r = be->rt->compile(prog, no, opts);
     size_t n = 0;
     be->rt->log_size(prog, &n);
     if (n > 1) {
@@ -439,7 +458,7 @@ const sg_be_ops sg_be_cuda_ops = {
     "cuda",         cu_open,     cu_close, cu_limits,    cu_compile, cu_free_prog,
     cu_alloc,       cu_free_mem, cu_write, cu_read,      cu_launch,  cu_finish,
     cu_time_begin,  cu_time_end, cu_fill,  cu_llc_bytes, cu_facts,   cu_metrics_begin,
-    cu_metrics_end, cu_peaks,    cu_count};
+    cu_metrics_end, cu_peaks,    cu_count, NULL,         NULL};
 
 const sg_be_ops *sg_be_ops_for(sg_dev_lang lang) {
     return lang == SG_DEV_CUDA ? &sg_be_cuda_ops : &sg_be_opencl_ops;

@@ -7,8 +7,11 @@
 #include "common/buf.h"
 
 #include <CL/cl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MAX_CUTS 16
 
 struct sg_be {
     cl_platform_id platform;
@@ -19,6 +22,9 @@ struct sg_be {
     /* profiler: events of the launches in a timed region */
     int timing, nev, cap;
     cl_event *ev;
+    int ncut, cut[MAX_CUTS]; /* several runs in one region: where each ends in ev */
+    int peaks_rc;            /* 1: peaks measured (they do not change while the worker lives) */
+    sg_be_peaks peaks;
 };
 struct sg_be_prog {
     cl_program prog;
@@ -255,7 +261,26 @@ static void drop_events(sg_be *be) {
 
 static int cl_time_begin(sg_be *be, sg_err *err) {
     drop_events(be);
+    be->ncut = 0;
     be->timing = 1;
+    return 0;
+}
+
+/* The span of events [from, to): first kernel's start to last kernel's end. */
+static int span(sg_be *be, int from, int to, double *ns, sg_err *err) {
+    cl_ulong first = ~0ULL, last = 0;
+    for (int i = from; i < to; i++) {
+        cl_ulong a = 0, b = 0;
+        cl_int e =
+            clGetEventProfilingInfo(be->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        if (e == CL_SUCCESS)
+            e = clGetEventProfilingInfo(be->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (e != CL_SUCCESS) return clfail(err, "clGetEventProfilingInfo", e);
+        if (a < first) first = a;
+        if (b > last) last = b;
+    }
+    if (to <= from) return sg_errf(err, "no kernel was launched in the timed region");
+    *ns = last > first ? (double)(last - first) : 0;
     return 0;
 }
 
@@ -263,20 +288,29 @@ static int cl_time_begin(sg_be *be, sg_err *err) {
 static int cl_time_end(sg_be *be, double *ns, sg_err *err) {
     be->timing = 0;
     int rc = cl_finish(be, err);
-    cl_ulong first = ~0ULL, last = 0;
-    for (int i = 0; rc == 0 && i < be->nev; i++) {
-        cl_ulong a = 0, b = 0;
-        cl_int e =
-            clGetEventProfilingInfo(be->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
-        if (e == CL_SUCCESS)
-            e = clGetEventProfilingInfo(be->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-        if (e != CL_SUCCESS) rc = clfail(err, "clGetEventProfilingInfo", e);
-        if (a < first) first = a;
-        if (b > last) last = b;
-    }
-    if (rc == 0 && be->nev == 0) rc = sg_errf(err, "no kernel was launched in the timed region");
-    *ns = rc == 0 && last > first ? (double)(last - first) : 0;
+    *ns = 0;
+    if (rc == 0) rc = span(be, 0, be->nev, ns, err);
     drop_events(be);
+    return rc;
+}
+
+/* Several runs in one region, one wait for all of them: cut closes the current run. */
+static int cl_time_cut(sg_be *be, sg_err *err) {
+    if (be->ncut >= MAX_CUTS)
+        return sg_errf(err, "more than %d runs in one timed region", MAX_CUTS);
+    be->cut[be->ncut++] = be->nev;
+    return 0;
+}
+
+static int cl_time_end_runs(sg_be *be, double *ns, int n, sg_err *err) {
+    be->timing = 0;
+    int rc = cl_finish(be, err);
+    if (rc == 0 && n != be->ncut)
+        rc = sg_errf(err, "%d runs asked for, %d cut in the timed region", n, be->ncut);
+    for (int r = 0; rc == 0 && r < n; r++)
+        rc = span(be, r ? be->cut[r - 1] : 0, be->cut[r], &ns[r], err);
+    drop_events(be);
+    be->ncut = 0;
     return rc;
 }
 
@@ -284,14 +318,37 @@ static int cl_fill(sg_be *be, sg_be_mem *m, size_t n, sg_err *err) {
     static const cl_uint pattern = 0x5a5a5a5a;
     n &= ~(size_t)3;
     cl_int rc = clEnqueueFillBuffer(be->q, m->m, &pattern, sizeof pattern, 0, n, 0, NULL, NULL);
-    if (rc == CL_SUCCESS) rc = clFinish(be->q);
+    /* No clFinish: the queue is in order, so the fill ends before the next launch starts
+     * and outside its event's timestamps; a wait here would cost one more hand-over to the
+     * device's threads per timed run (on PoCL under load, milliseconds). */
     return rc == CL_SUCCESS ? 0 : clfail(err, "clEnqueueFillBuffer", rc);
 }
 
+/* The largest cache of CPU 0 in sysfs (its last level: L3, or L2 where there is none). */
+static uint64_t sysfs_llc(void) {
+    uint64_t best = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96], line[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        char *got = fgets(line, sizeof line, f);
+        fclose(f);
+        char *end = NULL;
+        unsigned long long v = got ? strtoull(line, &end, 10) : 0;
+        if (end && (*end == 'K' || *end == 'k')) v <<= 10;
+        if (end && *end == 'M') v <<= 20;
+        if (v > best) best = v;
+    }
+    return best;
+}
+
+/* The device's word (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: PoCL gives the CPU's L3); a CPU
+ * device that does not say is asked through sysfs. */
 static uint64_t cl_llc_bytes(sg_be *be) {
     cl_ulong n = 0;
     clGetDeviceInfo(be->dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof n, &n, NULL);
-    return n;
+    return n ? n : be->lim.cpu ? sysfs_llc() : 0;
 }
 
 static int cl_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], uint64_t smem,
@@ -317,7 +374,7 @@ static int cl_facts(sg_be *be, sg_be_prog *p, int ki, const uint64_t block[3], u
 /* No OpenCL query gives peaks: bandwidth is measured (the best of three device fills of
  * 64 MiB, timed by events), arithmetic is compute units x clock x float vector width x 2
  * (FMA). Estimates, good enough to tell memory-bound from compute-bound. */
-static int cl_peaks(sg_be *be, sg_be_peaks *p, sg_err *err) {
+static int cl_peaks_measure(sg_be *be, sg_be_peaks *p, sg_err *err) {
     const size_t n = 64u << 20;
     static const cl_uint pattern = 0;
     sg_be_mem *m;
@@ -350,6 +407,17 @@ static int cl_peaks(sg_be *be, sg_be_peaks *p, sg_err *err) {
     return p->gbs > 0 && p->fp32_gflops > 0 ? 0 : sg_errf(err, "the device's peaks are unknown");
 }
 
+/* Measured once per worker: three 64 MiB fills cost tens of ms on a CPU device, which
+ * every profile job paid before. */
+static int cl_peaks(sg_be *be, sg_be_peaks *p, sg_err *err) {
+    if (be->peaks_rc != 1) {
+        if (cl_peaks_measure(be, &be->peaks, err) < 0) return -1;
+        be->peaks_rc = 1;
+    }
+    *p = be->peaks;
+    return 0;
+}
+
 static int cl_count(const sg_dev_opts *o, int *n, sg_err *err) {
     cl_platform_id plats[16];
     cl_uint np = 0, nd = 0;
@@ -365,6 +433,7 @@ static int cl_count(const sg_dev_opts *o, int *n, sg_err *err) {
 }
 
 const sg_be_ops sg_be_opencl_ops = {
-    "opencl",    cl_open,      cl_close, cl_limits, cl_compile, cl_free_prog,  cl_alloc,
-    cl_free_mem, cl_write,     cl_read,  cl_launch, cl_finish,  cl_time_begin, cl_time_end,
-    cl_fill,     cl_llc_bytes, cl_facts, NULL,      NULL,       cl_peaks,      cl_count};
+    "opencl",      cl_open,     cl_close, cl_limits,    cl_compile,      cl_free_prog,
+    cl_alloc,      cl_free_mem, cl_write, cl_read,      cl_launch,       cl_finish,
+    cl_time_begin, cl_time_end, cl_fill,  cl_llc_bytes, cl_facts,        NULL,
+    NULL,          cl_peaks,    cl_count, cl_time_cut,  cl_time_end_runs};

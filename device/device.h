@@ -64,8 +64,14 @@ typedef struct sg_dev_opts {
      * NULL: none). Workers are sandboxed (device/sandbox.h): a job naming any other task
      * folder is refused. */
     const char *const *read_dirs;
+    /* CUDA: the folder of NVRTC's automatic precompiled headers (--pch --pch-dir), shared
+     * by every worker and task; NULL: specgen-nvrtc-pch in CUDA's cache folder
+     * ($CUDA_CACHE_PATH, else ~/.nv), which the sandbox lets workers write; "off": none. */
+    const char *nvrtc_pch;
 } sg_dev_opts;
 void sg_dev_opts_default(sg_dev_opts *o);
+/* The PCH folder o names (see nvrtc_pch), made if missing; "" when off. */
+void sg_dev_pch_dir(const sg_dev_opts *o, char *out, size_t n);
 
 /* ---- the backend interface ---- */
 enum { SG_BE_STICKY = -2, SG_BE_NODEV = -3 };
@@ -145,6 +151,12 @@ typedef struct sg_be_ops {
     /* How many devices there are (this initialises the runtime in the calling process:
      * use sg_dev_count, which asks in a child, from a process that forks workers). */
     int (*count)(const sg_dev_opts *o, int *n, sg_err *err);
+    /* Optional: several runs in one timed region with one wait at the end (on PoCL each
+     * wait is a hand-over to the device's threads, milliseconds on a loaded machine).
+     * time_cut closes the current run (at most 16 per region); time_end_runs waits once
+     * and gives each run's span (n must equal the cuts made). */
+    int (*time_cut)(sg_be *be, sg_err *err);
+    int (*time_end_runs)(sg_be *be, double *ns, int n, sg_err *err);
 } sg_be_ops;
 
 extern const sg_be_ops sg_be_opencl_ops;
@@ -158,6 +170,9 @@ const sg_be_ops *sg_be_ops_for(sg_dev_lang lang);
 extern const char sg_nvrtc_prelude_name[];
 int sg_nvrtc_headers(const char ***names, const char ***texts); /* returns how many */
 int sg_nvrtc_serves(const char *name); /* 1: an #include <name> specgen serves itself */
+/* 1: src needs the prelude pre-included (it includes a header served above, names std::,
+ * or uses a name the prelude defines: INFINITY, FLT_MAX, M_PI, INT_MAX, uint8_t, ...). */
+int sg_nvrtc_needs_prelude(const char *src);
 
 /* ---- compile cache: normalized-source hash -> compiled program (LRU) ---- */
 typedef struct sg_dev_cache sg_dev_cache;

@@ -4,7 +4,10 @@
  * headers when they do). Under NVRTC the host headers do not exist. Every CUDA compile
  * pre-includes the prelude below (built on libcu++, which NVRTC can compile), and the
  * C / C++ standard headers that kernels name are served as headers that add nothing
- * beyond it: their device-side content is the prelude. <cub/cub.cuh> is served as the
+ * beyond it: their device-side content is the prelude. The prelude costs about as much
+ * as the rest of a small kernel's compile, so it is pre-included only into a source that
+ * needs it (sg_nvrtc_needs_prelude: it includes a header served here, names std::, or
+ * uses a name the prelude defines). <cub/cub.cuh> is served as the
  * device-side parts of CUB (block, warp, thread); its device-wide algorithms are host
  * code, which NVRTC refuses. */
 #include "device/device.h"
@@ -110,6 +113,67 @@ int sg_nvrtc_headers(const char ***names, const char ***texts) {
     *names = n;
     *texts = t;
     return k;
+}
+
+/* An identifier the prelude defines (its macros, <stdint.h>'s types, <limits.h>'s and
+ * <float.h>'s constants, <math.h>'s M_ constants, assert). */
+static int prelude_ident(const char *id, size_t n) {
+    static const char *const exact[] = {"INFINITY", "NAN",       "HUGE_VAL",  "HUGE_VALF",
+                                        "assert",   "CHAR_BIT",  "intptr_t",  "uintptr_t",
+                                        "intmax_t", "uintmax_t", "ptrdiff_t", NULL};
+    for (int i = 0; exact[i]; i++)
+        if (strlen(exact[i]) == n && !memcmp(id, exact[i], n)) return 1;
+    if (n > 4 && (!memcmp(id, "FLT_", 4) || !memcmp(id, "DBL_", 4))) return 1;
+    if (n > 2 && !memcmp(id, "M_", 2) && id[2] >= 'A' && id[2] <= 'Z') return 1;
+    if (n > 4 && (!memcmp(id + n - 4, "_MAX", 4) || !memcmp(id + n - 4, "_MIN", 4)))
+        return 1;                        /* INT_MAX, UINT_MAX, LLONG_MIN, INT32_MAX, ... */
+    const char *t = id + (id[0] == 'u'); /* (u)int8_t .. (u)int64_t, least/fast variants */
+    return !strncmp(t, "int", 3) && n > 4 && !memcmp(id + n - 2, "_t", 2) && t[3] >= '0' &&
+           t[3] <= '9';
+}
+
+/* The header name of an #include line starting at p (after '#'), or NULL. */
+static const char *include_name(const char *p, char *name, size_t cap) {
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "include", 7)) return NULL;
+    p += 7;
+    while (*p == ' ' || *p == '\t') p++;
+    char close = *p == '<' ? '>' : *p == '"' ? '"' : 0;
+    if (!close) return NULL;
+    size_t k = 0;
+    for (p++; *p && *p != close && *p != '\n' && k + 1 < cap; p++) name[k++] = *p;
+    name[k] = 0;
+    return name;
+}
+
+int sg_nvrtc_needs_prelude(const char *src) {
+    int line_start = 1;
+    for (const char *p = src; *p; p++) {
+        if (*p == '\n') {
+            line_start = 1;
+            continue;
+        }
+        char name[128];
+        if (line_start && *p == '#' && include_name(p + 1, name, sizeof name) &&
+            sg_nvrtc_serves(name) && strcmp(name, "cub/cub.cuh"))
+            return 1;
+        if (*p != ' ' && *p != '\t') line_start = 0;
+        int ident_start =
+            (*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')) &&
+            (p == src || !(p[-1] == '_' || (p[-1] >= '0' && p[-1] <= '9') ||
+                           (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= 'a' && p[-1] <= 'z')));
+        if (!ident_start) continue;
+        size_t n = 0;
+        while (p[n] == '_' || (p[n] >= '0' && p[n] <= '9') || (p[n] >= 'A' && p[n] <= 'Z') ||
+               (p[n] >= 'a' && p[n] <= 'z'))
+            n++;
+        if (prelude_ident(p, n)) return 1;
+        if (n == 3 && !memcmp(p, "std", 3) && p[3] == ':' && p[4] == ':' &&
+            !(p - src >= 2 && p[-1] == ':')) /* cuda::std:: is libcu++'s own */
+            return 1;
+        p += n - 1;
+    }
+    return 0;
 }
 
 int sg_nvrtc_serves(const char *name) {

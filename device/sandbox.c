@@ -9,6 +9,8 @@
  * Without Landlock the worker refuses jobs (fail closed) unless SPECGEN_UNSANDBOXED=1. */
 #include "device/sandbox.h"
 
+#include "device/device.h"
+
 #include "common/buf.h"
 #include "common/proc.h"
 
@@ -76,18 +78,46 @@ static void allow_list(ruleset *r, const char *colon_list, uint64_t access) {
     free(copy);
 }
 
+/* A cache folder: $env, else $XDG_CACHE_HOME/xdg_sub, else $HOME/home_sub; 0 if none. */
+static int cache_path(const char *env, const char *xdg_sub, const char *home_sub, char *path,
+                      size_t n) {
+    const char *set = getenv(env), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (set && *set)
+        snprintf(path, n, "%s", set);
+    else if (xdg_sub && xdg && *xdg)
+        snprintf(path, n, "%s/%s", xdg, xdg_sub);
+    else if (home && *home)
+        snprintf(path, n, "%s/%s", home, home_sub);
+    else
+        return 0;
+    return 1;
+}
+
+void sg_dev_pch_dir(const sg_dev_opts *o, char *out, size_t n) {
+    out[0] = 0;
+    if (o->nvrtc_pch && !strcmp(o->nvrtc_pch, "off")) return;
+    if (o->nvrtc_pch && *o->nvrtc_pch) {
+        snprintf(out, n, "%s", o->nvrtc_pch);
+    } else {
+        char nv[4000];
+        if (!cache_path("CUDA_CACHE_PATH", NULL, ".nv", nv, sizeof nv)) return;
+        snprintf(out, n, "%s/specgen-nvrtc-pch", nv);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s", out);
+    for (char *p = path + 1; *p; p++) /* mkdir -p */
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    mkdir(path, 0700);
+}
+
 /* A cache folder the worker may write: created first, so that the rule has a target. */
 static void allow_cache(ruleset *r, const char *env, const char *xdg_sub, const char *home_sub) {
     char path[4096];
-    const char *set = getenv(env), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (set && *set)
-        snprintf(path, sizeof path, "%s", set);
-    else if (xdg_sub && xdg && *xdg)
-        snprintf(path, sizeof path, "%s/%s", xdg, xdg_sub);
-    else if (home && *home)
-        snprintf(path, sizeof path, "%s/%s", home, home_sub);
-    else
-        return;
+    if (!cache_path(env, xdg_sub, home_sub, path, sizeof path)) return;
     for (char *p = path + 1; *p; p++) /* mkdir -p */
         if (*p == '/') {
             *p = 0;
@@ -159,7 +189,7 @@ void sg_dev_sandbox_env(void) { sg_proc_env_keep(env_keep); }
 
 char **sg_dev_sandbox_env_list(void) { return sg_proc_env_kept(env_keep); }
 
-int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err) {
+int sg_dev_sandbox_apply(const char *const *read_dirs, const char *write_dir, sg_err *err) {
     const char *off = getenv("SPECGEN_UNSANDBOXED");
     if (off && !strcmp(off, "1")) return 0;
     int abi = landlock_abi();
@@ -194,6 +224,7 @@ int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err) {
     allow_cache(&r, "POCL_CACHE_DIR", "pocl", ".cache/pocl");
     allow_cache(&r, "CUDA_CACHE_PATH", NULL, ".nv");
     for (int i = 0; read_dirs && read_dirs[i]; i++) allow(&r, read_dirs[i], R_READ);
+    if (write_dir && *write_dir) allow(&r, write_dir, R_READ | R_WRITE);
     int rc = 0;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
         syscall(SYS_landlock_restrict_self, r.fd, 0) != 0)

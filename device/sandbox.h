@@ -2,14 +2,15 @@
  * Contract: sg_dev_sandbox_apply confines the calling process for good (Landlock): it may
  * then read only the system's libraries and toolkits, the OpenCL vendor files, /proc/self,
  * /sys, a few device nodes and the given folders (read_dirs, NULL-terminated: the task
- * folders), and write only PoCL's and CUDA's cache folders; no TCP. 0, or -1 with err
+ * folders), and write only PoCL's and CUDA's cache folders and write_dir (NVRTC's PCH
+ * folder, sg_dev_pch_dir; NULL or "": none); no TCP. 0, or -1 with err
  * saying why (no Landlock on this kernel: fail closed). SPECGEN_UNSANDBOXED=1 skips it. */
 #ifndef SG_DEV_SANDBOX_H
 #define SG_DEV_SANDBOX_H
 
 #include "common/err.h"
 
-int sg_dev_sandbox_apply(const char *const *read_dirs, sg_err *err);
+int sg_dev_sandbox_apply(const char *const *read_dirs, const char *write_dir, sg_err *err);
 
 /* Drop every environment variable the compilers and runtimes do not need (API keys and
  * tokens above all: a candidate runs as native code in the worker on PoCL), zeroing their

@@ -88,7 +88,9 @@ static json_t *sandbox(worker *w, const sg_dev_opts *o, const json_t *req) {
         dirs[n] = NULL;
         w->boxed = 1;
         snprintf(w->box_dir, sizeof w->box_dir, "%s", real);
-        if (sg_dev_sandbox_apply(dirs, &w->box_err) < 0) w->boxed = -1;
+        char pch[1024];
+        sg_dev_pch_dir(o, pch, sizeof pch); /* made here, before the sandbox closes */
+        if (sg_dev_sandbox_apply(dirs, pch, &w->box_err) < 0) w->boxed = -1;
     } else if (w->boxed == 1 && exists && strcmp(real, w->box_dir) && !listed(o, real)) {
         /* A missing folder runs on and fails to load, with the usual message. */
         char msg[8192 + 200];

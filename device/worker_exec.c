@@ -32,6 +32,7 @@ char *sg_dev_opts_to_json(const sg_dev_opts *o) {
                   (json_int_t)o->run_timeout_ms, "mem_limit", (json_int_t)o->mem_limit,
                   "opencl_platform", o->opencl_platform, "opencl_device", o->opencl_device,
                   "cuda_device", o->cuda_device, "kinds", kinds, "read_dirs", dirs);
+    if (j && o->nvrtc_pch) json_object_set_new(j, "nvrtc_pch", json_string(o->nvrtc_pch));
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL; /* NULL: a folder name not UTF-8 */
     json_decref(j);
     return s;
@@ -62,6 +63,8 @@ int sg_dev_opts_from_json(const char *text, const sg_dev_kind *const *all, int n
     o->run_timeout_ms = rt;
     o->mem_limit = (uint64_t)mem;
     o->arch = arch ? sg_xstrdup(arch) : NULL;
+    const char *pch = json_string_value(json_object_get(j, "nvrtc_pch"));
+    o->nvrtc_pch = pch ? sg_xstrdup(pch) : NULL;
     const sg_dev_kind **k = sg_xcalloc(json_array_size(kinds) + 1, sizeof *k);
     const char **d = sg_xcalloc(json_array_size(dirs) + 1, sizeof *d);
     size_t i;
@@ -82,6 +85,7 @@ int sg_dev_opts_from_json(const char *text, const sg_dev_kind *const *all, int n
 
 void sg_dev_opts_from_json_free(sg_dev_opts *o) {
     free((char *)o->arch);
+    free((char *)o->nvrtc_pch);
     for (int i = 0; o->read_dirs && o->read_dirs[i]; i++) free((char *)o->read_dirs[i]);
     free((void *)o->read_dirs);
     free((void *)o->kinds);

@@ -325,7 +325,8 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     sg_err e;
     if (sg_run_task_load(&t->cfg, &t->t, &e) < 0) return cannot_run(c, t, e.msg, err);
     if (task_row(c, t, err) < 0) return -1;
-    t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, &t->port, err);
+    t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, !t->cfg.no_race,
+                                t->cfg.target, &t->port, err);
     if (!t->pd) return -1;
     t->exec = sg_run_exec_start(
         c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,

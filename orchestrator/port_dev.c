@@ -21,7 +21,8 @@ typedef struct job {
     uint64_t pool_job;         /* the running or queued pool job */
     uint64_t deliver_timer;    /* a cancelled job's outcome, due on the loop */
     int64_t submitted_ns;
-    sg_val_result vr; /* the validation, kept for the profile job's outcome */
+    sg_val_result vr;  /* the validation, kept for the profile job's outcome */
+    sg_prof_opts prof; /* its profile job's options: racing against the best so far */
     sg_job_done_fn done;
     void *arg;
     sg_job_outcome out;
@@ -32,6 +33,7 @@ struct sg_port_dev {
     sg_port_dev_config cfg;
     int closing; /* sg_port_dev_free is cancelling: nothing is delivered */
     job *jobs;
+    double best; /* the best speedup timed so far (the baseline: 1), racing's bar */
     double *latency;
     size_t nlat, caplat;
 };
@@ -103,6 +105,9 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
             o->speedup = pr->speedup.speedup;
             o->noise = pr->speedup.band;
             o->runs = pr->candidate.runs;
+            snprintf(o->race_stop, sizeof o->race_stop, "%s", pr->race_stop);
+            o->race_saved_runs = pr->race_saved_runs;
+            o->race_saved_ms = pr->race_saved_ms;
         }
     }
     sg_buf text = {0};
@@ -114,12 +119,15 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
 /* The candidate's validate or profile job, in its iteration's priority class. */
 static void submit_kind(job *j, sg_pool_role kind, sg_pool_done_fn done) {
     sg_port_dev *pd = j->pd;
+    j->prof = pd->cfg.prof;
+    j->prof.race.best = pd->best;
+    j->prof.race.target = pd->cfg.target_speedup;
     sg_pool_work w = {.kind = kind,
                       .task_dir = pd->cfg.task_dir,
                       .candidate = j->source,
                       .candidate_len = j->len,
                       .name = j->name,
-                      .prof = kind == SG_POOL_PROFILE ? &pd->cfg.prof : NULL,
+                      .prof = kind == SG_POOL_PROFILE ? &j->prof : NULL,
                       .value = (double)j->reasoning_tokens};
     j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
                                  j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, done, j);
@@ -158,6 +166,7 @@ static void on_profiled(void *arg, const sg_pool_job *pj, const sg_pool_result *
         snprintf(vr.message, sizeof vr.message, "%s", r->prof->message);
     }
     fill_outcome(pd->cfg.fb, j->name, &vr, vr.verdict == SG_VAL_PASS ? r->prof : NULL, &j->out);
+    if (vr.verdict == SG_VAL_PASS && j->out.speedup > pd->best) pd->best = j->out.speedup;
     if (vr.verdict == SG_VAL_PASS) {
         if (pd->nlat == pd->caplat) {
             pd->caplat = pd->caplat ? 2 * pd->caplat : 32;
@@ -245,6 +254,7 @@ sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, s
     (void)err;
     sg_port_dev *pd = sg_xcalloc(1, sizeof *pd);
     pd->cfg = *cfg;
+    pd->best = 1; /* the baseline */
     port->impl = pd;
     port->submit = submit;
     port->end_iteration = end_iteration;

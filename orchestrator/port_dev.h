@@ -10,7 +10,9 @@
  * port measures its feedback: how many candidates got a timing, and the latency from
  * submission (the candidate extracted) to its profile result. sg_port_dev_free cancels
  * what is still queued or running without calling back. The pool, templates and strings
- * are borrowed. */
+ * are borrowed. Racing (prof.race.on): each profile job races against the best speedup the
+ * port has timed so far (the baseline's 1 at first) and the task's target_speedup, so a
+ * candidate clearly slower than the best, or clearly past the target, stops early. */
 #ifndef SG_PORT_DEV_H
 #define SG_PORT_DEV_H
 
@@ -26,6 +28,7 @@ typedef struct sg_port_dev_config {
     int task; /* the task's index in the pool (tasks take turns) */
     const char *task_dir;
     sg_prof_opts prof;
+    double target_speedup; /* racing's "clearly past the target" bar; 0: none */
     const sg_feedback_templates *fb;
 } sg_port_dev_config;
 

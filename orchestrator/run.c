@@ -367,7 +367,7 @@ int sg_run_one(const sg_run_config *c, sg_task_stats *final, sg_err *err) {
     uint64_t full_tokens;
     if (sg_run_llm_announce(llm, c, &t, &full_tokens, err) < 0) goto done;
     sg_dev_port dport;
-    if (!(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, &dport, err)) ||
+    if (!(pd = sg_run_dev_port_new(loop, &pool, 0, &p, &t, !c->no_race, c->target, &dport, err)) ||
         !(e = sg_run_exec_start(loop, c, &p, &t, sg_run_llm_port(llm), &dport,
                                 &(sg_run_links){db, campaign, db_task, pool.sched, pd, mx, 0, 0},
                                 err)))

@@ -90,6 +90,8 @@ typedef struct sg_run_config {
     int64_t progress_interval_ns;   /* off a terminal, a progress line this often; 0: none */
     int64_t wake_batch_ns;          /* the loop's wake batching (sg_loop_set_batch); 0: none */
     int json;                       /* the result on stdout as JSON, not a table */
+    int no_race;                    /* --no-race: time every candidate until its median is stable */
+    const char *nvrtc_pch;          /* --nvrtc-pch: NVRTC's PCH folder (device.h); NULL: default */
 } sg_run_config;
 
 void sg_run_config_default(sg_run_config *c);
@@ -185,9 +187,11 @@ int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_
 void sg_run_pool_free(sg_run_pool *p);
 /* The device port for one task (its index among the pool's tasks) on a shared pool; free
  * with sg_port_dev_free before the pool. */
+/* race: racing in the profiler (--no-race turns it off); target: c->target (0: the
+ * task's, else 2), racing's "clearly past the target" bar. */
 sg_port_dev *sg_run_dev_port_new(sg_loop *loop, sg_run_pool *pool, int task_index,
-                                 const sg_run_prompts *p, const sg_run_task *t, sg_dev_port *port,
-                                 sg_err *err);
+                                 const sg_run_prompts *p, const sg_run_task *t, int race,
+                                 double target, sg_dev_port *port, sg_err *err);
 
 /* ---- one task running ---- */
 typedef struct sg_run_exec sg_run_exec;

@@ -63,6 +63,8 @@ int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *ro
     rows[n++] = sg_opt_shared(SG_OD_POOLS, &o->pools);
     rows[n++] = sg_opt_shared(SG_OD_POLICY, &o->policy);
     rows[n++] = sg_opt_shared(SG_OD_NO_FORK, &o->no_fork);
+    rows[n++] = sg_opt_shared(SG_OD_NO_RACE, &c->no_race);
+    rows[n++] = sg_opt_shared(SG_OD_NVRTC_PCH, &c->nvrtc_pch);
     rows[n++] = sg_opt_shared(SG_OD_EARLY_STOP, &o->early_stop);
     rows[n++] = sg_opt_shared(SG_OD_NO_EARLY_STOP, &o->no_early_stop);
     rows[n++] = sg_opt_shared(SG_OD_FORK_MODE, &o->fork_mode);

@@ -223,6 +223,7 @@ int sg_run_pool_new(sg_loop *loop, const sg_run_config *c, sg_dev_lang lang, sg_
     sg_dev_opts po;
     sg_dev_opts_default(&po);
     po.device = lang;
+    po.nvrtc_pch = c->nvrtc_pch;
     int n = c->ndevice_ids ? c->ndevice_ids : c->devices, nlocal = 0, nremote = 0;
     if (n == 0 && !c->no_local) { /* all of them; one when the backend cannot count */
         sg_err e2;
@@ -270,10 +271,14 @@ void sg_run_pool_free(sg_run_pool *p) {
 }
 
 sg_port_dev *sg_run_dev_port_new(sg_loop *loop, sg_run_pool *pool, int task_index,
-                                 const sg_run_prompts *p, const sg_run_task *t, sg_dev_port *port,
-                                 sg_err *err) {
+                                 const sg_run_prompts *p, const sg_run_task *t, int race,
+                                 double target, sg_dev_port *port, sg_err *err) {
     sg_port_dev_config dc = {
         .loop = loop, .pool = pool->sched, .task = task_index, .task_dir = t->dir, .fb = &p->fb};
     sg_prof_opts_default(&dc.prof);
+    dc.prof.race.on = race;
+    dc.target_speedup = target > 0                   ? target
+                        : t->spec.target_speedup > 0 ? t->spec.target_speedup
+                                                     : 2;
     return sg_port_dev_new(&dc, port, err);
 }

@@ -418,6 +418,10 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
            o->kb_trials > 0 ? json_pack("{s:b,s:i,s:i}", "correct", o->kb_pass == o->kb_trials,
                                         "trials", o->kb_trials, "passed", o->kb_pass)
                             : NULL);
+    if (o->race_stop[0])
+        RECORD(t, "race_stop", "{s:i,s:s,s:i,s:i,s:f}", "candidate", j->candidate, "stop",
+               o->race_stop, "runs", o->runs, "saved_runs", o->race_saved_runs, "saved_ms",
+               o->race_saved_ms);
     add_feedback_of(t, j->worker, o->ok && o->feedback[0] ? o->feedback : o->message);
     if (t->workers && o->ok && o->correct && o->speedup > t->workers[j->worker].best_speedup) {
         worker *w = &t->workers[j->worker]; /* its own best: what its next round improves */

@@ -154,9 +154,35 @@ int sg_pool_result_from_json(const json_t *j, sg_pool_result *r, sg_val_result *
 }
 
 json_t *sg_pool_prof_opts_to_json(const sg_prof_opts *o) {
-    return json_pack("{s:i,s:i,s:b,s:i,s:i,s:i,s:f}", "warmup", o->warmup, "input_sets",
-                     o->input_sets, "flush_cache", o->flush_cache, "min_runs", o->stab.min_runs,
-                     "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
+    json_t *j =
+        json_pack("{s:i,s:i,s:b,s:i,s:i,s:i,s:f}", "warmup", o->warmup, "input_sets", o->input_sets,
+                  "flush_cache", o->flush_cache, "min_runs", o->stab.min_runs, "max_runs",
+                  o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
+    if (j && o->race.on)
+        json_object_set_new(j, "race",
+                            json_pack("{s:i,s:f,s:f}", "min_runs", o->race.min_runs, "best",
+                                      o->race.best, "target", o->race.target));
+    return j;
+}
+
+/* "race": absent (an older parent) or an object; racing is off unless given. */
+static int race_from_json(const json_t *j, sg_race *r, sg_err *err) {
+    const json_t *v = json_object_get(j, "race");
+    r->on = 0;
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_object(v)) return sg_errf(err, "\"prof.race\": expected an object");
+    r->on = 1;
+    const json_t *m = json_object_get(v, "min_runs"), *b = json_object_get(v, "best"),
+                 *t = json_object_get(v, "target");
+    if (m && (!json_is_integer(m) || json_integer_value(m) < 2 || json_integer_value(m) > 100000))
+        return sg_errf(err, "\"prof.race.min_runs\": expected an integer 2..100000");
+    if ((b && !(json_is_number(b) && json_number_value(b) >= 0)) ||
+        (t && !(json_is_number(t) && json_number_value(t) >= 0)))
+        return sg_errf(err, "\"prof.race\": best and target must be numbers >= 0");
+    if (m) r->min_runs = (int)json_integer_value(m);
+    if (b) r->best = json_number_value(b);
+    if (t) r->target = json_number_value(t);
+    return 0;
 }
 
 static int get_range(const json_t *j, const char *k, int lo, int hi, int *out, sg_err *err) {
@@ -188,5 +214,5 @@ int sg_pool_prof_opts_from_json(const json_t *j, sg_prof_opts *o, sg_err *err) {
     if (o->stab.min_runs > o->stab.max_runs)
         return sg_errf(err, "\"prof\": min_runs %d is above max_runs %d", o->stab.min_runs,
                        o->stab.max_runs);
-    return 0;
+    return race_from_json(j, &o->race, err);
 }

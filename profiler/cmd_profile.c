@@ -64,6 +64,12 @@ static void print_json(const char *cand, const sg_val_result *vr, const sg_prof_
         sg_buf_printf(&b, ",\"input_sets\":%d,\"flush_bytes\":%.0f", pr->input_sets,
                       pr->flush_bytes);
         sg_buf_printf(&b, ",\"wall_ms\":%.1f,\"device_ms\":%.3f", pr->wall_ms, pr->device_ms);
+        if (pr->race_stop[0])
+            sg_buf_printf(&b,
+                          ",\"race\":{\"stop\":\"%s\",\"lo\":%.4f,\"hi\":%.4f,\"bar\":%.4f,"
+                          "\"saved_runs\":%d,\"saved_ms\":%.3f}",
+                          pr->race_stop, pr->race_lo, pr->race_hi, pr->race_bar,
+                          pr->race_saved_runs, pr->race_saved_ms);
         sg_buf_append_str(&b, ",\"facts\":");
         sg_buf_append_json_string(&b, pr->facts_text);
         sg_buf_append_str(&b, ",\"metrics\":");
@@ -118,6 +124,12 @@ static void print_text(const sg_val_result *vr, const sg_prof_result *pr, const 
         }
         printf("%-10s %.0f ms wall, %.1f ms of it timed kernel runs\n", "profiler", pr->wall_ms,
                pr->device_ms);
+        if (pr->race_stop[0])
+            printf("%-10s stopped after %d runs: %.3fx .. %.3fx (99%%) is clearly %s %.2fx; saved "
+                   "at least %d runs per side, %.1f ms of device time\n",
+                   "racing", pr->candidate.runs, pr->race_lo, pr->race_hi,
+                   strcmp(pr->race_stop, "slower") ? "past the target" : "below the best",
+                   pr->race_bar, pr->race_saved_runs, pr->race_saved_ms);
         printf("\n");
     } else {
         printf("%s: %s\n\n", sg_val_verdict_name(vr->verdict), vr->message);
@@ -136,11 +148,12 @@ static int load_feedback(const char *dir, sg_feedback_templates *fb, sg_err *err
 }
 
 int sg_cmd_profile(int argc, char **argv) {
-    const char *device = NULL, *prompts_opt = NULL;
-    int json = 0, no_flush = 0;
+    const char *device = NULL, *prompts_opt = NULL, *pch = NULL;
+    int json = 0, no_flush = 0, no_race = 0;
+    sg_prof_opts o;
+    sg_prof_opts_default(&o);
     int64_t seed = 0, warmup = 2, sets = 3, min_runs = 10, max_runs = 200;
     int64_t timeout = 20000000000LL, ctimeout = 30000000000LL;
-    double tol = 0.01;
     const sg_opt opts[] = {
         {.name = "device",
          .kind = SG_OPT_STR,
@@ -183,7 +196,7 @@ int sg_cmd_profile(int argc, char **argv) {
          .max = 100000},
         {.name = "tol",
          .kind = SG_OPT_DOUBLE,
-         .out = &tol,
+         .out = &o.stab.tol,
          .metavar = "X",
          .help = "relative tolerance of a stable median",
          .def = "0.01",
@@ -193,9 +206,19 @@ int sg_cmd_profile(int argc, char **argv) {
          .kind = SG_OPT_FLAG,
          .out = &no_flush,
          .help = "do not flush the cache before each run"},
+        sg_opt_shared(SG_OD_NO_RACE, &no_race),
+        {.name = "race-best",
+         .kind = SG_OPT_DOUBLE,
+         .out = &o.race.best,
+         .metavar = "X",
+         .help = "the best speedup so far: racing stops once the candidate is clearly below it",
+         .def = "none (racing then stops only past the task's target)",
+         .min = 1e-6,
+         .max = 1e9},
         sg_opt_shared(SG_OD_SEED, &seed),
         sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
         sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
+        sg_opt_shared(SG_OD_NVRTC_PCH, &pch),
         {.name = "prompts",
          .kind = SG_OPT_STR,
          .out = &prompts_opt,
@@ -237,6 +260,7 @@ int sg_cmd_profile(int argc, char **argv) {
         sg_feedback_free(&fb);
         return sg_cli_fail(&spec, 2, "%s", err.msg);
     }
+    o.race.target = task.target_speedup;
     sg_val_task_free(&task);
     sg_buf cand = {0};
     if (sg_val_read_source(pos[1], &cand, &err) < 0) {
@@ -246,14 +270,13 @@ int sg_cmd_profile(int argc, char **argv) {
     }
     po.run_timeout_ms = timeout / 1000000;
     po.compile_timeout_ms = ctimeout / 1000000;
-    sg_prof_opts o;
-    sg_prof_opts_default(&o);
+    po.nvrtc_pch = pch;
     o.warmup = (int)warmup;
     o.input_sets = (int)sets;
     o.flush_cache = !no_flush;
     o.stab.min_runs = (int)min_runs;
     o.stab.max_runs = (int)max_runs;
-    o.stab.tol = tol;
+    o.race.on = !no_race;
     sg_val_pool *pool = NULL;
     int status = 1;
     if (sg_val_pool_new(&po, &pool, &err) < 0) {

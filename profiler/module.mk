@@ -6,6 +6,12 @@
 bench-profile: $(BUILD)/bench/bench_profile
 	$(BUILD)/bench/bench_profile suites/builtin
 
+## make bench-racing  racing against full timing per builtin OpenCL task: device time
+##                    saved, runs, and whether both pick the same best kernel (issue 27)
+.PHONY: bench-racing
+bench-racing: $(BUILD)/bench/bench_racing
+	$(BUILD)/bench/bench_racing suites/builtin
+
 ## make gpu-check-profiler  the profiler's GPU checks alone (profiler/gpu-check.sh)
 gpu-check-profiler: $(SPECGEN_BIN) $(BUILD)/gpu/prof_streams
 	SPECGEN=$(CURDIR)/$(SPECGEN_BIN) BUILD=$(CURDIR)/$(BUILD) profiler/gpu-check.sh

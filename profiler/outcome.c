@@ -2,6 +2,7 @@
 #include "profiler/profiler.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int sg_prof_check(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,
                   sg_val_result *vr, sg_prof_result *pr, int *timed, sg_err *err) {
@@ -48,5 +49,13 @@ void sg_prof_feedback(const sg_feedback_templates *fb, const char *name, const s
                            .facts = pr->facts,
                            .roof = pr->roof};
         sg_feedback_timing(fb, &tm, out);
+        if (pr->race_stop[0])
+            sg_buf_printf(out,
+                          "Timing stopped early after %d runs: its speedup lies between %.2fx "
+                          "and %.2fx (99%% interval), clearly %s %.2fx.\n",
+                          pr->candidate.runs, pr->race_lo, pr->race_hi,
+                          strcmp(pr->race_stop, "slower") ? "past the target of"
+                                                          : "below the best so far,",
+                          pr->race_bar);
     }
 }

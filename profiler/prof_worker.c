@@ -24,6 +24,7 @@
 typedef struct prof_opts {
     int warmup, input_sets, flush;
     sg_stability stab;
+    sg_race race;
     uint64_t seed;
 } prof_opts;
 
@@ -53,6 +54,8 @@ typedef struct prof {
     unsigned char guard[GUARD];
     sg_be_mem *flush;
     size_t flush_bytes;
+    sg_race_stop raced; /* why racing stopped the timing (SG_RACE_GO: it did not) */
+    double race_lo, race_hi;
 } prof;
 
 static int buf_size(const char *expr, const sg_val_sizes *s, sg_val_type ty, const char *name,
@@ -215,6 +218,35 @@ static int run_timed(prof *p, side *s, int set, sg_err *err) {
     return rc;
 }
 
+/* One step: each side once on input set `set`, in the given order; with the backend's
+ * batched regions, one wait for the whole step instead of one per run. */
+static int run_step(prof *p, side **sides, int nsides, int i, sg_err *err) {
+    const sg_be_ops *ops = p->d->ops;
+    int set = i % p->nsets;
+    if (!ops->time_cut || !ops->time_end_runs || nsides > 16) {
+        int rc = 0;
+        for (int j = 0; j < nsides && rc == 0; j++)
+            rc = run_timed(p, sides[(i + j) % nsides], set, err);
+        return rc;
+    }
+    int rc = ops->time_begin(p->d->be, err);
+    for (int j = 0; j < nsides && rc == 0; j++) {
+        side *s = sides[(i + j) % nsides];
+        rc = reset_inout(p, s, set, err);
+        if (rc == 0 && p->flush) rc = ops->fill(p->d->be, p->flush, p->flush_bytes, err);
+        if (rc == 0) rc = launch_all(p, s, set, err);
+        if (rc == 0) rc = ops->time_cut(p->d->be, err);
+    }
+    double ns[16];
+    int rc2 = ops->time_end_runs(p->d->be, ns, nsides, rc < 0 ? NULL : err);
+    if (rc == 0) rc = rc2;
+    for (int j = 0; j < nsides && rc == 0; j++) {
+        side *s = sides[(i + j) % nsides];
+        s->samples[s->nsamples++] = ns[j];
+    }
+    return rc;
+}
+
 /* Interleaved timing: each step times both sides on the same input set, the order of the
  * two alternating; the sets rotate. Stops when every side's median is stable. */
 static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
@@ -224,9 +256,11 @@ static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
             rc = run_untimed(p, sides[j], w % p->nsets, err);
     for (int i = 0; rc == 0; i++) {
         int set = i % p->nsets;
-        for (int j = 0; j < nsides && rc == 0; j++)
-            rc = run_timed(p, sides[(i + j) % nsides], set, err);
-        if (rc < 0) break;
+        if ((rc = run_step(p, sides, nsides, i, err)) < 0) break;
+        if (nsides == 2 &&
+            (p->raced = sg_race_check(sides[0]->samples, sides[1]->samples, sides[1]->nsamples,
+                                      &p->o.race, &p->race_lo, &p->race_hi)) != SG_RACE_GO)
+            break;
         int stable = 1;
         for (int j = 0; j < nsides; j++)
             stable &= sg_timing_stable(sides[j]->samples, sides[j]->nsamples, &p->o.stab);
@@ -417,6 +451,16 @@ static void opts_from(const json_t *req, prof_opts *o) {
     if ((v = json_object_get(req, "max_runs"))) o->stab.max_runs = (int)json_integer_value(v);
     if ((v = json_object_get(req, "window"))) o->stab.window = (int)json_integer_value(v);
     if ((v = json_object_get(req, "tol"))) o->stab.tol = json_number_value(v);
+    sg_race_default(&o->race);
+    o->race.on = 0; /* a request without "race" times until stable */
+    json_t *r = json_object_get(req, "race");
+    if (json_is_object(r)) {
+        o->race.on = 1;
+        if ((v = json_object_get(r, "min_runs"))) o->race.min_runs = (int)json_integer_value(v);
+        if ((v = json_object_get(r, "best"))) o->race.best = json_number_value(v);
+        if ((v = json_object_get(r, "target"))) o->race.target = json_number_value(v);
+    }
+    if (o->race.min_runs < 2) o->race.min_runs = 2;
     if (o->input_sets < 1) o->input_sets = 1;
     if (o->warmup < 0) o->warmup = 0;
     if (o->stab.max_runs < 1) o->stab.max_runs = 1;
@@ -425,6 +469,16 @@ static void opts_from(const json_t *req, prof_opts *o) {
 static json_t *fail_reply(const sg_val_result *r) {
     return json_pack("{s:s, s:s, s:s}", "error", r->message, "verdict",
                      sg_val_verdict_name(r->verdict), "detail", r->detail);
+}
+
+/* The flush writes the last-level cache's size on a CPU device (one pass over as many
+ * lines as the cache holds replaces them all under LRU; every byte more is paid per timed
+ * run as a memset, PoCL's fill being one thread's loop) and twice the L2 on a GPU (a device
+ * memset there is well under a millisecond either way, and twice is safe against a
+ * non-LRU policy). */
+static size_t flush_size(uint64_t llc, int cpu) {
+    uint64_t n = (cpu ? 1 : 2) * (llc ? llc : DEFAULT_LLC);
+    return (size_t)(n > MAX_FLUSH ? MAX_FLUSH : n);
 }
 
 /* Compile, time, verify. Returns 0 or SG_BE_STICKY; *reply always set. */
@@ -451,8 +505,7 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     p->s = sg_val_main_sizes(p->t, p->lim.cpu);
     if (p->o.flush && d->ops->fill) {
         uint64_t llc = d->ops->llc_bytes ? d->ops->llc_bytes(d->be) : 0;
-        p->flush_bytes = (size_t)(2 * (llc ? llc : DEFAULT_LLC));
-        if (p->flush_bytes > MAX_FLUSH) p->flush_bytes = MAX_FLUSH;
+        p->flush_bytes = flush_size(llc, p->lim.cpu);
         if ((rc = d->ops->alloc(d->be, p->flush_bytes, &p->flush, &e)) < 0) goto fail;
     }
     sg_val_rng grng = {p->o.seed ^ 0x6775617264ULL}; /* "guard" */
@@ -490,6 +543,13 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
                   "facts", facts_json(p, have_cand ? &cand : &base), "metrics", metrics,
                   "flush_bytes", (json_int_t)p->flush_bytes, "input_sets", p->nsets);
     if (roof) json_object_set_new(*reply, "roof", roof);
+    if (p->raced != SG_RACE_GO)
+        json_object_set_new(
+            *reply, "race",
+            json_pack("{s:s, s:f, s:f, s:f, s:i}", "stop", sg_race_stop_name(p->raced), "lo",
+                      p->race_lo, "hi", p->race_hi, "bar",
+                      p->raced == SG_RACE_SLOWER ? p->o.race.best : p->o.race.target, "saved_runs",
+                      p->o.stab.min_runs > base.nsamples ? p->o.stab.min_runs - base.nsamples : 0));
     goto out;
 fail:
     *reply = json_pack("{s:s, s:s}", "error", e.msg, "verdict",

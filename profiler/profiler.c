@@ -16,6 +16,7 @@ void sg_prof_opts_default(sg_prof_opts *o) {
     o->input_sets = 3;
     o->flush_cache = 1;
     sg_stability_default(&o->stab);
+    sg_race_default(&o->race);
 }
 
 static double mono_ms(void) {
@@ -93,12 +94,17 @@ json_t *sg_prof_request(const sg_val_job *job, const sg_prof_opts *o, sg_err *er
         sg_errf(err, "the candidate is not valid UTF-8 text (or holds a NUL byte)");
         return NULL;
     }
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:i, s:i, s:b, s:i, s:i, s:i, s:f}", "type",
-                     "profile", "task_dir", job->task_dir, "candidate", cand, "candidate_name",
-                     job->candidate_name ? job->candidate_name : "candidate", "seed", seeds,
-                     "warmup", o->warmup, "input_sets", o->input_sets, "flush", o->flush_cache,
-                     "min_runs", o->stab.min_runs, "max_runs", o->stab.max_runs, "window",
-                     o->stab.window, "tol", o->stab.tol);
+    json_t *req = json_pack(
+        "{s:s, s:s, s:o, s:s, s:s, s:i, s:i, s:b, s:i, s:i, s:i, s:f}", "type", "profile",
+        "task_dir", job->task_dir, "candidate", cand, "candidate_name",
+        job->candidate_name ? job->candidate_name : "candidate", "seed", seeds, "warmup", o->warmup,
+        "input_sets", o->input_sets, "flush", o->flush_cache, "min_runs", o->stab.min_runs,
+        "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
+    if (req && o->race.on)
+        json_object_set_new(req, "race",
+                            json_pack("{s:i, s:f, s:f}", "min_runs", o->race.min_runs, "best",
+                                      o->race.best, "target", o->race.target));
+    return req;
 }
 
 int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
@@ -134,6 +140,17 @@ int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
              json_string_value(json_object_get(reply, "message")) ?: "");
     r->input_sets = (int)json_integer_value(json_object_get(reply, "input_sets"));
     r->flush_bytes = (double)json_integer_value(json_object_get(reply, "flush_bytes"));
+    json_t *race = json_object_get(reply, "race");
+    if (json_is_object(race)) {
+        snprintf(r->race_stop, sizeof r->race_stop, "%s",
+                 json_string_value(json_object_get(race, "stop")) ?: "");
+        r->race_lo = json_number_value(json_object_get(race, "lo"));
+        r->race_hi = json_number_value(json_object_get(race, "hi"));
+        r->race_bar = json_number_value(json_object_get(race, "bar"));
+        r->race_saved_runs = (int)json_integer_value(json_object_get(race, "saved_runs"));
+        int n = r->candidate.runs;
+        if (n > 0) r->race_saved_ms = r->race_saved_runs * r->device_ms / n;
+    }
     return 0;
 }
 

@@ -37,6 +37,10 @@ typedef struct sg_prof_opts {
     int input_sets;    /* fresh input sets rotated over (default 3) */
     int flush_cache;   /* flush the last-level cache before each run (default 1) */
     sg_stability stab; /* min/max runs, window, tolerance (stats.h defaults) */
+    /* Racing (stats.h sg_race_check; default on, min_runs 3): the caller sets best (the
+     * best speedup so far) and target (the task's target speedup) for each candidate;
+     * with neither set, racing never stops a run. on = 0 turns it off. */
+    sg_race race;
 } sg_prof_opts;
 
 void sg_prof_opts_default(sg_prof_opts *o);
@@ -57,6 +61,16 @@ typedef struct sg_prof_result {
     char message[1024];
     int input_sets;
     double flush_bytes; /* the buffer written before each run; 0: no flush */
+    /* Racing: why it stopped the timing ("" when it did not: stable or max_runs), the
+     * speedup's 99% interval then, and what it saved at least: the runs per side that the
+     * stability rule's min_runs would still have asked for, and their device time (both
+     * sides, at the mean run time measured). The stability rule might have asked for more:
+     * these are lower bounds (make bench-racing measures the real saving). */
+    char race_stop[16];
+    double race_lo, race_hi;
+    double race_bar; /* the best so far ("slower") or the target ("past_target") */
+    int race_saved_runs;
+    double race_saved_ms;
 } sg_prof_result;
 
 int sg_prof_time(sg_val_pool *pool, int slot, const sg_val_job *job, const sg_prof_opts *o,

@@ -12,6 +12,48 @@ void sg_stability_default(sg_stability *s) {
     s->tol = 0.01;
 }
 
+void sg_race_default(sg_race *r) {
+    memset(r, 0, sizeof *r);
+    r->on = 1;
+    r->min_runs = 3;
+}
+
+/* Student's t, two-sided 99% (the 0.995 quantile), for df 1..30; 2.576 (normal) beyond. */
+static double t995(int df) {
+    static const double t[30] = {63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355,
+                                 3.250,  3.169, 3.106, 3.055, 3.012, 2.977, 2.947, 2.921,
+                                 2.898,  2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797,
+                                 2.787,  2.779, 2.771, 2.763, 2.756, 2.750};
+    if (df < 1) return INFINITY;
+    if (df <= 30) return t[df - 1];
+    return df <= 60 ? 2.660 : df <= 120 ? 2.617 : 2.576;
+}
+
+sg_race_stop sg_race_check(const double *base, const double *cand, int n, const sg_race *r,
+                           double *lo, double *hi) {
+    *lo = *hi = 0;
+    if (n < 2) return SG_RACE_GO;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(base[i] > 0) || !(cand[i] > 0)) return SG_RACE_GO; /* no time: no decision */
+        double d = log(base[i] / cand[i]);
+        sum += d;
+        sq += d * d;
+    }
+    double mean = sum / n, var = (sq - n * mean * mean) / (n - 1);
+    double half = t995(n - 1) * sqrt(var > 0 ? var : 0) / sqrt((double)n);
+    *lo = exp(mean - half);
+    *hi = exp(mean + half);
+    if (!r || !r->on || n < r->min_runs) return SG_RACE_GO;
+    if (r->best > 0 && *hi < r->best) return SG_RACE_SLOWER;
+    if (r->target > 0 && *lo > r->target) return SG_RACE_PAST_TARGET;
+    return SG_RACE_GO;
+}
+
+const char *sg_race_stop_name(sg_race_stop s) {
+    return s == SG_RACE_SLOWER ? "slower" : s == SG_RACE_PAST_TARGET ? "past_target" : "";
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

@@ -8,7 +8,14 @@
  *     there, or at max_runs.
  *   - sg_speedup_compare: speedup = baseline median / candidate median; its band is the
  *     sum of the two relative bands; a speedup within [1 / (1 + band), 1 + band] is "no
- *     change" (the same factor either way, so a 12x slowdown with a 150% band is slower). */
+ *     change" (the same factor either way, so a 12x slowdown with a 150% band is slower).
+ *   - sg_race_check: racing (as F-Race / irace race configurations): the paired speedups
+ *     base[i] / cand[i] of the runs so far (the two sides run back to back on the same input
+ *     set) give a 99% t-interval for the speedup (on their logarithms); from race.min_runs
+ *     pairs on, timing may stop once that interval lies wholly below the best speedup so
+ *     far (clearly slower: it cannot become the best) or wholly above the target (clearly
+ *     past it). Few pairs need a wide separation (t with 2 degrees of freedom is 9.9), so a
+ *     close candidate keeps running until the stability rule stops it. */
 #ifndef SG_STATS_H
 #define SG_STATS_H
 
@@ -33,7 +40,25 @@ typedef struct sg_speedup {
     sg_cmp verdict;
 } sg_speedup;
 
+/* Racing: stop a candidate early once its speedup is clearly below the best so far or
+ * clearly past the target (sg_race_check). */
+typedef struct sg_race {
+    int on;        /* 0: time until stable, as without racing */
+    int min_runs;  /* paired runs before racing may stop (default 3) */
+    double best;   /* speedup of the best kernel so far (0: none) */
+    double target; /* speedup that meets the task's target (0: none) */
+} sg_race;
+
+typedef enum { SG_RACE_GO = 0, SG_RACE_SLOWER, SG_RACE_PAST_TARGET } sg_race_stop;
+
 void sg_stability_default(sg_stability *s);
+void sg_race_default(sg_race *r); /* on, min_runs 3, no best, no target */
+/* The racing decision after n paired runs; *lo and *hi get the speedup's 99% interval
+ * (0 and 0 below 2 pairs). base and cand are not modified. */
+sg_race_stop sg_race_check(const double *base, const double *cand, int n, const sg_race *r,
+                           double *lo, double *hi);
+/* "", "slower", "past_target". */
+const char *sg_race_stop_name(sg_race_stop s);
 /* samples is not modified. n >= 1. */
 void sg_timing_summarize(const double *samples, int n, sg_timing *out);
 /* 1: stop measuring now (stable, or max_runs reached). */

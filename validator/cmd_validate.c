@@ -67,7 +67,7 @@ static void print_json_line(const char *path, const sg_val_result *r) {
 }
 
 int sg_cmd_validate(int argc, char **argv) {
-    const char *device = NULL, *arch = NULL;
+    const char *device = NULL, *arch = NULL, *pch = NULL;
     int compile_only = 0, json = 0;
     int64_t seed = 0, timeout = 20000000000LL, ctimeout = 30000000000LL;
     const sg_opt opts[] = {
@@ -91,6 +91,7 @@ int sg_cmd_validate(int argc, char **argv) {
         sg_opt_shared(SG_OD_SEED, &seed),
         sg_opt_shared(SG_OD_RUN_TIMEOUT, &timeout),
         sg_opt_shared(SG_OD_COMPILE_TIMEOUT, &ctimeout),
+        sg_opt_shared(SG_OD_NVRTC_PCH, &pch),
         {0},
     };
     const sg_cmd_spec spec = {"validate",
@@ -123,6 +124,7 @@ int sg_cmd_validate(int argc, char **argv) {
     o.compile_only = compile_only;
     o.run_timeout_ms = timeout / 1000000;
     o.compile_timeout_ms = ctimeout / 1000000;
+    o.nvrtc_pch = pch;
     sg_val_task task; /* a task's own fault is no candidate's verdict */
     if (sg_val_task_load_cli(pos[0], &task, &err) < 0) return sg_cli_fail(&spec, 2, "%s", err.msg);
     sg_val_pool *pool;

@@ -57,65 +57,147 @@ static int kernels(const char *src, char names[8][64]) {
     return n;
 }
 
-static void bench_nvrtc(char **tasks, int nt, const char *arch) {
+/* Kernel names of the __global__ functions (CCCL fixtures have no //@launch lines). */
+static int globals(const char *src, char names[8][64]) {
+    int n = 0;
+    for (const char *p = strstr(src, "__global__"); p && n < 8; p = strstr(p + 1, "__global__")) {
+        const char *q = p + 10, *paren;
+        while ((paren = strchr(q, '(')) && paren - q >= 17 && strstr(q, "__launch_bounds__") &&
+               strstr(q, "__launch_bounds__") < paren)
+            q = strchr(paren, ')') + 1; /* past __launch_bounds__(...) */
+        if (!paren) break;
+        const char *e = paren;
+        while (e > q && e[-1] == ' ') e--;
+        const char *b = e;
+        while (b > q && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z') ||
+                         (b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= '0' && b[-1] <= '9')))
+            b--;
+        snprintf(names[n++], 64, "%.*s", (int)(e - b), b);
+    }
+    return n;
+}
+
+typedef struct nv_src {
+    char path[600], dir[600];
+    int cccl;
+} nv_src;
+
+/* One NVRTC compile of src with the PCH folder pch ("off": none); ms, or -1. */
+static double nvrtc_ms(const char *arch, const char *pch, const nv_src *s, const char *src) {
     sg_dev_opts o;
     sg_dev_opts_default(&o);
     o.device = SG_DEV_CUDA;
     o.compile_only = 1;
     o.arch = arch;
+    o.nvrtc_pch = pch;
     sg_be *be = NULL;
     sg_err err;
-    if (sg_be_cuda_ops.open(&be, &o, &err) < 0) {
-        printf("NVRTC: not available (%s)\n", err.msg);
-        return;
-    }
-    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
-    char nvcc[512];
-    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home);
-    printf("\n== NVRTC vs nvcc -cubin, %s (ms per source; ratio = nvcc / NVRTC)\n", arch);
-    printf("%-34s %10s %10s %8s\n", "source", "NVRTC", "nvcc", "ratio");
-    double tr = 0, tn = 0;
-    int counted = 0;
-    for (int i = 0; i < nt; i++) {
-        char path[600];
-        snprintf(path, sizeof path, "%s/baseline.cu", tasks[i]);
-        char *src = slurp(path);
-        if (!src) continue;
-        char names[8][64];
-        const char *np[8];
-        int nk = kernels(src, names);
-        for (int k = 0; k < nk; k++) np[k] = names[k];
-        sg_be_prog *prog = NULL;
-        sg_buf log = {0};
-        double t0 = now_ms();
-        int rc = sg_be_cuda_ops.compile(be, src, tasks[i], np, nk, &prog, &log, &err);
-        double rt = now_ms() - t0;
-        sg_be_cuda_ops.free_prog(be, prog);
-        sg_buf_free(&log);
-        char archopt[64];
-        snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-        char *argv[] = {nvcc, "-cubin", archopt, "-o", "/dev/null", path, NULL};
-        sg_buf out = {0};
-        int st = 0;
-        t0 = now_ms();
-        int nrc = sg_proc_run(argv, 120000, &out, &st, &err);
-        double nt_ms = now_ms() - t0;
-        sg_buf_free(&out);
-        if (rc < 0 || nrc != 0 || st != 0) {
-            printf("%-34s %10s %10s %8s\n", path + strlen("suites/"), rc < 0 ? "error" : "",
-                   "error", "");
-        } else {
-            printf("%-34s %10.1f %10.1f %7.1fx\n", path + strlen("suites/"), rt, nt_ms, nt_ms / rt);
-            tr += rt;
-            tn += nt_ms;
-            counted++;
-        }
-        free(src);
-    }
-    if (counted)
-        printf("%-34s %10.1f %10.1f %7.1fx  (mean over %d sources)\n", "all", tr / counted,
-               tn / counted, tn / tr, counted);
+    if (sg_be_cuda_ops.open(&be, &o, &err) < 0) return -1;
+    char names[8][64];
+    const char *np[8];
+    int nk = s->cccl ? globals(src, names) : kernels(src, names);
+    for (int k = 0; k < nk; k++) np[k] = names[k];
+    sg_be_prog *prog = NULL;
+    sg_buf log = {0};
+    double t0 = now_ms();
+    int rc = sg_be_cuda_ops.compile(be, src, s->dir, np, nk, &prog, &log, &err);
+    double ms = now_ms() - t0;
+    if (rc < 0) fprintf(stderr, "%s: %s\n%s\n", s->path, err.msg, log.data ? log.data : "");
+    sg_be_cuda_ops.free_prog(be, prog);
+    sg_buf_free(&log);
     sg_be_cuda_ops.close(be);
+    return rc < 0 ? -1 : ms;
+}
+
+static double nvcc_ms(const char *arch, const char *path) {
+    const char *home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";
+    char nvcc[512], archopt[64];
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home);
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    char *argv[] = {nvcc, "-cubin", archopt, "-o", "/dev/null", (char *)path, NULL};
+    sg_buf out = {0};
+    sg_err err;
+    int st = 0;
+    double t0 = now_ms();
+    int rc = sg_proc_run(argv, 120000, &out, &st, &err);
+    double ms = now_ms() - t0;
+    sg_buf_free(&out);
+    return rc != 0 || st != 0 ? -1 : ms;
+}
+
+static int nv_sources(char **tasks, int nt, nv_src *s, int max) {
+    int n = 0;
+    for (int i = 0; i < nt && n < max; i++) {
+        snprintf(s[n].path, sizeof s[n].path, "%s/baseline.cu", tasks[i]);
+        snprintf(s[n].dir, sizeof s[n].dir, "%s", tasks[i]);
+        s[n].cccl = 0;
+        FILE *f = fopen(s[n].path, "r");
+        if (f) fclose(f), n++;
+    }
+    static const char *const cccl[] = {
+        "tests/fixtures/byok/rowsum_cub.cu",       "tests/fixtures/byok/cub_blockscan.cu",
+        "tests/fixtures/byok/softmax_rows_cg.cu",  "tests/fixtures/byok/cg_reduce_dot.cu",
+        "tests/fixtures/cccl/libcudacxx_clamp.cu", NULL};
+    for (int i = 0; cccl[i] && n < max; i++, n++) {
+        snprintf(s[n].path, sizeof s[n].path, "%s", cccl[i]);
+        snprintf(s[n].dir, sizeof s[n].dir, "%.*s", (int)(strrchr(cccl[i], '/') - cccl[i]),
+                 cccl[i]);
+        s[n].cccl = 1;
+    }
+    return n;
+}
+
+/* NVRTC against nvcc -cubin per source: without PCH (the prelude only where needed), a
+ * first compile (an empty PCH folder: it creates the PCH), and steady state (the same
+ * source again, its PCH made: what every later candidate with those headers pays). */
+static void bench_nvrtc(char **tasks, int nt, const char *arch, const char *only) {
+    nv_src s[80];
+    int n = nv_sources(tasks, nt, s, 80), k = 0;
+    for (int i = 0; i < n; i++) /* only: the sources whose path contains it */
+        if (!only || strstr(s[i].path, only)) s[k++] = s[i];
+    n = k;
+    char tmpl[] = "/tmp/specgen-bench-pch-XXXXXX";
+    if (!mkdtemp(tmpl)) return;
+    printf("\n== NVRTC vs nvcc -cubin, %s (ms per source; ratios NVRTC / nvcc, goal <= 0.1)\n",
+           arch);
+    printf("%-40s %9s %9s %9s %9s %7s %7s\n", "source", "nvcc", "no PCH", "first", "steady",
+           "first", "steady");
+    double sum[2][4] = {{0}};
+    int cnt[2] = {0, 0};
+    for (int i = 0; i < n; i++) {
+        char *src = slurp(s[i].path);
+        if (!src) continue;
+        char dir[700];
+        snprintf(dir, sizeof dir, "%s/%d", tmpl, i); /* a fresh, empty PCH folder */
+        double t[4] = {nvcc_ms(arch, s[i].path), nvrtc_ms(arch, "off", &s[i], src),
+                       nvrtc_ms(arch, dir, &s[i], src), nvrtc_ms(arch, dir, &s[i], src)};
+        free(src);
+        const char *name = s[i].path + (s[i].cccl ? strlen("tests/fixtures/") : strlen("suites/"));
+        if (t[0] < 0 || t[1] < 0 || t[2] < 0 || t[3] < 0) {
+            printf("%-40s error\n", name);
+            continue;
+        }
+        printf("%-40s %9.1f %9.1f %9.1f %9.1f %6.2fx %6.2fx\n", name, t[0], t[1], t[2], t[3],
+               t[2] / t[0], t[3] / t[0]);
+        for (int k = 0; k < 4; k++) sum[s[i].cccl][k] += t[k];
+        cnt[s[i].cccl]++;
+    }
+    char rm[800];
+    snprintf(rm, sizeof rm, "rm -rf %s", tmpl);
+    if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", tmpl);
+    static const char *const label[2] = {"builtin baselines", "CCCL kernels"};
+    for (int c = 0; c < 2; c++) {
+        if (!cnt[c]) continue;
+        printf("%-40s %9.1f %9.1f %9.1f %9.1f %6.2fx %6.2fx  (mean of %d)\n", label[c],
+               sum[c][0] / cnt[c], sum[c][1] / cnt[c], sum[c][2] / cnt[c], sum[c][3] / cnt[c],
+               sum[c][2] / sum[c][0], sum[c][3] / sum[c][0], cnt[c]);
+        printf("goal: NVRTC <= 0.1x nvcc, %s, steady state (issue 29): %s, %.2fx (nvcc/NVRTC "
+               "%.1f)\n",
+               label[c], sum[c][3] / sum[c][0] <= 0.1 ? "met" : "missed", sum[c][3] / sum[c][0],
+               sum[c][0] / sum[c][3]);
+        printf("goal: NVRTC <= 0.1x nvcc, %s, first compile (PCH made): %s, %.2fx\n", label[c],
+               sum[c][2] / sum[c][0] <= 0.1 ? "met" : "missed", sum[c][2] / sum[c][0]);
+    }
 }
 
 static void bench_cache(void) {
@@ -275,10 +357,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_validate: run from the repository root (no suites/builtin)\n");
         return 1;
     }
-    bench_pool(tasks, nt);
-    bench_demo();
-    bench_cache();
-    bench_nvrtc(tasks, nt, arch);
+    /* "nvrtc" or "cache": that part alone; after "nvrtc", a text the sources' paths must
+     * contain (e.g. "fixtures": the CCCL kernels only) */
+    const char *part = argc > 2 ? argv[2] : "";
+    if (!*part) {
+        bench_pool(tasks, nt);
+        bench_demo();
+    }
+    if (!*part || !strcmp(part, "cache")) bench_cache();
+    if (!*part || !strcmp(part, "nvrtc")) bench_nvrtc(tasks, nt, arch, argc > 3 ? argv[3] : NULL);
     for (int i = 0; i < nt; i++) free(tasks[i]);
     return 0;
 }

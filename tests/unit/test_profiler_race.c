@@ -1,0 +1,117 @@
+/* profiler/stats.c's racing rule (sg_race_check): a candidate clearly slower than the best
+ * so far stops after a few paired runs, one clearly past the target too; a close one does
+ * not stop, whatever the number of runs; a wide separation stops sooner than a narrow one.
+ * Samples are made with a fixed noise pattern (no clock, no device). */
+#include "profiler/stats.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define N 200
+
+/* n paired samples: the baseline near 1 ms, the candidate near 1 ms / speedup, each with
+ * +-amp relative noise from two different fixed patterns (so the pairs do not cancel). */
+static void make(double speedup, double amp, int n, double *base, double *cand) {
+    for (int i = 0; i < n; i++) {
+        base[i] = 1e6 * (1 + amp * sin(1.7 * i + 0.3));
+        cand[i] = 1e6 / speedup * (1 + amp * cos(2.3 * i + 1.1));
+    }
+}
+
+/* The first n at which the rule stops (0: it never does up to N). */
+static int first_stop(double speedup, double amp, const sg_race *r, sg_race_stop *why) {
+    double base[N], cand[N], lo, hi;
+    make(speedup, amp, N, base, cand);
+    for (int n = 1; n <= N; n++)
+        if ((*why = sg_race_check(base, cand, n, r, &lo, &hi)) != SG_RACE_GO) return n;
+    return 0;
+}
+
+static void test_clearly_slower_stops_early(void **state) {
+    (void)state;
+    sg_race r;
+    sg_race_default(&r);
+    r.best = 1.0; /* the baseline */
+    sg_race_stop why;
+    int n = first_stop(0.5, 0.05, &r, &why); /* twice as slow, 5% noise */
+    assert_int_equal(why, SG_RACE_SLOWER);
+    assert_int_equal(n, r.min_runs); /* as soon as racing may stop */
+    assert_string_equal(sg_race_stop_name(why), "slower");
+}
+
+static void test_close_candidate_does_not_stop(void **state) {
+    (void)state;
+    sg_race r;
+    sg_race_default(&r);
+    r.best = 1.0;
+    r.target = 2.0;
+    sg_race_stop why = SG_RACE_GO;
+    /* 3% faster than the best, 5% noise: neither clearly below it nor past the target */
+    assert_int_equal(first_stop(1.03, 0.05, &r, &why), 0);
+    /* 3% slower than the best with 5% noise: the interval still holds the best at 3 runs */
+    double base[N], cand[N], lo, hi;
+    make(0.97, 0.05, N, base, cand);
+    assert_int_equal(sg_race_check(base, cand, 3, &r, &lo, &hi), SG_RACE_GO);
+    assert_true(lo < 1.0 && hi > 1.0);
+}
+
+static void test_past_target_stops(void **state) {
+    (void)state;
+    sg_race r;
+    sg_race_default(&r);
+    r.best = 1.0;
+    r.target = 2.0;
+    sg_race_stop why;
+    int n = first_stop(3.0, 0.05, &r, &why);
+    assert_int_equal(why, SG_RACE_PAST_TARGET);
+    assert_true(n >= r.min_runs && n <= 5); /* 1.5x the bar: a few runs */
+    /* just at the target: never clearly past it */
+    assert_int_equal(first_stop(2.0, 0.05, &r, &why), 0);
+}
+
+static void test_wide_separation_stops_sooner(void **state) {
+    (void)state;
+    sg_race r;
+    sg_race_default(&r);
+    r.best = 1.0;
+    sg_race_stop why;
+    int wide = first_stop(0.5, 0.08, &r, &why);
+    int narrow = first_stop(0.9, 0.08, &r, &why);
+    assert_int_equal(why, SG_RACE_SLOWER);
+    assert_true(wide > 0 && narrow > wide);
+}
+
+static void test_off_or_too_few_runs_never_stop(void **state) {
+    (void)state;
+    double base[N], cand[N], lo, hi;
+    make(0.25, 0.02, N, base, cand);
+    sg_race r;
+    sg_race_default(&r);
+    r.best = 1.0;
+    assert_int_equal(sg_race_check(base, cand, 2, &r, &lo, &hi), SG_RACE_GO); /* < min_runs */
+    assert_true(hi < 1.0);                                                    /* but computed */
+    r.on = 0;
+    assert_int_equal(sg_race_check(base, cand, 50, &r, &lo, &hi), SG_RACE_GO);
+    sg_race_default(&r); /* on, but no best and no target: nothing to race against */
+    assert_int_equal(sg_race_check(base, cand, 50, &r, &lo, &hi), SG_RACE_GO);
+    base[1] = 0; /* a run without a time: no decision */
+    r.best = 1.0;
+    assert_int_equal(sg_race_check(base, cand, 50, &r, &lo, &hi), SG_RACE_GO);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clearly_slower_stops_early),
+        cmocka_unit_test(test_close_candidate_does_not_stop),
+        cmocka_unit_test(test_past_target_stops),
+        cmocka_unit_test(test_wide_separation_stops_sooner),
+        cmocka_unit_test(test_off_or_too_few_runs_never_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
