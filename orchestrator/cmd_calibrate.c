@@ -180,7 +180,8 @@ static int run_task(cal *c, int i, sg_err *err) {
     sg_port_dev *pd = NULL;
     ctask t = {.c = c, .name = rt.name, .id = id};
     if ((!t.id && (t.id = sg_results_task_begin(c->db, c->campaign, rt.name, rt.dir, err)) < 0) ||
-        !(pd = sg_run_dev_port_new(c->loop, &c->pool, i, &c->p, &rt, &dp, err)))
+        /* no racing: calibration wants every kernel's full timing, not a verdict against a best */
+        !(pd = sg_run_dev_port_new(c->loop, &c->pool, i, &c->p, &rt, 0, 0, &dp, err)))
         goto done;
     sg_task_config tc;
     sg_run_task_config(&rc, &c->p, rt.spec.target_speedup, &tc);
