@@ -198,8 +198,7 @@ static int fork_room(void *impl) {
     return sg_admit_fork_cap(&m->g->policy);
 }
 
-sg_admit_member *sg_admit_gate_join(sg_admit_gate *g, const sg_llm_port *inner,
-                                    sg_llm_port *out) {
+sg_admit_member *sg_admit_gate_join(sg_admit_gate *g, const sg_llm_port *inner, sg_llm_port *out) {
     sg_admit_member *m = sg_xcalloc(1, sizeof *m);
     m->g = g;
     m->inner = *inner;
@@ -265,12 +264,11 @@ static void on_kick(sg_loop *loop, void *arg) {
 
 static void record(sg_admit_gate *g, const sg_admit_decision *d, const sg_admit_signals *s) {
     if (!g->hooks.record) return;
-    json_t *ev = json_pack("{s:s,s:i,s:i,s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f}", "ev", "admission",
-                           "limit", d->limit, "previous", d->previous, "reason",
-                           sg_admit_reason_name(d->why), "active", s->active, "paused",
-                           g->paused, "demand", s->demand, "fork_cap", d->fork_cap, "tok_s",
-                           d->tok_s, "kv_usage", s->kv_usage, "preempted", d->preempted,
-                           "waiting", s->waiting);
+    json_t *ev = json_pack(
+        "{s:s,s:i,s:i,s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f}", "ev", "admission", "limit", d->limit,
+        "previous", d->previous, "reason", sg_admit_reason_name(d->why), "active", s->active,
+        "paused", g->paused, "demand", s->demand, "fork_cap", d->fork_cap, "tok_s", d->tok_s,
+        "kv_usage", s->kv_usage, "preempted", d->preempted, "waiting", s->waiting);
     g->hooks.record(g->hooks.arg, ev);
     json_decref(ev);
 }

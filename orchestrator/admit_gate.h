@@ -52,8 +52,7 @@ void sg_admit_gate_set_unstarted(sg_admit_gate *g, int n);
 /* 1: a new task may start now (it counts as active from here on); 0: not now. */
 int sg_admit_gate_try_start(sg_admit_gate *g);
 /* Wrap a started task's port (inner is borrowed and must outlive the member). */
-sg_admit_member *sg_admit_gate_join(sg_admit_gate *g, const sg_llm_port *inner,
-                                    sg_llm_port *out);
+sg_admit_member *sg_admit_gate_join(sg_admit_gate *g, const sg_llm_port *inner, sg_llm_port *out);
 /* The task has finished (no generation of it is left): its place frees. */
 void sg_admit_member_free(sg_admit_member *m);
 void sg_admit_gate_stats(const sg_admit_gate *g, sg_admit_stats *s);

@@ -34,15 +34,14 @@ int sg_admit_parse(const char *s, sg_admit_config *c, char *msg, int msglen) {
         return 0;
     }
     snprintf(msg, (size_t)msglen,
-             "'%s' is not an admission policy: auto, or fixed:N with N tasks from 1 to 100000",
-             s);
+             "'%s' is not an admission policy: auto, or fixed:N with N tasks from 1 to 100000", s);
     return -1;
 }
 
 const char *sg_admit_reason_name(sg_admit_reason r) {
-    static const char *const names[] = {"start",      "fixed",      "grow",      "hold",
-                                        "preemptions", "queue",     "throughput", "cache_full",
-                                        "no_demand",  "draining"};
+    static const char *const names[] = {"start",       "fixed",   "grow",       "hold",
+                                        "preemptions", "queue",   "throughput", "cache_full",
+                                        "no_demand",   "draining"};
     return (unsigned)r < sizeof names / sizeof *names ? names[r] : "?";
 }
 
@@ -79,8 +78,8 @@ static sg_admit_reason pressure(const sg_admit *a, const sg_admit_signals *s, do
 
 /* The limit's move for a reason (why is updated: a hold says which). */
 static int next_limit(sg_admit *a, const sg_admit_signals *s, sg_admit_reason *why) {
-    int backoff = *why == SG_ADMIT_PREEMPTIONS || *why == SG_ADMIT_QUEUE ||
-                  *why == SG_ADMIT_THROUGHPUT;
+    int backoff =
+        *why == SG_ADMIT_PREEMPTIONS || *why == SG_ADMIT_QUEUE || *why == SG_ADMIT_THROUGHPUT;
     if (a->draining && s->active > a->limit) { /* the last back-off has not taken effect yet */
         *why = SG_ADMIT_DRAINING;
         return a->limit;

@@ -30,18 +30,18 @@
 #include <stdint.h>
 
 typedef struct sg_admit_config {
-    int fixed;           /* > 0: fixed:N */
-    int start, min, max; /* the first limit, and its bounds */
-    int64_t interval_ns; /* between decisions */
-    double increase;     /* additive step, tasks */
-    double decrease;     /* multiplicative factor on a back-off (0 < x < 1) */
-    double kv_high;      /* KV usage above which forks are capped */
-    double kv_grow;      /* KV usage below which the limit may grow */
-    double kv_start;     /* below it, before the first back-off, the limit doubles */
+    int fixed;            /* > 0: fixed:N */
+    int start, min, max;  /* the first limit, and its bounds */
+    int64_t interval_ns;  /* between decisions */
+    double increase;      /* additive step, tasks */
+    double decrease;      /* multiplicative factor on a back-off (0 < x < 1) */
+    double kv_high;       /* KV usage above which forks are capped */
+    double kv_grow;       /* KV usage below which the limit may grow */
+    double kv_start;      /* below it, before the first back-off, the limit doubles */
     double drop;          /* relative fall of the (smoothed) token rate that counts as a drop */
     double preempt_share; /* back off on more preemptions per interval than this x active */
     double queue_share;   /* ... or a waiting queue above this x active that rose */
-    int fork_pressure;   /* forks in flight per task under pressure */
+    int fork_pressure;    /* forks in flight per task under pressure */
 } sg_admit_config;
 
 void sg_admit_config_default(sg_admit_config *c);
