@@ -372,9 +372,11 @@ static int open_outputs(sim_args *a, FILE **evf, sg_err *err) {
 static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
     sg_sim_config *c = &a->c;
     int md = a->md;
-    printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
+    char at_once[32];
+    snprintf(at_once, sizeof at_once, "%d at once", c->concurrency ? c->concurrency : c->tasks);
+    printf("%sworkload %s: %d tasks (%s), %d device%s x %d slot%s, %d LLM instance%s, "
            "seeds %llu-%llu%s\n",
-           md ? "*" : "", c->w.name, c->tasks, c->concurrency ? c->concurrency : c->tasks,
+           md ? "*" : "", c->w.name, c->tasks, a->admit_study ? "admission study" : at_once,
            c->run.devices, c->run.devices == 1 ? "" : "s", c->run.slots_per_device,
            c->run.slots_per_device == 1 ? "" : "s", c->w.instances, c->w.instances == 1 ? "" : "s",
            (unsigned long long)a->from, (unsigned long long)a->to, md ? "*\n" : "");

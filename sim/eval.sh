@@ -3,7 +3,10 @@
 # sim/eval.md.in: `specgen sim --compare --markdown` on the reference and the fitted
 # workload fills the @@...@@ lines, and the plots go to $(dirname OUT)/eval/WORKLOAD/.
 # Everything written is virtual-time output: the same binary and seeds give the same bytes
-# (wall times go to stderr). SIM_SEEDS, SIM_TASKS, SIM_LOAD_TASKS shrink it for tests.
+# (wall times go to stderr). SIM_SEEDS, SIM_TASKS, SIM_LOAD_TASKS shrink it for tests; the
+# admission study (issue 30: `specgen sim --admission-study` on the fitted workload with its
+# KV capacity, SIM_ADMIT_TASKS tasks, 200, on 2 instances, seeds SIM_ADMIT_SEEDS, 1-10) fills
+# @@admission@@.
 #
 # sim/eval.sh --scale — the scale checks that end `make bench-sim`, each pinned to one core
 # (taskset -c 0). The first (issue 19, goal raised by issue 29 to 3 s): 1,000 tasks on 64
@@ -78,6 +81,8 @@ out=${1:?usage: sim/eval.sh OUT.md | sim/eval.sh --scale}
 seeds=${SIM_SEEDS:-1-5}
 tasks=${SIM_TASKS:-20}
 load_tasks=${SIM_LOAD_TASKS:-50}
+admit_tasks=${SIM_ADMIT_TASKS:-200}
+admit_seeds=${SIM_ADMIT_SEEDS:-1-10}
 dir=$(dirname "$out")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -91,13 +96,17 @@ run() { # NAME WORKLOAD TASKS [PLOTS]
 run reference reference "$tasks" reference
 run fitted fitted "$tasks" fitted
 run load fitted "$load_tasks"
+"$specgen" sim --admission-study --markdown --workload fitted --llm-instances 2 \
+    --tasks "$admit_tasks" --seeds "$admit_seeds" >"$tmp/admission"
 
 # each "@@NAME@@" line becomes that run's output; the settings fill @SEEDS@ and @TASKS@
-awk -v dir="$tmp" -v seeds="$seeds" -v tasks="$tasks" -v load="$load_tasks" '
+awk -v dir="$tmp" -v seeds="$seeds" -v tasks="$tasks" -v load="$load_tasks" \
+    -v atasks="$admit_tasks" -v aseeds="$admit_seeds" '
     /^@@[a-z]+@@$/ { f = dir "/" substr($0, 3, length($0) - 4)
                     while ((getline line < f) > 0) print line
                     close(f); next }
-    { gsub(/@SEEDS@/, seeds); gsub(/@TASKS@/, tasks); gsub(/@LOAD_TASKS@/, load); print }
+    { gsub(/@SEEDS@/, seeds); gsub(/@TASKS@/, tasks); gsub(/@LOAD_TASKS@/, load)
+      gsub(/@ADMIT_TASKS@/, atasks); gsub(/@ADMIT_SEEDS@/, aseeds); print }
 ' "$root/sim/eval.md.in" >"$tmp/eval.md"
 mv "$tmp/eval.md" "$out"
 echo "wrote $out and $dir/eval/{reference,fitted}/{time_to_target,utilisation}.svg" >&2
