@@ -48,8 +48,7 @@ static void *run(void *arg) {
         int64_t ns = at.tv_nsec + s->interval_ns;
         at.tv_sec += ns / 1000000000LL;
         at.tv_nsec = ns % 1000000000LL;
-        while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &at) == 0) {
-        }
+        while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &at) == 0) {}
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -85,7 +84,8 @@ void sg_admit_scrape_get(sg_admit_scrape *s, sg_admit_signals *out) {
         const sg_llm_metrics *m = &s->last[i];
         if (!s->have[i]) continue;
         if (m->kv_usage > out->kv_usage) out->kv_usage = m->kv_usage;
-        if (m->preemptions >= 0) out->preemptions = (out->preemptions < 0 ? 0 : out->preemptions) + m->preemptions;
+        if (m->preemptions >= 0)
+            out->preemptions = (out->preemptions < 0 ? 0 : out->preemptions) + m->preemptions;
         if (m->waiting >= 0) out->waiting = (out->waiting < 0 ? 0 : out->waiting) + m->waiting;
     }
     pthread_mutex_unlock(&s->mu);
