@@ -74,8 +74,8 @@ typedef struct sg_replay_rq {
     size_t off;
     int streaming, done_sent, gone, fault_on, fault_fired;
     int64_t stall_ns;
-    int64_t kv;              /* cfg.kv_tokens: KV tokens it holds */
-    int kv_held, kv_waiting; /* admitted once; preempted and waiting for room */
+    int64_t kv;     /* cfg.kv_tokens: KV tokens it holds */
+    int kv_waiting; /* preempted (or new) and waiting for room */
 } sg_replay_rq;
 
 /* replay_kv.c (cfg.kv_tokens > 0; else they do nothing) */

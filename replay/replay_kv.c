@@ -17,7 +17,8 @@ int sg_replay_kv_before_token(sg_replay_rq *r) {
     sg_replay_server *s = r->s;
     if (s->cfg.kv_tokens <= 0) return 0;
     pthread_mutex_lock(&s->mu);
-    if (!r->kv_held && !r->kv_waiting && s->kv_used + 1 > s->cfg.kv_tokens) {
+    /* full, and not by this stream alone: it gives its KV up (a new one just waits) */
+    if (!r->kv_waiting && s->kv_used + 1 > s->cfg.kv_tokens && s->kv_used > r->kv) {
         r->kv_waiting = 1; /* preempted (or never admitted) */
         s->kv_preemptions += r->kv > 0;
         s->kv_waiting++;
@@ -40,7 +41,6 @@ int sg_replay_kv_before_token(sg_replay_rq *r) {
         r->stall_ns += KV_POLL_NS;
         pthread_mutex_lock(&s->mu);
     }
-    r->kv_held = 1;
     r->kv++;
     s->kv_used++;
     pthread_mutex_unlock(&s->mu);
