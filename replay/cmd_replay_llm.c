@@ -58,7 +58,7 @@ int sg_cmd_replay_llm(int argc, char **argv) {
          .help = "test option: model a KV cache of N tokens (prompt bytes / 4 plus every token "
                  "streamed, per running stream); a stream that would overflow it is preempted, "
                  "waits for room and pays a recompute; /metrics adds vllm:kv_cache_usage_perc, "
-                 "vllm:num_preemptions_total and vllm:num_requests_waiting",
+                 "vllm:num_preemptions_total and vllm:num_requests_waiting (0: none)",
          .def = "no cache model",
          .min = 0,
          .max = 1000000000,
