@@ -16,6 +16,14 @@
 typedef struct sg_llm_metrics {
     double running, generated;
     const char *running_name; /* static: which metric was found */
+    /* cache pressure (campaign admission), -1 when the server does not report it: KV cache
+     * usage 0..1 (vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc, sglang:token_usage,
+     * llamacpp:kv_cache_usage_ratio; the largest label set's), preemptions since its start
+     * (vllm:num_preemptions_total, vllm:num_preemptions, sglang:num_retracted_reqs_total),
+     * requests waiting (vllm:num_requests_waiting, sglang:num_queue_reqs,
+     * llamacpp:requests_deferred), prefix-cache hits and queries in tokens
+     * (vllm:prefix_cache_hits_total, vllm:prefix_cache_queries_total). Sums over label sets. */
+    double kv_usage, preemptions, waiting, prefix_hits, prefix_queries;
 } sg_llm_metrics;
 
 int sg_llm_metrics_fetch(const char *base_url, long timeout_ms, sg_llm_metrics *m, sg_err *err);

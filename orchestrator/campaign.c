@@ -7,6 +7,8 @@
 #include "common/proc.h"
 #include "common/redact.h"
 #include "common/units.h"
+#include "orchestrator/admit_gate.h"
+#include "orchestrator/admit_signals.h"
 #include "orchestrator/optimize_ui.h"
 #include "orchestrator/progress.h"
 
@@ -33,6 +35,8 @@ typedef struct ctask {
     sg_port_dev *pd;
     sg_dev_port port;
     sg_run_exec *exec;
+    sg_llm_port aport; /* the LLM port through admission */
+    sg_admit_member *member;
     sg_task_stats final;
     int64_t started_at;  /* loop time of its start */
     double target;       /* its target speedup (known once it started) */
@@ -62,6 +66,8 @@ typedef struct campaign {
     sg_campaign_result *res;
     sg_err db_err;
     char out_dir[4096]; /* specgen-out/campaign-ID when none was given */
+    sg_admit_gate *gate;
+    sg_admit_scrape *scrape; /* the endpoints' /metrics, for the gate */
 } campaign;
 
 void sg_campaign_config_default(sg_campaign_config *c) {
@@ -69,6 +75,7 @@ void sg_campaign_config_default(sg_campaign_config *c) {
     c->concurrency = 2;
     c->budget_ns = 2 * 3600 * SG_SEC;
     c->budget_tokens = 5000000;
+    sg_admit_config_default(&c->admit);
 }
 
 static int by_name(const void *a, const void *b) {
@@ -306,6 +313,8 @@ static int task_row(campaign *c, ctask *t, sg_err *err) {
  * say why, record it as skipped with the reason, go on with the others. */
 static int cannot_run(campaign *c, ctask *t, const char *why, sg_err *err) {
     say(c, "%s: could not run: %s", t->name, why);
+    sg_admit_member_free(t->member); /* its place frees */
+    t->member = NULL;
     t->state = 3;
     t->skipped = "could not run";
     c->res->not_run++;
@@ -328,8 +337,9 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, !t->cfg.no_race,
                                 t->cfg.target, &t->port, err);
     if (!t->pd) return -1;
+    t->member = sg_admit_gate_join(c->gate, sg_run_llm_port(c->llm), &t->aport);
     t->exec = sg_run_exec_start(
-        c->loop, &t->cfg, &c->p, &t->t, sg_run_llm_port(c->llm), &t->port,
+        c->loop, &t->cfg, &c->p, &t->t, &t->aport, &t->port,
         &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd, c->mx, t->index, c->clock0},
         &e);
     if (!t->exec) return cannot_run(c, t, e.msg, err);
@@ -382,6 +392,8 @@ static int end_task(campaign *c, ctask *t, sg_err *err) {
     c->res->first_token_timeouts += t->final.first_token_timeouts;
     sg_run_exec_free(t->exec);
     t->exec = NULL;
+    sg_admit_member_free(t->member); /* after its task, whose generations went through it */
+    t->member = NULL;
     sg_port_dev_free(t->pd);
     t->pd = NULL;
     sg_run_task_free(&t->t);
@@ -484,6 +496,54 @@ static int open_db(campaign *c, sg_err *err) {
     return c->id < 0 ? -1 : 0;
 }
 
+/* ---- admission (admit_gate.h) ---- */
+static int queued(const campaign *c, int next) {
+    int n = 0;
+    for (int i = next; i < c->n; i++) n += c->t[i].state == 0;
+    return n;
+}
+
+/* The gate has room for another task: back to the start loop. */
+static void admission_room(void *arg) {
+    campaign *c = arg;
+    sg_loop_stop(c->loop);
+}
+
+static void admission_sample(void *arg, sg_admit_signals *s) {
+    campaign *c = arg;
+    sg_admit_scrape_get(c->scrape, s);
+}
+
+/* Each decision: said when the limit moves, recorded as a campaign event, and counted on
+ * /metrics. */
+static void admission_record(void *arg, json_t *ev) {
+    campaign *c = arg;
+    int limit = (int)json_integer_value(json_object_get(ev, "limit"));
+    int prev = (int)json_integer_value(json_object_get(ev, "previous"));
+    if (limit != prev)
+        say(c, "admission: %d -> %d tasks (%s)", prev, limit,
+            json_string_value(json_object_get(ev, "reason")));
+    sg_metrics_event(c->mx, 0, ev);
+    json_object_set_new(ev, "t_ms", json_real((double)(sg_loop_now(c->loop) - c->clock0) / 1e6));
+    sg_err err;
+    if (c->db && !c->db_err.msg[0] && sg_results_record(c->db, c->id, 0, ev, &err) < 0)
+        c->db_err = err;
+}
+
+static int admission_start(campaign *c, sg_err *err) {
+    if (!(c->scrape = sg_admit_scrape_new(c->base->llm_urls, c->cc->admit.interval_ns, err)))
+        return -1;
+    sg_admit_gate_hooks h = {admission_sample, admission_record, admission_room, c};
+    c->gate = sg_admit_gate_new(c->loop, &c->cc->admit, &h);
+    return 0;
+}
+
+static void admission_stop(campaign *c) {
+    for (int i = 0; i < c->n; i++) sg_admit_member_free(c->t[i].member);
+    sg_admit_gate_free(c->gate);
+    sg_admit_scrape_free(c->scrape);
+}
+
 /* On resume: tasks that ended before are skipped (their rows stay as they are). */
 static int skip_finished(campaign *c, sg_err *err) {
     if (!c->db || !c->cc->resume) return 0;
@@ -543,11 +603,16 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd >= 0) sg_loop_fd_watch(c.loop, sfd, SG_EV_READ, on_signal, &c, NULL);
     c.tick = sg_loop_timer(c.loop, SG_SEC, on_tick, &c);
+    if (admission_start(&c, err) < 0) goto done;
     for (int next = 0;;) {
-        while (!c.stopping && c.running < cc->concurrency && next < c.n) {
+        while (next < c.n && c.t[next].state != 0) next++;
+        sg_admit_gate_set_unstarted(c.gate, queued(&c, next));
+        while (!c.stopping && c.running < cc->concurrency && next < c.n &&
+               sg_admit_gate_try_start(c.gate)) {
             ctask *t = &c.t[next++];
-            if (t->state != 0) continue;
             if (start_task(&c, t, err) < 0) goto done;
+            while (next < c.n && c.t[next].state != 0) next++;
+            sg_admit_gate_set_unstarted(c.gate, queued(&c, next));
         }
         if (c.running == 0 && (c.stopping || next >= c.n)) break;
         if (sg_loop_run(c.loop, err) < 0) goto done;
@@ -572,6 +637,7 @@ done:
                 end_task(&c, &c.t[i], &e2);
     }
     if (c.tick) sg_loop_timer_cancel(c.loop, c.tick);
+    admission_stop(&c);
     if (sfd >= 0) {
         sg_loop_fd_unwatch(c.loop, sfd);
         close(sfd);

@@ -20,6 +20,7 @@
 #define SG_CAMPAIGN_H
 
 #include "orchestrator/run.h"
+#include "specgen/admit.h"
 
 typedef struct sg_campaign_config {
     const char *suite;      /* SUITE_DIR or suite.json */
@@ -28,6 +29,10 @@ typedef struct sg_campaign_config {
     int64_t budget_ns;      /* the whole campaign's time (2 h); 0: none */
     uint64_t budget_tokens; /* the whole campaign's tokens (5M); 0: none */
     int64_t resume;         /* a campaign id to continue; 0: a new campaign */
+    /* admission (specgen/admit.h, orchestrator/admit_gate.h): auto by default; at most
+     * `concurrency` tasks run either way. Each decision is an "admission" event of the
+     * campaign (task 0) in the database, and on --metrics-listen. */
+    sg_admit_config admit;
 } sg_campaign_config;
 
 void sg_campaign_config_default(sg_campaign_config *c);

@@ -174,6 +174,7 @@ int sg_cmd_campaign(int argc, char **argv) {
     sg_run_opts ro;
     sg_run_opts_default(&ro, &rc);
     int64_t concurrency = cc.concurrency, resume = 0, max_streams = 0;
+    const char *admission = "auto";
     sg_opt opts[SG_RUN_NOPTS + 16] = {
         {.name = "tasks",
          .kind = SG_OPT_STR,
@@ -189,6 +190,23 @@ int sg_cmd_campaign(int argc, char **argv) {
          .def = "2",
          .min = 1,
          .max = 256},
+        {.name = "admission",
+         .kind = SG_OPT_STR,
+         .out = &admission,
+         .metavar = "P",
+         .help = "how many tasks run iterations at once, at most --concurrency: auto (follows "
+                 "the LLM servers' cache pressure: KV usage, preemptions, waiting requests on "
+                 "/metrics, and the token rate and failed streams seen here) or fixed:N; a "
+                 "task over the limit waits between iterations (docs/campaign.md)",
+         .def = "auto"},
+        {.name = "admission-interval",
+         .kind = SG_OPT_DURATION,
+         .out = &cc.admit.interval_ns,
+         .metavar = "T",
+         .help = "time between admission decisions (and /metrics reads)",
+         .def = "10s",
+         .min = 100000000,
+         .max = 3600LL * 1000000000LL},
         sg_opt_shared(SG_OD_CAMPAIGN_BUDGET_TIME, &cc.budget_ns),
         sg_opt_shared(SG_OD_CAMPAIGN_BUDGET_TOKENS, &cc.budget_tokens),
         {.name = "resume",
@@ -231,6 +249,9 @@ int sg_cmd_campaign(int argc, char **argv) {
     memcpy(args, argv, (size_t)argc * sizeof *args);
     int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
     if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc);
+    char amsg[256];
+    if (rcode == SG_CLI_OK && sg_admit_parse(admission, &cc.admit, amsg, sizeof amsg) < 0)
+        rcode = sg_cli_fail(&spec, 2, "--admission: %s", amsg);
     if (rcode == SG_CLI_OK) {
         cc.suite = pos[0];
         cc.concurrency = (int)concurrency;

@@ -309,10 +309,10 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
 /* The options of one `specgen sim`, parsed, then checked together. */
 typedef struct sim_args {
     sg_sim_config c;
-    int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency;
-    const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out;
+    int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency, kv_tokens;
+    const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out, *admission;
     int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value, drop_stale;
-    int calib;
+    int admit_study, calib;
     int64_t interval;
     const char *export_traces, *traces;
     sg_replay_traces tr;
@@ -353,10 +353,20 @@ static int check_args(sim_args *a, sg_err *err) {
     if (sg_pool_config_parse(a->pools, &c->run.pools, err) < 0) return -1;
     c->run.in_flight = (int)a->in_flight;
     if (a->instances) c->w.instances = (int)a->instances;
+    if (a->kv_tokens >= 0) c->w.kv_tokens = (double)a->kv_tokens;
     c->run.devices = (int)a->devices;
     c->run.slots_per_device = (int)a->slots;
     c->tasks = (int)a->tasks;
     c->concurrency = (int)a->concurrency;
+    if (a->admission && strcmp(a->admission, "off")) {
+        char msg[256];
+        if (sg_admit_parse(a->admission, &c->admit, msg, sizeof msg) < 0)
+            return sg_errf(err, "--admission: %s (or off)", msg);
+        if (a->concurrency)
+            return sg_errf(err, "--admission and --concurrency both say how many tasks run at "
+                                "once: give one");
+        c->admission = 1;
+    }
     c->run.iterations = (int)a->iterations;
     c->run.pools.fifo = a->no_prio;
     c->run.pools.by_value = a->by_value;
@@ -401,12 +411,15 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
         return sg_sim_calibration_run(c, p, a->from, (uint64_t)a->interval, a->export_traces, err);
     }
     int md = a->md;
-    printf("%sworkload %s: %d tasks (%d at once), %d device%s x %d slot%s, %d LLM instance%s, "
+    char at_once[32];
+    snprintf(at_once, sizeof at_once, "%d at once", c->concurrency ? c->concurrency : c->tasks);
+    printf("%sworkload %s: %d tasks (%s), %d device%s x %d slot%s, %d LLM instance%s, "
            "seeds %llu-%llu%s\n",
-           md ? "*" : "", c->w.name, c->tasks, c->concurrency ? c->concurrency : c->tasks,
+           md ? "*" : "", c->w.name, c->tasks, a->admit_study ? "admission study" : at_once,
            c->run.devices, c->run.devices == 1 ? "" : "s", c->run.slots_per_device,
            c->run.slots_per_device == 1 ? "" : "s", c->w.instances, c->w.instances == 1 ? "" : "s",
            (unsigned long long)a->from, (unsigned long long)a->to, md ? "*\n" : "");
+    if (a->admit_study) return sg_sim_admission_study(c, p, a->from, a->to, md, err);
     sg_sim_print_header(md);
     if (a->sweep) return run_sweep(c, p, a->from, a->to, err);
     if (a->compare) return run_compare(c, p, a->from, a->to, md, a->plots, err);
@@ -420,7 +433,11 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
 
 int sg_cmd_sim(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "fit")) return sg_cmd_sim_fit(argc - 1, argv + 1);
-    sim_args a = {.policy = "specgen", .seeds = "1-3", .pools = "elastic", .interval = 1000};
+    sim_args a = {.policy = "specgen",
+                  .seeds = "1-3",
+                  .pools = "elastic",
+                  .interval = 1000,
+                  .kv_tokens = -1};
     sg_sim_config *c = &a.c;
     sg_sim_config_default(c);
     a.devices = c->run.devices;
@@ -460,6 +477,24 @@ int sg_cmd_sim(int argc, char **argv) {
          .def = "the workload's",
          .min = 1,
          .max = 4096},
+        {.name = "admission",
+         .kind = SG_OPT_STR,
+         .out = &a.admission,
+         .metavar = "P",
+         .help = "campaign admission: auto (active tasks follow the model's cache signals), "
+                 "fixed:N (N tasks run iterations at once; the rest wait), or off (all at once, "
+                 "or --concurrency)",
+         .def = "off"},
+        {.name = "kv-tokens",
+         .kind = SG_OPT_INT,
+         .out = &a.kv_tokens,
+         .metavar = "N",
+         .help = "KV capacity of each LLM instance in tokens: past it requests wait, the prefix "
+                 "cache is squeezed, then requests are preempted and recomputed (0: none)",
+         .def = "the workload's (fitted: 140000, reference: none)",
+         .min = 0,
+         .max = 1000000000,
+         .units = "tokens"},
         {.name = "tasks",
          .kind = SG_OPT_INT,
          .out = &a.tasks,
@@ -582,6 +617,11 @@ int sg_cmd_sim(int argc, char **argv) {
          .metavar = "DIR",
          .help = "with --calibration-run: the reasoning traces as replay JSONL, DIR/TASK.jsonl "
                  "(what replay-llm and sim --traces read)"},
+        {.name = "admission-study",
+         .kind = SG_OPT_FLAG,
+         .out = &a.admit_study,
+         .help = "campaign throughput (tasks to target per hour) of all tasks at once, auto "
+                 "admission and fixed:N for N from 8 to 64, on the same seeds"},
         {.name = "sweep",
          .kind = SG_OPT_FLAG,
          .out = &a.sweep,

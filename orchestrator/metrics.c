@@ -41,6 +41,8 @@ struct sg_metrics {
     mtask *t;
     int nt;
     tallies verdicts, ends;
+    tallies admission; /* campaign admission's decisions, by reason */
+    int admit_seen, admit_limit, admit_active, admit_paused;
     uint64_t iterations, forks, forks_failed, new_bests;
     uint64_t tokens[2]; /* reasoning, fork */
     sg_prom_hist feedback, first_token[2];
@@ -76,6 +78,7 @@ void sg_metrics_free(sg_metrics *m) {
     free(m->t);
     tallies_free(&m->verdicts);
     tallies_free(&m->ends);
+    tallies_free(&m->admission);
     free(m->command);
     free(m);
 }
@@ -164,8 +167,16 @@ static void on_generation(sg_metrics *m, const json_t *ev) {
 
 void sg_metrics_event(sg_metrics *m, int task, const json_t *ev) {
     if (!m || !ev) return;
-    mtask *t = task_of(m, task);
     const char *name = str(ev, "ev");
+    if (name && !strcmp(name, "admission")) { /* the campaign's, not a task's */
+        tally_add(&m->admission, str(ev, "reason"));
+        m->admit_seen = 1;
+        m->admit_limit = (int)num(ev, "limit");
+        m->admit_active = (int)num(ev, "active");
+        m->admit_paused = (int)num(ev, "paused");
+        return;
+    }
+    mtask *t = task_of(m, task);
     if (!t || !name) return;
     if (!strcmp(name, "task_start")) {
         t->started = 1;
@@ -285,6 +296,18 @@ void sg_metrics_write(const sg_metrics *m, sg_buf *b) {
                        &m->first_token[0]);
     sg_prom_hist_write(b, "specgen_llm_first_token_seconds", "kind=\"fork\"", &m->first_token[1]);
     write_pool(m, b);
+    if (!m->admit_seen) return;
+    sg_prom_head(b, "specgen_admission_tasks", "gauge",
+                 "campaign admission: the limit on tasks running iterations at once, the tasks "
+                 "running one, and those waiting between iterations");
+    sg_buf_printf(b,
+                  "specgen_admission_tasks{what=\"limit\"} %d\nspecgen_admission_tasks{what="
+                  "\"active\"} %d\nspecgen_admission_tasks{what=\"paused\"} %d\n",
+                  m->admit_limit, m->admit_active, m->admit_paused);
+    sg_prom_head(b, "specgen_admission_decisions_total", "counter",
+                 "campaign admission's decisions (one per interval), by reason (grow, hold, "
+                 "preemptions, queue, throughput, cache_full, no_demand, draining, fixed)");
+    write_tallies(b, "specgen_admission_decisions_total", "reason", &m->admission);
 }
 
 static void handle(void *arg, const sg_agent_request *req, sg_agent_reply *out) {

@@ -190,5 +190,6 @@ void sg_port_llm_init(sg_port_llm *pl, sg_llm_port *port) {
     port->impl = pl;
     port->start_reasoning = start_reasoning;
     port->start_fork = start_fork;
+    port->fork_room = NULL;
     port->abort = abort_gen;
 }

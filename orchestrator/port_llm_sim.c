@@ -145,4 +145,5 @@ void sg_port_llm_sim_init(sg_port_llm_sim *pl, sg_llm_port *port) {
     port->start_reasoning = start_reasoning;
     port->start_fork = start_fork;
     port->abort = abort_gen;
+    port->fork_room = NULL;
 }

@@ -80,6 +80,9 @@ typedef struct sg_llm_port {
     sg_gen *(*start_fork)(void *impl, const sg_fork_request *req, const sg_gen_events *ev,
                           sg_err *err);
     void (*abort)(void *impl, sg_gen *g, sg_gen_summary *out);
+    /* Optional (NULL: none): forks this task may have in flight now, set by campaign
+     * admission (orchestrator/admit_gate.h); < 0: the trigger rules' own cap. */
+    int (*fork_room)(void *impl);
 } sg_llm_port;
 
 /* ---- device (validation + profiling) ---- */

@@ -16,6 +16,8 @@ typedef struct simtask {
     sg_task *task;
     sg_port_llm_sim pl;
     sg_llm_port lp;
+    sg_llm_port alp; /* lp through admission (c->admission) */
+    sg_admit_member *member;
     sg_port_dev *pd;
     sg_dev_port dp;
     int64_t started_ns;
@@ -40,6 +42,7 @@ typedef struct simrun {
     int64_t campaign;
     sg_err db_err; /* the first failed write: the run stops with it */
     sg_sim_trace *trace;
+    sg_admit_gate *gate; /* c->admission */
 } simrun;
 
 static void db_record(simrun *run, int64_t task, const json_t *ev) {
@@ -103,6 +106,41 @@ static void start_next(sg_loop *loop, void *arg) {
     }
 }
 
+/* Admission: new tasks while the gate has room (its room hook, and the first ones). */
+static void admit_more(void *arg) {
+    simrun *run = arg;
+    while (!run->failed && run->started < run->n && sg_admit_gate_try_start(run->gate)) {
+        sg_admit_gate_set_unstarted(run->gate, run->n - run->started - 1);
+        if (start_task(run, &run->t[run->started], &run->err) < 0) {
+            run->failed = 1;
+            sg_loop_stop(run->loop);
+        }
+    }
+}
+
+/* What the model's servers would report on /metrics. */
+static void admit_sample(void *arg, sg_admit_signals *s) {
+    simrun *run = arg;
+    sg_sim_llm_signals ls;
+    sg_sim_llm_signals_get(run->llm, &ls);
+    s->kv_usage = run->c->w.kv_tokens > 0 ? ls.kv_usage : -1;
+    s->preemptions = (double)ls.preemptions;
+    s->waiting = ls.waiting;
+}
+
+static void admit_record(void *arg, json_t *ev) {
+    simrun *run = arg;
+    if (run->events) {
+        json_object_set_new(ev, "t_s", json_real((double)sg_loop_now(run->loop) / SG_SEC));
+        json_dumpf(ev, run->events, JSON_COMPACT);
+        fputc('\n', run->events);
+    }
+    if (run->db) {
+        json_object_set_new(ev, "t_ms", json_real((double)sg_loop_now(run->loop) / 1e6));
+        db_record(run, 0, ev);
+    }
+}
+
 void sg_sim_config_default(sg_sim_config *c) {
     memset(c, 0, sizeof *c);
     sg_sim_workload_default(&c->w);
@@ -113,6 +151,7 @@ void sg_sim_config_default(sg_sim_config *c) {
     c->run.devices = 8;
     c->run.budget_ns = 2 * 3600 * SG_SEC; /* virtual */
     c->tasks = 50;
+    sg_admit_config_default(&c->admit);
 }
 
 static void on_record(void *arg, json_t *ev) {
@@ -138,9 +177,11 @@ static void on_finished(void *arg, const sg_task_stats *s) {
         sg_loop_stop(run->loop);
         return;
     }
+    sg_admit_member_free(t->member); /* its place frees: the gate starts the next */
+    t->member = NULL;
     if (++t->run->finished == t->run->n)
         sg_loop_stop(t->run->loop);
-    else
+    else if (!run->gate)
         sg_loop_timer(t->run->loop, 0, start_next, t->run);
 }
 
@@ -171,8 +212,12 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
         return -1;
     /* events are built only for someone who keeps them (most of a run's cost otherwise) */
     sg_task_hooks hooks = {run->events || run->db ? on_record : NULL, NULL, on_finished, t};
-    if (!(t->task = sg_task_new(run->loop, &run->tc, &spec, &t->lp, &t->dp, &hooks, err)))
-        return -1;
+    const sg_llm_port *lp = &t->lp;
+    if (run->gate) {
+        t->member = sg_admit_gate_join(run->gate, &t->lp, &t->alp);
+        lp = &t->alp;
+    }
+    if (!(t->task = sg_task_new(run->loop, &run->tc, &spec, lp, &t->dp, &hooks, err))) return -1;
     t->started_ns = sg_loop_now(run->loop);
     return sg_task_start(t->task, err);
 }
@@ -253,6 +298,19 @@ static void sum_metrics(simrun *r, sg_sim_metrics *m, sg_sim_trace *trace) {
     m->prefill_saved = fill + saved ? (double)saved / (double)(fill + saved) : 0;
 }
 
+static void admit_metrics(simrun *r, sg_sim_metrics *m) {
+    sg_sim_llm_signals ls;
+    sg_sim_llm_signals_get(r->llm, &ls);
+    m->preemptions = (double)ls.preemptions;
+    if (!r->gate) return;
+    sg_admit_stats st;
+    sg_admit_gate_stats(r->gate, &st);
+    m->admit_mean = m->virtual_s > 0 ? st.limit_time / m->virtual_s : 0;
+    m->admit_max = st.max_limit;
+    m->admit_changes = st.grows + st.backoffs;
+    m->admit_pauses = st.pauses;
+}
+
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
                sg_sim_trace *trace, sg_err *err) {
     memset(m, 0, sizeof *m);
@@ -296,11 +354,24 @@ int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, s
         if (run.campaign < 0) goto done;
         m->campaign = run.campaign;
     }
-    int first = c->concurrency > 0 && c->concurrency < run.n ? c->concurrency : run.n;
-    for (int i = 0; i < first; i++)
-        if (start_task(&run, &run.t[i], err) < 0) goto done;
+    if (c->admission) {
+        sg_admit_gate_hooks gh = {admit_sample, c->events || c->db ? admit_record : NULL,
+                                  admit_more, &run};
+        run.gate = sg_admit_gate_new(run.loop, &c->admit, &gh);
+        sg_admit_gate_set_unstarted(run.gate, run.n);
+        admit_more(&run);
+        if (run.failed) {
+            *err = run.err;
+            goto done;
+        }
+    } else {
+        int first = c->concurrency > 0 && c->concurrency < run.n ? c->concurrency : run.n;
+        for (int i = 0; i < first; i++)
+            if (start_task(&run, &run.t[i], err) < 0) goto done;
+    }
     if (drive(&run, err) < 0) goto done;
     sum_metrics(&run, m, trace);
+    admit_metrics(&run, m);
     m->slots = nslots;
     rc = 0;
     if (c->db && (sg_results_campaign_end(c->db, run.campaign, "done", err) < 0 ||
@@ -313,6 +384,8 @@ done:
     }
     if (pool) sg_pool_on_event(pool, NULL, NULL);
     for (int i = 0; run.t && i < run.n; i++) sg_task_free(run.t[i].task);
+    for (int i = 0; run.t && i < run.n; i++) sg_admit_member_free(run.t[i].member);
+    sg_admit_gate_free(run.gate);
     for (int i = 0; run.t && i < run.n; i++) sg_port_dev_free(run.t[i].pd);
     for (int i = 0; run.t && i < run.n; i++) sg_port_llm_sim_fini(&run.t[i].pl);
     sg_pool_free(pool);

@@ -16,6 +16,7 @@
 #ifndef SG_SIM_RUN_H
 #define SG_SIM_RUN_H
 
+#include "orchestrator/admit_gate.h"
 #include "orchestrator/run.h"
 #include "results/results.h"
 #include "sim/sim.h"
@@ -34,8 +35,11 @@ typedef struct sg_sim_config {
     char name[64];     /* the configuration's name in tables */
     int tasks;
     int concurrency; /* tasks running at once; 0: all */
-    FILE *events;    /* when set: every task's events as JSON lines, with "task" added */
-    sg_results *db;  /* when set: the run is recorded (see above) */
+    /* campaign admission (admit_gate.h) instead of concurrency: 0 off (as before) */
+    int admission;
+    sg_admit_config admit;
+    FILE *events;   /* when set: every task's events as JSON lines, with "task" added */
+    sg_results *db; /* when set: the run is recorded (see above) */
     const sg_replay_traces *traces; /* sim --traces: recorded reasoning (sim.h), or NULL */
 } sg_sim_config;
 
@@ -62,6 +66,11 @@ typedef struct sg_sim_metrics {
     double prefill_saved;     /* share of fork prefill served by the prefix cache */
     int slots;                /* validation/profiling slots */
     int64_t campaign;         /* its campaign id when recorded, else 0 */
+    /* admission (c->admission): the limit's mean over the run and its peak, decisions that
+     * changed it, tasks paused between iterations; the model's preemptions */
+    double admit_mean;
+    int admit_max, admit_changes, admit_pauses;
+    double preemptions;
 } sg_sim_metrics;
 
 int sg_sim_run(const sg_sim_config *c, const sg_run_prompts *p, uint64_t seed, sg_sim_metrics *m,
@@ -115,6 +124,11 @@ void sg_sim_print_compare(const sg_sim_row *rows, int md);
 int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to, int md,
                 const sg_sim_row *rows, sg_err *err);
 
+
+/* --admission-study (sim_admit.c): all at once, auto and fixed:N on the same seeds, campaign
+ * throughput (tasks meeting their target per hour), and the verdict against issue 30's goal. */
+int sg_sim_admission_study(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from,
+                           uint64_t to, int md, sg_err *err);
 /* DIR/time_to_target.svg and DIR/utilisation.svg for rows[0..n-1] (the folder is made). */
 int sg_sim_plots(const char *dir, const sg_sim_row *rows, int n, sg_err *err);
 /* Before the run: SG_WFILE_REFUSED when a plot's path names a device, a FIFO, a link... */

@@ -370,6 +370,7 @@ static void room_freed(sg_task *t);
  * pool's queue per slot when the device port can tell. */
 static void set_load(sg_task *t) {
     sg_trigger_set_backlog(t->trigger, t->jobs_pending);
+    if (t->llm.fork_room) sg_trigger_set_fork_cap(t->trigger, t->llm.fork_room(t->llm.impl));
     if (t->dev.load && t->cfg.trigger.max_queue_per_slot > 0) {
         int queued = 0, slots = 0;
         t->dev.load(t->dev.impl, &queued, &slots);

@@ -51,6 +51,18 @@ int sg_cmd_replay_llm(int argc, char **argv) {
          .out = &cfg.log_requests,
          .metavar = "FILE",
          .help = "append each completion request to FILE as a JSON line (what clients sent)"},
+        {.name = "kv-tokens",
+         .kind = SG_OPT_INT,
+         .out = &cfg.kv_tokens,
+         .metavar = "N",
+         .help = "test option: model a KV cache of N tokens (prompt bytes / 4 plus every token "
+                 "streamed, per running stream); a stream that would overflow it is preempted, "
+                 "waits for room and pays a recompute; /metrics adds vllm:kv_cache_usage_perc, "
+                 "vllm:num_preemptions_total and vllm:num_requests_waiting (0: none)",
+         .def = "no cache model",
+         .min = 0,
+         .max = 1000000000,
+         .units = "tokens"},
         {.name = "cached-prefix",
          .kind = SG_OPT_FLAG,
          .out = &cfg.cached_prefix,

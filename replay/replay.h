@@ -126,6 +126,7 @@ typedef struct sg_replay_config {
     const char *log_requests; /* append each completion request here (JSON lines); NULL: no */
     int cached_prefix;        /* report usage cached_tokens: the prompt's leading tokens (bytes / 4)
                                  shared with an earlier prompt served (a prefix cache's hit) */
+    int64_t kv_tokens;        /* > 0: a modelled KV cache of that many tokens (replay_kv.c) */
 } sg_replay_config;
 
 typedef struct sg_replay_server sg_replay_server;

@@ -83,6 +83,7 @@ struct sg_replay_server { /* replay_server.c */
     int64_t *trig_us;
     size_t n_trig, cap_trig;
     uint64_t next_id;
+    int64_t kv_used, kv_preemptions, kv_waiting; /* cfg.kv_tokens: the modelled cache */
 };
 
 /* One thing a stream writes; kind < 0: a comment line. */
@@ -112,7 +113,14 @@ typedef struct sg_replay_rq {
     sg_replay_ids ids;  /* the steps' ids */
     size_t id_slot;     /* its entry in idseen (cached_prefix and has_ids) */
     uint64_t id_serial; /* ... while it is still this request's (0: none) */
+    int64_t kv;     /* cfg.kv_tokens: KV tokens it holds */
+    int kv_waiting; /* preempted (or new) and waiting for room */
 } sg_replay_rq;
+
+/* replay_kv.c (cfg.kv_tokens > 0; else they do nothing) */
+int sg_replay_kv_before_token(sg_replay_rq *r);                  /* may wait; takes s->mu itself */
+void sg_replay_kv_release(sg_replay_rq *r);                      /* s->mu held */
+void sg_replay_kv_metrics(const sg_replay_server *s, sg_buf *b); /* s->mu held */
 
 /* replay_stream.c */
 int64_t sg_replay_mono_ns(void);

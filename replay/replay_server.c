@@ -72,6 +72,7 @@ static void stats(sg_replay_server *s, sg_buf *b, int prometheus) {
         sg_buf_printf(b,
                       "specgen_replay_requests_total %lld\nspecgen_replay_disconnects_total %lld\n",
                       (long long)s->requests, (long long)s->disconnects);
+        sg_replay_kv_metrics(s, b);
     } else {
         int64_t *v = sg_xmalloc((s->n_trig + 1) * sizeof *v);
         if (s->n_trig) memcpy(v, s->trig_us, s->n_trig * sizeof *v);
@@ -332,6 +333,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         int hung_up = r->gone || (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
                                   !(r->fault_fired && s->cfg.fault.kind == SG_FAULT_DROP));
         pthread_mutex_lock(&s->mu);
+        sg_replay_kv_release(r);
         s->running--;
         s->disconnects += hung_up;
         pthread_mutex_unlock(&s->mu);

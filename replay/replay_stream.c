@@ -131,6 +131,7 @@ ssize_t sg_replay_reader(void *cls, uint64_t pos, char *buf, size_t max) {
                 continue;
             }
         }
+        if (is_token) sg_replay_kv_before_token(r); /* --kv-tokens: may be preempted first */
         int64_t due =
             r->arrival_ns + (int64_t)((double)st->at_us * 1000.0 / s->cfg.speed) + r->stall_ns;
         if (wait_until(r, due) < 0) {

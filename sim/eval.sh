@@ -7,6 +7,9 @@
 # page leads with the fair baselines (--compare's second part, issue 27) on SIM_FAIR_SEEDS
 # (1-10) with --iterations SIM_FAIR_ITERATIONS (30: no policy is cut by the iteration cap),
 # on the fitted workload at SIM_TASKS and SIM_LOAD_TASKS and the reference one at SIM_TASKS.
+# The admission study (issue 30: `specgen sim --admission-study` on the fitted workload with
+# its KV capacity, SIM_ADMIT_TASKS tasks, 200, on 2 instances, seeds SIM_ADMIT_SEEDS, 1-10)
+# fills @@admission@@.
 #
 # sim/eval.sh --scale — the scale checks that end `make bench-sim`, each pinned to one core
 # (taskset -c 0). The first (issue 19, goal raised by issue 29 to 3 s): 1,000 tasks on 64
@@ -83,6 +86,8 @@ fair_seeds=${SIM_FAIR_SEEDS:-1-10}
 fair_iterations=${SIM_FAIR_ITERATIONS:-30}
 tasks=${SIM_TASKS:-20}
 load_tasks=${SIM_LOAD_TASKS:-50}
+admit_tasks=${SIM_ADMIT_TASKS:-200}
+admit_seeds=${SIM_ADMIT_SEEDS:-1-10}
 dir=$(dirname "$out")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -104,15 +109,19 @@ fair fairreference reference "$tasks"
 run reference reference "$tasks" reference
 run fitted fitted "$tasks" fitted
 run load fitted "$load_tasks"
+"$specgen" sim --admission-study --markdown --workload fitted --llm-instances 2 \
+    --tasks "$admit_tasks" --seeds "$admit_seeds" >"$tmp/admission"
 
 # each "@@NAME@@" line becomes that run's output; the settings fill @SEEDS@ and @TASKS@
 awk -v dir="$tmp" -v seeds="$seeds" -v tasks="$tasks" -v load="$load_tasks" \
-    -v fair_seeds="$fair_seeds" -v fair_iterations="$fair_iterations" '
+    -v fair_seeds="$fair_seeds" -v fair_iterations="$fair_iterations" \
+    -v atasks="$admit_tasks" -v aseeds="$admit_seeds" '
     /^@@[a-z]+@@$/ { f = dir "/" substr($0, 3, length($0) - 4)
                     while ((getline line < f) > 0) print line
                     close(f); next }
     { gsub(/@SEEDS@/, seeds); gsub(/@TASKS@/, tasks); gsub(/@LOAD_TASKS@/, load)
-      gsub(/@FAIR_SEEDS@/, fair_seeds); gsub(/@FAIR_ITERATIONS@/, fair_iterations); print }
+      gsub(/@FAIR_SEEDS@/, fair_seeds); gsub(/@FAIR_ITERATIONS@/, fair_iterations)
+      gsub(/@ADMIT_TASKS@/, atasks); gsub(/@ADMIT_SEEDS@/, aseeds); print }
 ' "$root/sim/eval.md.in" >"$tmp/eval.md"
 mv "$tmp/eval.md" "$out"
 echo "wrote $out and $dir/eval/{reference,fitted}/{time_to_target,utilisation}.svg" >&2

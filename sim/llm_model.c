@@ -57,6 +57,15 @@ struct sg_sim_gen {
     double chunk_end;               /* its instance's work when that chunk is done */
     int in_callback, aborted;       /* abort from inside its own callback frees it afterwards */
     struct sg_sim_gen *prev, *next; /* all generations */
+    /* the KV capacity (kv_tokens > 0; else admitted at once and never preempted) */
+    int admitted;                     /* counted in its instance's batch and KV */
+    int waiting;                      /* in its instance's waiting queue (new or preempted) */
+    struct sg_sim_gen *wprev, *wnext; /* that queue, in arrival order (seq) */
+    uint64_t kv;                      /* KV tokens it holds */
+    uint64_t kv_need;                 /* what admitting it takes (and prefills) */
+    double latency_s;                 /* first admission only: the first-token latency */
+    int resume;                       /* preempted while decoding: chunk_left still to do */
+    double chunk_left;
 };
 
 typedef struct instance {
@@ -71,6 +80,11 @@ typedef struct instance {
     int nheap, capheap;
     uint64_t cached; /* prefix-cache tokens held */
     ctx *lru_head, *lru_tail;
+    /* the KV capacity (kv_tokens > 0) */
+    uint64_t kv_active;                /* KV tokens of its admitted generations */
+    sg_sim_gen *wait_head, *wait_tail; /* waiting for room, arrival order */
+    int nwaiting;
+    int64_t prefill_free_at; /* prefills run one at a time: when the next may start */
 } instance;
 
 struct sg_sim_llm {
@@ -86,6 +100,7 @@ struct sg_sim_llm {
     char *filler;        /* FILLER_WORDS words */
     uint32_t *filler_at; /* where word i starts (FILLER_WORDS + 1 offsets) */
     uint64_t decoded, prefilled, saved;
+    uint64_t preemptions, recomputed, fork_queries, fork_hits;
     const sg_replay_traces *traces; /* sim --traces (borrowed), or NULL */
     int q_task, q_iteration;        /* sg_sim_llm_prompt_quality's, for the next reasoning */
     double q_best;
@@ -253,6 +268,10 @@ static uint64_t partial(sg_sim_gen *g) {
     return done <= 0 ? 0 : done >= (double)g->chunk ? g->chunk : (uint64_t)done;
 }
 
+static int kv_on(const sg_sim_llm *m) { return m->w.kv_tokens > 0; }
+static void kv_dequeue(instance *in, sg_sim_gen *g);
+static void kv_admit(instance *in);
+
 static void gen_free(sg_sim_gen *g) {
     sg_sim_llm *m = g->m;
     instance *in = &m->in[g->instance];
@@ -262,10 +281,15 @@ static void gen_free(sg_sim_gen *g) {
     if (m->gens == g) m->gens = g->next;
     if (g->decoding) decoding_remove(in, g);
     if (g->ctx) g->ctx->gen = NULL;
-    in->running--;
+    if (g->waiting) kv_dequeue(in, g);
+    if (g->admitted) {
+        in->running--;
+        in->kv_active -= g->kv;
+    }
     sg_buf_free(&g->answer);
     free(g);
     rerate(in);
+    if (kv_on(m) && !m->closing) kv_admit(in); /* its room may let a waiting one in */
 }
 
 static void free_ctx(ctx *c);
@@ -316,6 +340,19 @@ static void lru_unlink(instance *in, ctx *c) {
     c->cached = 0;
 }
 
+/* The prefix cache's room: its own size, and with a KV capacity what the admitted
+ * generations leave of it (the cache is squeezed before any request is preempted). */
+static double cache_cap(const instance *in) {
+    const sg_sim_llm *m = in->m;
+    if (!kv_on(m)) return m->w.cache_tokens;
+    double room = m->w.kv_tokens - (double)in->kv_active;
+    return room < 0 ? 0 : room < m->w.cache_tokens ? room : m->w.cache_tokens;
+}
+
+static void squeeze(instance *in) {
+    while ((double)in->cached > cache_cap(in) && in->lru_head) lru_unlink(in, in->lru_head);
+}
+
 /* The prefix now holds `cached` tokens and is the most recently used; then make room. */
 static void touch(sg_sim_llm *m, ctx *c, uint64_t cached) {
     instance *in = &m->in[c->instance];
@@ -329,7 +366,7 @@ static void touch(sg_sim_llm *m, ctx *c, uint64_t cached) {
     else
         in->lru_head = c;
     in->lru_tail = c;
-    while ((double)in->cached > m->w.cache_tokens && in->lru_head) lru_unlink(in, in->lru_head);
+    squeeze(in);
 }
 
 static void free_ctx(ctx *c) {
@@ -372,7 +409,8 @@ static ctx *add_ctx(sg_sim_llm *m, int task, int iteration, int stream, int inst
 static int least_loaded(const sg_sim_llm *m) {
     int best = 0;
     for (int i = 1; i < m->w.instances; i++)
-        if (m->in[i].running < m->in[best].running) best = i;
+        if (m->in[i].running + m->in[i].nwaiting < m->in[best].running + m->in[best].nwaiting)
+            best = i;
     return best;
 }
 
@@ -480,6 +518,12 @@ static void next_chunk(sg_sim_gen *g) {
     arm(in);
 }
 
+static void kv_grow(sg_sim_gen *g, uint64_t k) {
+    if (!kv_on(g->m)) return;
+    g->kv += k;
+    g->m->in[g->instance].kv_active += k;
+}
+
 /* g's chunk is decoded: hand its text out; then the next chunk, or the end. */
 static void chunk_done(sg_sim_gen *g) {
     sg_sim_llm *m = g->m;
@@ -490,6 +534,7 @@ static void chunk_done(sg_sim_gen *g) {
         reasoning_text(g, k, text);
         g->emitted += k;
         m->decoded += k;
+        kv_grow(g, k);
         if (g->ctx) touch(m, g->ctx, (uint64_t)m->w.prompt_tokens + g->emitted);
         g->in_callback = 1;
         g->cb.reasoning(g->cb.arg, text->data, text->len, g->emitted);
@@ -500,6 +545,7 @@ static void chunk_done(sg_sim_gen *g) {
             k < left ? (g->answer.len - g->answer_pos) * k / left : g->answer.len - g->answer_pos;
         g->answer_emitted += k;
         m->decoded += k;
+        kv_grow(g, k);
         size_t at = g->answer_pos;
         g->answer_pos += n;
         g->in_callback = 1;
@@ -520,6 +566,8 @@ static void chunk_done(sg_sim_gen *g) {
     cb.done(cb.arg, r, a, p, cached);
 }
 
+static void kv_settle(instance *in);
+
 static void instance_due(sg_loop *loop, void *arg) {
     (void)loop;
     instance *in = arg;
@@ -532,6 +580,7 @@ static void instance_due(sg_loop *loop, void *arg) {
         chunk_done(g);
     }
     in->in_due = 0;
+    if (kv_on(in->m)) kv_settle(in);
     arm(in);
 }
 
@@ -540,7 +589,133 @@ static void begin(sg_loop *loop, void *arg) {
     (void)loop;
     sg_sim_gen *g = arg;
     g->timer = 0;
+    if (g->resume) { /* preempted mid-chunk: the rest of that chunk */
+        instance *in = &g->m->in[g->instance];
+        advance(in);
+        g->resume = 0;
+        g->chunk_end = in->work + g->chunk_left;
+        g->decoding = 1;
+        decoding_add(in, g);
+        arm(in);
+        return;
+    }
     next_chunk(g);
+}
+
+/* ---- the KV capacity (kv_tokens > 0): admission, preemption and recompute, as vLLM ----
+ * An instance admits waiting requests in arrival order while their KV fits (the first that
+ * does not fit holds the rest back; an empty instance admits anyway). Each admitted
+ * generation holds its context's KV (prompt or uncached fork prefix, then every token it
+ * decodes); past the capacity the prefix cache is squeezed first, then the newest admitted
+ * generations are preempted: their KV is dropped and they wait again, and on re-admission
+ * they prefill their whole context again (vLLM's default recompute). Prefills of an
+ * instance run one after another at prefill_tok_s. */
+static void kv_enqueue(instance *in, sg_sim_gen *g) {
+    sg_sim_gen *after = in->wait_tail; /* arrival order: a preempted one goes back in place */
+    while (after && after->seq > g->seq) after = after->wprev;
+    g->wprev = after;
+    g->wnext = after ? after->wnext : in->wait_head;
+    if (g->wnext)
+        g->wnext->wprev = g;
+    else
+        in->wait_tail = g;
+    if (after)
+        after->wnext = g;
+    else
+        in->wait_head = g;
+    g->waiting = 1;
+    in->nwaiting++;
+}
+
+static void kv_dequeue(instance *in, sg_sim_gen *g) {
+    if (g->wprev)
+        g->wprev->wnext = g->wnext;
+    else
+        in->wait_head = g->wnext;
+    if (g->wnext)
+        g->wnext->wprev = g->wprev;
+    else
+        in->wait_tail = g->wprev;
+    g->wprev = g->wnext = NULL;
+    g->waiting = 0;
+    in->nwaiting--;
+}
+
+static void kv_admit(instance *in) {
+    sg_sim_llm *m = in->m;
+    while (in->wait_head && !m->closing) {
+        sg_sim_gen *g = in->wait_head;
+        if (in->running > 0 && (double)(in->kv_active + g->kv_need) > m->w.kv_tokens) break;
+        kv_dequeue(in, g);
+        g->admitted = 1;
+        g->kv = g->kv_need;
+        in->kv_active += g->kv;
+        in->running++;
+        rerate(in);
+        int64_t now = sg_loop_now(m->loop);
+        int64_t start = in->prefill_free_at > now ? in->prefill_free_at : now;
+        in->prefill_free_at = start + (int64_t)((double)g->kv_need / m->w.prefill_tok_s * SG_SEC);
+        int64_t at = in->prefill_free_at + (int64_t)(g->latency_s * SG_SEC);
+        g->latency_s = 0;
+        g->timer = sg_loop_timer(m->loop, at - now, begin, g);
+    }
+    squeeze(in);
+}
+
+static void kv_preempt(instance *in, sg_sim_gen *g) {
+    sg_sim_llm *m = in->m;
+    if (g->timer) { /* still prefilling: it starts over */
+        sg_loop_timer_cancel(m->loop, g->timer);
+        g->timer = 0;
+    } else if (g->decoding) { /* the rest of its chunk is decoded after it resumes */
+        advance(in);
+        double left = g->chunk_end - in->work;
+        g->chunk_left = left > 0 ? left : 0;
+        g->resume = 1;
+        decoding_remove(in, g);
+        g->decoding = 0;
+    }
+    in->kv_active -= g->kv;
+    in->running--;
+    g->kv = 0;
+    g->admitted = 0;
+    g->kv_need = g->prompt + (g->fork ? 0 : g->emitted) + g->answer_emitted;
+    m->preemptions++;
+    m->recomputed += g->kv_need;
+    kv_enqueue(in, g);
+    rerate(in);
+}
+
+/* After its generations grew: squeeze the cache, preempt the newest while over capacity,
+ * then admit what fits. */
+static void kv_settle(instance *in) {
+    sg_sim_llm *m = in->m;
+    int idx = (int)(in - m->in);
+    squeeze(in);
+    while ((double)in->kv_active > m->w.kv_tokens && in->running > 1) {
+        sg_sim_gen *newest = NULL;
+        for (sg_sim_gen *g = m->gens; g; g = g->next)
+            if (g->admitted && g->instance == idx && (!newest || g->seq > newest->seq)) newest = g;
+        kv_preempt(in, newest);
+    }
+    kv_admit(in);
+}
+
+void sg_sim_llm_signals_get(const sg_sim_llm *m, sg_sim_llm_signals *s) {
+    memset(s, 0, sizeof *s);
+    s->instances = m->w.instances;
+    for (int i = 0; i < m->w.instances; i++) {
+        const instance *in = &m->in[i];
+        s->running += in->running;
+        s->waiting += in->nwaiting;
+        double u = kv_on(m) ? (double)in->kv_active / m->w.kv_tokens : 0;
+        if (u > s->kv_usage) s->kv_usage = u;
+    }
+    s->preemptions = m->preemptions;
+    s->recomputed_tokens = m->recomputed;
+    s->decoded = m->decoded;
+    s->fork_queries = m->fork_queries;
+    s->fork_hits = m->fork_hits;
 }
 
 static sg_sim_gen *gen_new(sg_sim_llm *m, int instance, const sg_sim_gen_cb *cb, uint64_t key) {
@@ -550,16 +725,29 @@ static sg_sim_gen *gen_new(sg_sim_llm *m, int instance, const sg_sim_gen_cb *cb,
     g->instance = instance;
     g->rng = mix(m->seed ^ mix(key));
     g->seq = ++m->seqs;
-    m->in[instance].running++;
-    rerate(&m->in[instance]);
+    if (!kv_on(m)) { /* else admitted when there is room (kv_admit) */
+        g->admitted = 1;
+        m->in[instance].running++;
+        rerate(&m->in[instance]);
+    }
     g->next = m->gens;
     if (m->gens) m->gens->prev = g;
     m->gens = g;
     return g;
 }
 
-static void start_after(sg_sim_gen *g, double prefill_s) {
-    g->timer = sg_loop_timer(g->m->loop, (int64_t)(prefill_s * SG_SEC), begin, g);
+/* Decoding begins after prefill_s (latency_s of it a fixed latency, the rest `fill` tokens of
+ * prefill); with a KV capacity, once admitted, its prefill queued behind the instance's. */
+static void start_after(sg_sim_gen *g, double prefill_s, double latency_s, uint64_t fill) {
+    if (!kv_on(g->m)) {
+        g->timer = sg_loop_timer(g->m->loop, (int64_t)(prefill_s * SG_SEC), begin, g);
+        return;
+    }
+    instance *in = &g->m->in[g->instance];
+    g->latency_s = latency_s;
+    g->kv_need = fill;
+    kv_enqueue(in, g);
+    kv_admit(in);
 }
 
 sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream,
@@ -587,7 +775,8 @@ sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream
     g->ctx = add_ctx(m, task, iteration, stream, g->instance, g->length);
     g->ctx->floor = floor;
     g->ctx->gen = g;
-    start_after(g, m->w.first_token_s + m->w.prompt_tokens / m->w.prefill_tok_s);
+    start_after(g, m->w.first_token_s + m->w.prompt_tokens / m->w.prefill_tok_s, m->w.first_token_s,
+                g->prompt);
     return g;
 }
 
@@ -596,6 +785,10 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
     ctx *c = find_ctx(m, task, iteration, stream);
     uint64_t prefix = (uint64_t)m->w.prompt_tokens + prefix_tokens;
     int hit = c && c->cached >= prefix;
+    /* with a KV capacity, a running reasoning's own blocks serve its forks (vLLM shares them) */
+    if (kv_on(m) && c && c->gen && c->gen->admitted && c->gen->kv >= prefix) hit = 1;
+    m->fork_queries++;
+    m->fork_hits += hit;
     uint64_t key = ((uint64_t)task << 40) ^ ((uint64_t)iteration << 20) ^ (uint64_t)stream ^
                    (prefix_tokens << 8) ^ 0x5f0f;
     sg_sim_gen *g = gen_new(m, hit ? c->instance : least_loaded(m), cb, key ^ ++m->forks);
@@ -611,7 +804,8 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
     double q_mean = quality(&m->w, iteration, c ? c->floor : 0, f, m->w.q1);
     double q = q_mean + m->w.q_sd * normal(&g->rng);
     make_fork_answer(g, c, q_mean, q);
-    start_after(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s);
+    start_after(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s,
+                m->w.first_token_s * 0.3, fill);
     return g;
 }
 

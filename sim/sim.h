@@ -57,6 +57,10 @@ typedef struct sg_sim_workload {
     double first_token_s;                /* fixed latency before a stream's first token */
     double prompt_tokens;                /* an iteration's prompt (task + best kernel + feedback) */
     double cache_tokens; /* prefix cache per instance, tokens (kvstore adds to it) */
+    /* KV capacity per instance, tokens; 0: none (the decode curve folds it in). With one,
+     * requests past it wait, the prefix cache is squeezed, then the newest are preempted and
+     * recomputed later (the LLM model below) */
+    double kv_tokens;
     double reasoning_tokens, reasoning_cv; /* reasoning length per iteration (lognormal) */
     double code_every_tokens;              /* mean distance between code blocks in the reasoning */
     double cue_every_tokens;               /* mean distance between transition cues */
@@ -102,7 +106,11 @@ double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
  * tokens long. Forks and final answers emit a fenced ```opencl kernel whose source
  * defines SIM_Q and SIM_ID (its quality and a unique id). Abort stops a generation at once
  * (no callback after it) and counts the tokens decoded up to that moment; a generation is
- * freed after its done callback returns, or by abort. Everything is drawn from generators seeded
+ * freed after its done callback returns, or by abort. With kv_tokens > 0 an instance holds
+ * at most that much KV (admitted prompts, uncached fork prefixes, and every token decoded):
+ * requests wait for room in arrival order, the prefix cache is squeezed first, then the
+ * newest admitted are preempted and later prefill their whole context again; prefills then
+ * run one at a time per instance. Everything is drawn from generators seeded
  * by (seed, task, iteration, fork), so a run is reproducible. */
 typedef struct sg_sim_llm sg_sim_llm;
 typedef struct sg_sim_gen sg_sim_gen;
@@ -136,6 +144,16 @@ sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
                             uint64_t prefix_tokens, const sg_sim_gen_cb *cb);
 /* Stop it now; *reasoning / *content: what it had generated. The generation is freed. */
 void sg_sim_llm_abort(sg_sim_llm *m, sg_sim_gen *g, uint64_t *reasoning, uint64_t *content);
+/* What a serving instance's /metrics would say, summed over the instances (kv_usage: the
+ * fullest instance's admitted KV over its capacity, 0 without one); counters since the start. */
+typedef struct sg_sim_llm_signals {
+    int instances, running, waiting;
+    double kv_usage;
+    uint64_t preemptions, recomputed_tokens; /* recomputed: prefill the preempted pay again */
+    uint64_t decoded;
+    uint64_t fork_queries, fork_hits; /* forks, and those whose prefix was cached */
+} sg_sim_llm_signals;
+void sg_sim_llm_signals_get(const sg_sim_llm *m, sg_sim_llm_signals *s);
 /* Tokens decoded so far, and prefill tokens saved by the cache (for the report). */
 void sg_sim_llm_counts(const sg_sim_llm *m, uint64_t *decoded, uint64_t *prefilled,
                        uint64_t *cached);

@@ -60,6 +60,7 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
         {"first_token_s", &w->first_token_s, NULL},
         {"prompt_tokens", &w->prompt_tokens, NULL},
         {"cache_tokens", &w->cache_tokens, NULL},
+        {"kv_tokens", &w->kv_tokens, NULL},
         {"reasoning_tokens", &w->reasoning_tokens, NULL},
         {"reasoning_cv", &w->reasoning_cv, NULL},
         {"code_every_tokens", &w->code_every_tokens, NULL},

@@ -152,6 +152,7 @@ struct sg_trigger {
     int in_flight;
     int backlog;             /* the task's candidates not yet judged (caller's count) */
     double pool_queue;       /* jobs waiting per slot, all tasks (caller's count) */
+    int capped, fork_cap;    /* admission's cap on forks in flight (caller's), when capped */
     int pending_code_close;  /* a block closed and not yet turned into a fork */
     int pending_fresh;       /* it closed in the current delta: its position is not set yet */
     uint64_t pending_tokens; /* reasoning tokens when it closed */
@@ -197,6 +198,11 @@ int sg_trigger_in_flight(const sg_trigger *t) { return t->in_flight; }
 
 void sg_trigger_set_pool_queue(sg_trigger *t, double queued_per_slot) {
     t->pool_queue = queued_per_slot > 0 ? queued_per_slot : 0;
+}
+
+void sg_trigger_set_fork_cap(sg_trigger *t, int n) {
+    t->capped = n >= 0;
+    t->fork_cap = n;
 }
 
 void sg_trigger_set_backlog(sg_trigger *t, int candidates) {
@@ -315,6 +321,7 @@ static int skip_for_duplicates(sg_trigger *t, sg_rule r) {
 static int have_room(const sg_trigger *t, uint64_t since) {
     if (t->cfg.max_backlog > 0 && t->in_flight + t->backlog >= t->cfg.max_backlog) return 0;
     if (t->cfg.max_queue_per_slot > 0 && t->pool_queue >= t->cfg.max_queue_per_slot) return 0;
+    if (t->capped && t->in_flight >= t->fork_cap) return 0;
     /* max_in_flight_idle: another cap while no job waits for a slot (the pool's queue, as
      * max_queue_per_slot reads it, is empty) */
     int cap = t->cfg.max_in_flight_idle > 0 && t->cfg.max_queue_per_slot > 0 && t->pool_queue <= 0

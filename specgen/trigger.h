@@ -101,5 +101,8 @@ int sg_trigger_in_flight(const sg_trigger *t);
 void sg_trigger_set_backlog(sg_trigger *t, int candidates);
 /* Jobs of every task waiting for a validation/profiling slot, per slot (0 when unknown). */
 void sg_trigger_set_pool_queue(sg_trigger *t, double queued_per_slot);
+/* Campaign admission's cap on this task's forks in flight (specgen/admit.h): n >= 0 holds
+ * the task to at most n (0: no new fork) below max_in_flight; n < 0: max_in_flight alone. */
+void sg_trigger_set_fork_cap(sg_trigger *t, int n);
 
 #endif

@@ -281,7 +281,7 @@ static void run_task_dev(const script *sc, const char *policy, int baseline_brok
     static fake_dev d;
     d = (fake_dev){.loop = loop, .baseline_broken = baseline_broken, .job_ns = job_ns};
     DEV = &d;
-    sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort};
+    sg_llm_port lp = {&f, fake_start_reasoning, fake_start_fork, fake_abort, NULL};
     sg_dev_port dp = {&d, fake_submit, fake_end_iteration, NULL, fake_drop_stale};
     sg_chat_template tmpl;
     assert_int_equal(sg_template_load(prompts_dir(), "generic", &tmpl, &err), 0);
