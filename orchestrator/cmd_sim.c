@@ -433,11 +433,8 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
 
 int sg_cmd_sim(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "fit")) return sg_cmd_sim_fit(argc - 1, argv + 1);
-    sim_args a = {.policy = "specgen",
-                  .seeds = "1-3",
-                  .pools = "elastic",
-                  .interval = 1000,
-                  .kv_tokens = -1};
+    sim_args a = {
+        .policy = "specgen", .seeds = "1-3", .pools = "elastic", .interval = 1000, .kv_tokens = -1};
     sg_sim_config *c = &a.c;
     sg_sim_config_default(c);
     a.devices = c->run.devices;

@@ -124,7 +124,6 @@ void sg_sim_print_compare(const sg_sim_row *rows, int md);
 int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to, int md,
                 const sg_sim_row *rows, sg_err *err);
 
-
 /* --admission-study (sim_admit.c): all at once, auto and fixed:N on the same seeds, campaign
  * throughput (tasks meeting their target per hour), and the verdict against issue 30's goal. */
 int sg_sim_admission_study(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from,

@@ -113,8 +113,8 @@ typedef struct sg_replay_rq {
     sg_replay_ids ids;  /* the steps' ids */
     size_t id_slot;     /* its entry in idseen (cached_prefix and has_ids) */
     uint64_t id_serial; /* ... while it is still this request's (0: none) */
-    int64_t kv;     /* cfg.kv_tokens: KV tokens it holds */
-    int kv_waiting; /* preempted (or new) and waiting for room */
+    int64_t kv;         /* cfg.kv_tokens: KV tokens it holds */
+    int kv_waiting;     /* preempted (or new) and waiting for room */
 } sg_replay_rq;
 
 /* replay_kv.c (cfg.kv_tokens > 0; else they do nothing) */
