@@ -18,14 +18,15 @@
 
 #include <cmocka.h>
 
-static sg_buf scratch; /* the scanner's, as a stream keeps one */
+static sg_buf scratch;  /* the scanner's, as a stream keeps one */
+static sg_buf jscratch; /* jansson's decode's (its ids) */
 
 /* Compare on data[0..len): 1 when the scanner answered, 0 when it declined. */
 static int agree(const char *data, size_t len) {
     sg_llm_chunk a, b;
     int scanned = sg_llm_chunk_scan(data, len, &a, &scratch);
     json_t *root = json_loadb(data, len, 0, NULL);
-    int decoded = root && sg_llm_chunk_decode(root, &b, NULL) == 0;
+    int decoded = root && sg_llm_chunk_decode(root, &b, &jscratch, NULL) == 0;
     if (scanned) {
         const char *diff = decoded ? sg_llm_chunk_differs(&a, &b) : "jansson refused it";
         if (diff) print_message("scanner and jansson differ (%s) on: %.*s\n", diff, (int)len, data);
@@ -254,5 +255,6 @@ int main(void) {
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sg_buf_free(&scratch);
+    sg_buf_free(&jscratch);
     return rc;
 }
