@@ -60,7 +60,33 @@ static void decode_choice(json_t *ch, sg_llm_chunk *c) {
     }
 }
 
-int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err) {
+size_t sg_llm_json_ids(json_t *a, sg_buf *b) {
+    size_t i, n = 0;
+    json_t *x;
+    json_array_foreach(a, i, x) {
+        if (!json_is_integer(x)) continue;
+        int32_t id = (int32_t)json_integer_value(x);
+        sg_buf_append(b, &id, sizeof id);
+        n++;
+    }
+    return n;
+}
+
+/* vLLM's token ids: prompt_token_ids at the top (chat) or in the choice (completions). */
+static void decode_ids(json_t *root, json_t *ch, sg_llm_chunk *c, sg_buf *scratch) {
+    json_t *p = json_object_get(root, "prompt_token_ids");
+    if (!json_is_array(p)) p = json_object_get(ch, "prompt_token_ids");
+    json_t *g = json_object_get(ch, "token_ids");
+    if (!scratch || (!json_is_array(p) && !json_is_array(g))) return;
+    sg_buf_clear(scratch);
+    c->n_prompt_ids = json_is_array(p) ? sg_llm_json_ids(p, scratch) : 0;
+    c->n_gen_ids = json_is_array(g) ? sg_llm_json_ids(g, scratch) : 0;
+    sg_buf_reserve(scratch, 1); /* data is set even when both arrays are empty */
+    c->prompt_ids = (const int32_t *)(void *)scratch->data;
+    c->gen_ids = c->prompt_ids + c->n_prompt_ids;
+}
+
+int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_buf *scratch, sg_err *err) {
     memset(c, 0, sizeof *c);
     if (!json_is_object(root)) return sg_errf(err, "chunk is not a JSON object");
     json_t *e = json_object_get(root, "error");
@@ -85,6 +111,7 @@ int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err) {
                        json_is_object(choices) ? "object" : "scalar");
     json_t *ch = json_array_get(choices, 0);
     if (json_is_object(ch)) decode_choice(ch, c);
+    decode_ids(root, json_is_object(ch) ? ch : NULL, c, scratch);
     return 0;
 }
 
@@ -134,5 +161,11 @@ const char *sg_llm_chunk_differs(const sg_llm_chunk *a, const sg_llm_chunk *b) {
         u->cached_reported != v->cached_reported || u->estimated != v->estimated)
         return "usage";
     if (a->features != b->features) return "features";
+    if (a->n_prompt_ids != b->n_prompt_ids ||
+        (a->n_prompt_ids && memcmp(a->prompt_ids, b->prompt_ids, a->n_prompt_ids * 4)))
+        return "prompt_ids";
+    if (a->n_gen_ids != b->n_gen_ids ||
+        (a->n_gen_ids && memcmp(a->gen_ids, b->gen_ids, a->n_gen_ids * 4)))
+        return "gen_ids";
     return NULL;
 }

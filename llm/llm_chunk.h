@@ -4,8 +4,11 @@
  * Contract: sg_llm_chunk_decode reads choices[0].delta.{reasoning, reasoning_content,
  * content} (chat) or choices[0].text (completions), choices[0].finish_reason, `usage`
  * (with completion_tokens_details.reasoning_tokens or top-level reasoning_tokens, and
- * prompt_tokens_details.cached_tokens) and a mid-stream `error`. Pointers borrow from root. Unknown
- * fields are ignored. */
+ * prompt_tokens_details.cached_tokens), a mid-stream `error`, and vLLM's token ids
+ * (return_token_ids): choices[0].token_ids, and the prompt's prompt_token_ids (top level for
+ * chat, else in choices[0] for completions); of an ids array only its integers count, as
+ * int32. Strings borrow from root (the scanner's: from its scratch); ids live in the
+ * scratch buffer. Unknown fields are ignored. */
 #ifndef SG_LLM_CHUNK_H
 #define SG_LLM_CHUNK_H
 
@@ -41,18 +44,25 @@ typedef struct sg_llm_chunk {
     int has_usage;
     sg_llm_usage usage;
     unsigned features;
+    const int32_t *prompt_ids, *gen_ids; /* token ids (n_*: 0 when none came) */
+    size_t n_prompt_ids, n_gen_ids;
 } sg_llm_chunk;
 
-int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_err *err);
+/* scratch: where the ids go (cleared when the chunk has ids), as the scanner's; NULL: ids
+ * are not read. */
+int sg_llm_chunk_decode(json_t *root, sg_llm_chunk *c, sg_buf *scratch, sg_err *err);
 /* The same from the chunk's bytes in one pass, without jansson (llm_scan.c): 1 with c
  * filled exactly as jansson + sg_llm_chunk_decode would fill it, or 0 when it declines
  * (an error chunk, anything malformed or unusual: see llm_scan.c), and the caller
  * decodes with jansson. c's strings live in scratch (unescaped, NUL-terminated) until the
  * next call; scratch grows to the largest chunk once, then nothing is allocated. */
 int sg_llm_chunk_scan(const char *data, size_t len, sg_llm_chunk *c, sg_buf *scratch);
-/* NULL when a and b carry the same deltas, finish, error, usage and marks; else the
+/* NULL when a and b carry the same deltas, finish, error, usage, marks and ids; else the
  * name of the first field that differs (the scanner against jansson, in tests). */
 const char *sg_llm_chunk_differs(const sg_llm_chunk *a, const sg_llm_chunk *b);
+/* The integers of a JSON array of token ids appended to b as int32 (anything else in it
+ * skipped); how many. */
+size_t sg_llm_json_ids(json_t *a, sg_buf *b);
 /* The dialect the marks name (common/dialect.h), and its name. */
 sg_dialect sg_llm_dialect(unsigned features);
 const char *sg_llm_dialect_name(unsigned features);

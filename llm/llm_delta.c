@@ -62,7 +62,7 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
         json_error_t je;
         sg_err err;
         root = json_loadb(data, len, 0, &je);
-        if (!root || sg_llm_chunk_decode(root, &c, &err) < 0) {
+        if (!root || sg_llm_chunk_decode(root, &c, &s->scan, &err) < 0) {
             sg_llm_fail_later(s, "malformed stream chunk (%s) after %lld tokens",
                               root ? err.msg : je.text);
             json_decref(root);
@@ -101,8 +101,7 @@ int sg_llm_on_event(void *arg, const char *type, const char *data, size_t len) {
         return 1;
     }
     if (s->body_noids) /* asked for token ids */
-        sg_llm_ids_feed(s, data, len, c.reasoning ? c.reasoning_len : 0,
-                        c.content && c.content_len);
+        sg_llm_ids_feed(s, &c);
     if (c.reasoning && !s->dead) sg_llm_emit(s, 1, c.reasoning, c.reasoning_len);
     if (c.content && !s->dead) {
         sg_llm_think_feed(&s->think, c.content, c.content_len, sg_llm_emit, s);

@@ -1,37 +1,34 @@
 /* Token ids: what a stream that asked for them (vLLM's return_token_ids) received, where
- * they end in the reasoning, and the endpoint's /tokenize. Separate from the chunk decoder:
- * only chunks that name token_ids are parsed here. */
+ * they end in the reasoning, and the endpoint's /tokenize. The chunk decoder (the scanner,
+ * or jansson) reads the ids; they are only kept here. */
 #include "llm/llm_impl.h"
 
 #include "common/json.h"
+#include "llm/llm_chunk.h"
 #include "common/redact.h"
 #include <stdlib.h>
 #include <string.h>
 
-static void append_ids(json_t *a, int32_t **v, size_t *n, size_t *cap) {
-    size_t i;
-    json_t *x;
-    json_array_foreach(a, i, x) {
-        if (!json_is_integer(x)) continue;
-        if (*n == *cap) {
-            *cap = *cap ? 2 * *cap : 256;
-            *v = sg_xrealloc(*v, *cap * sizeof **v);
-        }
-        (*v)[(*n)++] = (int32_t)json_integer_value(x);
+/* v grows geometrically: no allocation per chunk once it holds the stream's ids. */
+static void append_ids(const int32_t *ids, size_t k, int32_t **v, size_t *n, size_t *cap) {
+    if (!k) return;
+    if (*n + k > *cap) {
+        size_t c = *cap ? *cap : 256;
+        while (c < *n + k) c *= 2;
+        *v = sg_xrealloc(*v, c * sizeof **v);
+        *cap = c;
     }
+    memcpy(*v + *n, ids, k * sizeof *ids);
+    *n += k;
 }
 
-void sg_llm_ids_feed(sg_llm_stream *s, const char *data, size_t len, size_t reasoning_len,
-                     int has_content) {
+void sg_llm_ids_feed(sg_llm_stream *s, const sg_llm_chunk *c) {
     sg_llm_ids *d = &s->ids;
-    json_t *root = memmem(data, len, "token_ids", 9) ? json_loadb(data, len, 0, NULL) : NULL;
-    json_t *ch = json_array_get(json_object_get(root, "choices"), 0);
-    json_t *p = json_object_get(root, "prompt_token_ids");              /* vLLM chat: top level */
-    if (!json_is_array(p)) p = json_object_get(ch, "prompt_token_ids"); /* completions */
-    if (json_is_array(p) && !d->n_prompt) append_ids(p, &d->prompt, &d->n_prompt, &d->cap_prompt);
-    json_t *g = json_object_get(ch, "token_ids");
-    if (json_is_array(g)) append_ids(g, &d->gen, &d->n_gen, &d->cap_gen);
-    json_decref(root);
+    size_t reasoning_len = c->reasoning ? c->reasoning_len : 0;
+    int has_content = c->content && c->content_len;
+    if (!d->n_prompt)
+        append_ids(c->prompt_ids, c->n_prompt_ids, &d->prompt, &d->n_prompt, &d->cap_prompt);
+    append_ids(c->gen_ids, c->n_gen_ids, &d->gen, &d->n_gen, &d->cap_gen);
     if (d->closed) return;
     if (has_content) { /* the answer began (or the reasoning is inside <think> tags) */
         d->closed = 1;
@@ -96,8 +93,9 @@ static int tokenize_answer(const sg_buf *body, long status, int32_t **ids, size_
     *n = 0;
     int ret = 0;
     if (json_is_array(toks)) {
-        size_t cap = 0;
-        append_ids(toks, ids, n, &cap);
+        sg_buf b = {0};
+        *n = sg_llm_json_ids(toks, &b);
+        *ids = (int32_t *)(void *)b.data; /* NULL when there are none */
     } else {
         ret = sg_errf(err, "its /tokenize answered HTTP %ld without a \"tokens\" array: %.200s",
                       status, body->data ? body->data : "");

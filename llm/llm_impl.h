@@ -117,11 +117,11 @@ int sg_llm_http_root(const char *base_url, const char *route, const char *post_j
 /* llm_body.c; with_ids: ask for return_token_ids when req->return_ids */
 char *sg_llm_body(const sg_llm_request *req, int with_ids, sg_err *err);
 
-/* llm_ids.c: before a chunk's deltas are emitted, take its token ids (when the stream asked
- * for them and the chunk names token_ids); reasoning_len / has_content: the chunk's reasoning
- * text length and whether it carried content. A 400 answer naming return_token_ids. */
-void sg_llm_ids_feed(sg_llm_stream *s, const char *data, size_t len, size_t reasoning_len,
-                     int has_content);
+/* llm_ids.c: before a chunk's deltas are emitted, keep its token ids (when the stream asked
+ * for them), as decoded into c (llm_chunk.h), and mark where they end in the reasoning (c's
+ * reasoning text and content). A 400 answer naming return_token_ids. */
+struct sg_llm_chunk;
+void sg_llm_ids_feed(sg_llm_stream *s, const struct sg_llm_chunk *c);
 int sg_llm_ids_refused(const sg_llm_stream *s);
 void sg_llm_ids_free(sg_llm_ids *ids);
 

@@ -6,6 +6,8 @@
  * an "error" field, a key of interest given twice or spelled with an escape, numbers with
  * an exponent or out of int64's range, nesting past MAX_DEPTH, any malformed input.
  *
+ * Token ids (an array's integers) go as int32 into the scratch buffer after the strings.
+ *
  * Adding a field: a K_ name, a KEY row (the object it sits in, its name; CHILD if
  * it is an object or array to look into), and read its val in fill(). */
 #include "llm/llm_chunk.h"
@@ -39,6 +41,9 @@ enum key {
     K_REASONING,
     K_REASONING_CONTENT,
     K_CONTENT,
+    K_PROMPT_IDS,
+    K_CHOICE_PROMPT_IDS,
+    K_TOKEN_IDS,
     K_N
 };
 
@@ -53,6 +58,7 @@ static const struct {
     KEY(C_ROOT, K_TIMINGS, "timings"),
     KEY(C_ROOT, K_FP, "system_fingerprint"),
     KEY(C_ROOT, K_CHOICES, "choices"),
+    KEY(C_ROOT, K_PROMPT_IDS, "prompt_token_ids"),
     KEY(C_USAGE, K_PROMPT, "prompt_tokens"),
     KEY(C_USAGE, K_COMPLETION, "completion_tokens"),
     KEY(C_USAGE, K_CTD, "completion_tokens_details"),
@@ -65,6 +71,8 @@ static const struct {
     KEY(C_CHOICE, K_FINISH, "finish_reason"),
     KEY(C_CHOICE, K_DELTA, "delta"),
     KEY(C_CHOICE, K_TEXT, "text"),
+    KEY(C_CHOICE, K_CHOICE_PROMPT_IDS, "prompt_token_ids"),
+    KEY(C_CHOICE, K_TOKEN_IDS, "token_ids"),
     KEY(C_DELTA, K_REASONING, "reasoning"),
     KEY(C_DELTA, K_REASONING_CONTENT, "reasoning_content"),
     KEY(C_DELTA, K_CONTENT, "content"),
@@ -82,19 +90,28 @@ static const unsigned char KEEP[K_N] = {
     [K_CONTENT] = 1,
 };
 
+/* Keys whose arrays' integers are kept (as int32, in the scratch buffer). */
+static const unsigned char IDS[K_N] = {
+    [K_PROMPT_IDS] = 1,
+    [K_CHOICE_PROMPT_IDS] = 1,
+    [K_TOKEN_IDS] = 1,
+};
+
 enum kind { V_NONE, V_STR, V_INT, V_REAL, V_OBJ, V_ARR, V_TRUE, V_FALSE, V_NULL };
 
 typedef struct val {
     unsigned char kind;
     int first_obj; /* an array whose first element is an object */
     const char *s;
-    size_t n;
+    size_t n; /* a string's length, an ids array's count */
     int64_t i;
+    int32_t *ids;
 } val;
 
 typedef struct scan {
     const unsigned char *p, *e;
-    char *out; /* where kept strings go */
+    char *out;    /* where kept strings go */
+    int32_t *ids; /* where kept ids go */
     int depth;
     val v[K_N];
 } scan;
@@ -298,7 +315,8 @@ static int object(scan *s, int ctx) {
     }
 }
 
-/* An array; its first element is read in context ctx when it is an object. */
+/* An array; its first element is read in context ctx when it is an object; with v->ids
+ * set, its integers are kept there. */
 static int array(scan *s, int ctx, val *v) {
     if (++s->depth > MAX_DEPTH) return -1;
     s->p++;
@@ -312,6 +330,8 @@ static int array(scan *s, int ctx, val *v) {
             v->first_obj = 1;
         } else if (value(s, K_NONE, &skip) < 0) {
             return -1;
+        } else if (v->ids && skip.kind == V_INT) {
+            v->ids[v->n++] = (int32_t)skip.i;
         }
         int more = next(s, ']');
         if (more <= 0) return more;
@@ -324,7 +344,12 @@ static int value(scan *s, int id, val *v) {
     if (s->p >= s->e) return -1;
     switch (*s->p) {
     case '{': v->kind = V_OBJ; return object(s, CHILD[id] != C_CHOICE ? CHILD[id] : C_SKIP);
-    case '[': v->kind = V_ARR; return array(s, CHILD[id] == C_CHOICE ? C_CHOICE : C_SKIP, v);
+    case '[':
+        v->kind = V_ARR;
+        if (IDS[id]) v->ids = s->ids, v->n = 0;
+        if (array(s, CHILD[id] == C_CHOICE ? C_CHOICE : C_SKIP, v) < 0) return -1;
+        if (IDS[id]) s->ids += v->n;
+        return 0;
     case '"':
         v->kind = V_STR;
         if (!KEEP[id]) return string(s, NULL);
@@ -342,9 +367,18 @@ static int value(scan *s, int id, val *v) {
 
 static int64_t int_of(const val *v) { return v->kind == V_INT ? v->i : 0; }
 
+/* The ids of an array the chunk has (pointer and count), as decode_ids reads them. */
+static void fill_ids(const scan *s, sg_llm_chunk *c) {
+    const val *v = s->v, *p = &v[K_PROMPT_IDS], *g = &v[K_TOKEN_IDS];
+    if (p->kind != V_ARR) p = &v[K_CHOICE_PROMPT_IDS];
+    if (p->kind == V_ARR) c->prompt_ids = p->ids, c->n_prompt_ids = p->n;
+    if (g->kind == V_ARR) c->gen_ids = g->ids, c->n_gen_ids = g->n;
+}
+
 /* What sg_llm_chunk_decode reads from the same fields. */
 static void fill(const scan *s, sg_llm_chunk *c) {
     const val *v = s->v;
+    fill_ids(s, c);
     if (v[K_USAGE].kind == V_OBJ) {
         c->has_usage = 1;
         c->features |= SG_LLM_F_USAGE;
@@ -388,9 +422,14 @@ static void fill(const scan *s, sg_llm_chunk *c) {
 int sg_llm_chunk_scan(const char *data, size_t len, sg_llm_chunk *c, sg_buf *scratch) {
     memset(c, 0, sizeof *c);
     sg_buf_clear(scratch);
-    sg_buf_reserve(scratch, len + 1); /* unescaped strings are never longer than quoted */
+    /* Unescaped strings are never longer than quoted (len + 1 with their NULs); ids: each
+     * takes a digit and all but one a comma, so at most (len + 1) / 2 of them, 4 bytes each,
+     * after the strings, aligned. */
+    size_t at_ids = (len + 1 + 3) & ~(size_t)3;
+    sg_buf_reserve(scratch, at_ids + 2 * (len + 1) + 4);
     scan s = {.p = (const unsigned char *)data, .e = (const unsigned char *)data + len};
     s.out = scratch->data;
+    s.ids = (int32_t *)(void *)(scratch->data + at_ids);
     ws(&s);
     if (s.p >= s.e || *s.p != '{' || object(&s, C_ROOT) < 0) return 0;
     ws(&s);

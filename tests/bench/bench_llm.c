@@ -9,6 +9,9 @@
  * added at p99).
  * BENCH_ONLY=client|floor runs one of them alone and nothing else (for perf; no verdict);
  * BENCH_BATCH_US sets the client loop's wake batching (default 500, --wake-batch's).
+ * BENCH_IDS=1: the chat streams ask for return_token_ids (as specgen's reasoning streams do
+ * by default, --fork-ids auto), so replay-llm sends the ids as vLLM does (prompt_token_ids
+ * in the first chunk, token_ids in each), and both readers read those streams.
  * usage: bench_llm [SPECGEN_BINARY] (default $SPECGEN, else ./specgen) */
 #include "common/buf.h"
 #include "common/net.h"
@@ -28,6 +31,7 @@
 
 enum { MAX_STREAMS = 256, TOKENS = 500, MS_PER_TOKEN = 10, FORK_EVERY = 100 };
 static int STREAMS = MAX_STREAMS; /* BENCH_STREAMS=N runs fewer (to see what load does) */
+static int IDS;                   /* BENCH_IDS=1: the streams ask for the token ids */
 
 typedef struct bench bench;
 typedef struct stream {
@@ -126,7 +130,8 @@ static void start_stream(sg_loop *loop, void *arg) {
                           .model = "bench",
                           .user = "go",
                           .max_tokens = TOKENS,
-                          .temperature = -1};
+                          .temperature = -1,
+                          .return_ids = IDS};
     sg_llm_callbacks cb = {on_reasoning, NULL, NULL, on_fin, on_err, s};
     sg_err err;
     if (!sg_llm_start(s->b->llm, &req, &cb, &err)) {
@@ -241,7 +246,7 @@ static void lateness(int64_t **recv, const int *ns, round *r) {
 static int64_t stagger_ns(void) { return (int64_t)FORK_EVERY * MS_PER_TOKEN * SG_MS / STREAMS; }
 
 static int floor_round(int port, round *r) {
-    llm_floor_cfg cfg = {port, STREAMS, TOKENS, FORK_EVERY, 8, stagger_ns()};
+    llm_floor_cfg cfg = {port, STREAMS, TOKENS, FORK_EVERY, 8, stagger_ns(), IDS};
     llm_floor_out o;
     long w0, w1;
     cpu_s(&w0);
@@ -332,7 +337,8 @@ static int64_t thread_cpu_ns(void) {
 }
 
 /* The chunk decode alone, on this bench's chunk shape (replay-llm's vLLM chunk with the
- * running usage): the one-pass scanner against jansson + sg_llm_chunk_decode, best of 5
+ * running usage, and its token_ids with BENCH_IDS): the one-pass scanner against jansson +
+ * sg_llm_chunk_decode, best of 5
  * runs of 100,000, in this thread's CPU time (it does not depend on the server keeping
  * up, nor on waiting for a CPU; a busy machine's cache misses still count). */
 static void print_decode(void) {
@@ -341,10 +347,16 @@ static void print_decode(void) {
         "1764480000,\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":"
         "\" t0123\"},\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}],\"usage\":{"
         "\"prompt_tokens\":9,\"total_tokens\":133,\"completion_tokens\":124}}";
+    if (IDS)
+        chunk = "{\"id\":\"chatcmpl-replay-17\",\"object\":\"chat.completion.chunk\",\"created\":"
+                "1764480000,\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":"
+                "\" t0123\"},\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null,"
+                "\"token_ids\":[131]}],\"usage\":{\"prompt_tokens\":9,\"total_tokens\":133,"
+                "\"completion_tokens\":124}}";
     size_t len = strlen(chunk);
     enum { N = 100000 };
     double best[2] = {1e9, 1e9};
-    sg_buf scratch = {0};
+    sg_buf scratch = {0}, jscratch = {0};
     int64_t sink = 0;
     for (int rep = 0; rep < 5; rep++)
         for (int way = 0; way < 2; way++) {
@@ -355,7 +367,7 @@ static void print_decode(void) {
                     sink += sg_llm_chunk_scan(chunk, len, &c, &scratch);
                 } else {
                     json_t *root = json_loadb(chunk, len, 0, NULL);
-                    sink += sg_llm_chunk_decode(root, &c, NULL) == 0;
+                    sink += sg_llm_chunk_decode(root, &c, &jscratch, NULL) == 0;
                     json_decref(root);
                 }
                 sink += (int64_t)c.reasoning_len;
@@ -364,6 +376,7 @@ static void print_decode(void) {
             if (ns < best[way]) best[way] = ns;
         }
     sg_buf_free(&scratch);
+    sg_buf_free(&jscratch);
     printf("  chunk decode alone          scanner %.0f ns, jansson %.0f ns a chunk (%zu bytes; "
            "CPU time, best of 5 x %d%s)\n",
            best[0], best[1], len, N, sink ? "" : " ?");
@@ -430,6 +443,7 @@ static int verdict(const round *fl, const round *cl, int n) {
 int main(int argc, char **argv) {
     const char *bin = argc > 1 ? argv[1] : getenv("SPECGEN") ? getenv("SPECGEN") : "./specgen";
     if (getenv("BENCH_STREAMS")) STREAMS = atoi(getenv("BENCH_STREAMS"));
+    IDS = getenv("BENCH_IDS") && atoi(getenv("BENCH_IDS")) > 0;
     if (STREAMS < 1 || STREAMS > MAX_STREAMS)
         return fprintf(stderr, "bench-llm: BENCH_STREAMS must be 1..%d\n", MAX_STREAMS), 2;
     int rounds = getenv("BENCH_ROUNDS") ? atoi(getenv("BENCH_ROUNDS")) : 3;
@@ -445,8 +459,9 @@ int main(int argc, char **argv) {
     printf("bench-llm: %d streams x %d tokens at %d tokens/s each from specgen replay-llm (vllm\n"
            "  dialect; another process on this machine, niced), each forking every %d tokens;\n"
            "  %d rounds, each: the floor reader (epoll + recv), then specgen's client (wake batch "
-           "%lld us)\n",
-           STREAMS, TOKENS, 1000 / MS_PER_TOKEN, FORK_EVERY, rounds, (long long)batch_us());
+           "%lld us)%s\n",
+           STREAMS, TOKENS, 1000 / MS_PER_TOKEN, FORK_EVERY, rounds, (long long)batch_us(),
+           IDS ? ";\n  the streams ask for return_token_ids (BENCH_IDS)" : "");
     char load0[64], load1[64];
     loadavg(load0, sizeof load0);
     round fl[MAX_ROUNDS], cl[MAX_ROUNDS];

@@ -62,6 +62,7 @@ static void request(flr *f, conn *c, int stream, int fork, int ntok) {
     } else {
         sg_buf_append_str(&body, "{\"model\":\"bench\",\"messages\":[{\"role\":\"user\","
                                  "\"content\":\"go\"}],");
+        if (f->cfg->ids) sg_buf_append_str(&body, "\"return_token_ids\":true,");
     }
     sg_buf_printf(&body,
                   "\"stream\":true,\"stream_options\":{\"include_usage\":true,"

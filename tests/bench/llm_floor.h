@@ -1,8 +1,9 @@
 /* llm_floor.h — bench-llm's floor: the least a reader of the same streams can do.
  *
  * Contract: llm_floor_run opens the same streams as bench-llm's client (the same chat
- * request bytes to replay-llm, started at the same offsets, each forking at the same
- * token counts with the same prompt text, over kept-alive connections as libcurl does)
+ * request bytes to replay-llm, with return_token_ids when cfg->ids, started at the same
+ * offsets, each forking at the same token counts with the same prompt text, over
+ * kept-alive connections as libcurl does)
  * and does nothing with them but epoll_wait, recv and finding event ends ("\n\n" in the
  * bytes; one clock read per recv stamps the events that recv brought). No HTTP parsing
  * beyond the chunked terminator, no JSON. It reports its own CPU time (getrusage of this
@@ -18,6 +19,7 @@ typedef struct llm_floor_cfg {
     int port; /* replay-llm on 127.0.0.1 */
     int streams, tokens, fork_every, fork_tokens;
     int64_t stagger_ns; /* stream i starts at i * stagger_ns */
+    int ids;            /* the chat streams ask for return_token_ids (as the client's) */
 } llm_floor_cfg;
 
 typedef struct llm_floor_out {

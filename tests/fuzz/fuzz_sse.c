@@ -23,12 +23,14 @@ static void emit(void *arg, int r, const char *t, size_t n) {
 }
 
 static void scan_agrees(const char *data, size_t len, json_t *root) {
-    sg_buf scratch = {0};
+    sg_buf scratch = {0}, jscratch = {0};
     sg_llm_chunk a, b;
     if (sg_llm_chunk_scan(data, len, &a, &scratch) &&
-        (!root || sg_llm_chunk_decode(root, &b, NULL) < 0 || sg_llm_chunk_differs(&a, &b)))
+        (!root || sg_llm_chunk_decode(root, &b, &jscratch, NULL) < 0 ||
+         sg_llm_chunk_differs(&a, &b)))
         abort(); /* the scanner answered where jansson refused, or answered otherwise */
     sg_buf_free(&scratch);
+    sg_buf_free(&jscratch);
 }
 
 static int on_event(void *arg, const char *type, const char *data, size_t len) {
@@ -37,7 +39,7 @@ static int on_event(void *arg, const char *type, const char *data, size_t len) {
     json_t *root = json_loadb(data, len, 0, NULL);
     scan_agrees(data, len, root);
     sg_llm_chunk c;
-    if (root && sg_llm_chunk_decode(root, &c, NULL) == 0) {
+    if (root && sg_llm_chunk_decode(root, &c, NULL, NULL) == 0) {
         if (c.reasoning) emit(o, 1, c.reasoning, c.reasoning_len);
         if (c.content) sg_llm_think_feed(&o->think, c.content, c.content_len, emit, o);
         (void)sg_llm_dialect_name(c.features);

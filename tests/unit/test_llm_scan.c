@@ -18,14 +18,15 @@
 
 #include <cmocka.h>
 
-static sg_buf scratch; /* the scanner's, as a stream keeps one */
+static sg_buf scratch;  /* the scanner's, as a stream keeps one */
+static sg_buf jscratch; /* jansson's decode's (its ids) */
 
 /* Compare on data[0..len): 1 when the scanner answered, 0 when it declined. */
 static int agree(const char *data, size_t len) {
     sg_llm_chunk a, b;
     int scanned = sg_llm_chunk_scan(data, len, &a, &scratch);
     json_t *root = json_loadb(data, len, 0, NULL);
-    int decoded = root && sg_llm_chunk_decode(root, &b, NULL) == 0;
+    int decoded = root && sg_llm_chunk_decode(root, &b, &jscratch, NULL) == 0;
     if (scanned) {
         const char *diff = decoded ? sg_llm_chunk_differs(&a, &b) : "jansson refused it";
         if (diff) print_message("scanner and jansson differ (%s) on: %.*s\n", diff, (int)len, data);
@@ -140,6 +141,21 @@ static const char *const CORNERS[] = {
     "{\"a\":\"\x7f\"}",
     "{\"a\":\"\\x\"}",
     "{\"a\":\"\\u12G4\"}",
+    /* token ids (vLLM's return_token_ids) */
+    "{\"choices\":[{\"delta\":{},\"token_ids\":[151667,198]}],\"prompt_token_ids\":[1,2,3]}",
+    "{\"prompt_token_ids\":null,\"choices\":[{\"text\":\"a\",\"prompt_token_ids\":[7,8],"
+    "\"token_ids\":[9]}]}",
+    "{\"prompt_token_ids\":[],\"choices\":[{\"text\":\"a\",\"prompt_token_ids\":[7,8],"
+    "\"token_ids\":[]}]}",
+    "{\"choices\":[{\"token_ids\":[1,2.5,\"x\",null,[3],{\"a\":4},-5,4294967297,-0]}]}",
+    "{\"choices\":[{\"token_ids\":[1],\"token_ids\":[2]}]}",
+    "{\"choices\":[5,{\"token_ids\":[1]}],\"prompt_token_ids\":[9]}",
+    "{\"choices\":[{\"token_ids\":{\"a\":1},\"prompt_token_ids\":7}]}",
+    "{\"choices\":[{\"token_ids\":[1e3]}]}",
+    "{\"choices\":[{\"token_ids\":[99999999999999999999]}]}",
+    "{\"token_ids\":[1],\"choices\":[{\"delta\":{\"prompt_token_ids\":[2]}}]}",
+    "{\"choices\":[{\"token_ids\":[1,]}]}",
+    "{\"choices\":[{\"tok\\u0065n_ids\":[1]}]}",
     "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]"
     "]]"
     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
@@ -159,6 +175,38 @@ static void test_corners(void **state) {
     assert_int_equal(sg_llm_chunk_scan(t, strlen(t), &c, &scratch), 1);
     assert_int_equal(c.usage.reasoning_tokens, 5);
     assert_int_equal(c.usage.cached_tokens, 64);
+    t = "{\"choices\":[{\"token_ids\":[1,2.5,\"x\",null,[3],{\"a\":4},-5,4294967297,-0]}],"
+        "\"prompt_token_ids\":[151644,198]}";
+    assert_int_equal(sg_llm_chunk_scan(t, strlen(t), &c, &scratch), 1);
+    assert_int_equal(c.n_gen_ids, 4);
+    assert_int_equal(c.gen_ids[0], 1);
+    assert_int_equal(c.gen_ids[1], -5);
+    assert_int_equal(c.gen_ids[2], 1); /* an int64 cut to int32, as the jansson path cuts it */
+    assert_int_equal(c.gen_ids[3], 0);
+    assert_int_equal(c.n_prompt_ids, 2);
+    assert_int_equal(c.prompt_ids[0], 151644);
+    assert_int_equal(c.prompt_ids[1], 198);
+}
+
+/* The scratch buffer's room for ids: the densest chunk ("0,0,..." in two arrays, no other
+ * bytes) and long ids, against jansson. */
+static void test_ids_dense(void **state) {
+    for (int n = 0; n < 3000; n += 1 + n / 3) {
+        sg_buf b = {0};
+        sg_buf_append_str(&b, "{\"prompt_token_ids\":[");
+        for (int i = 0; i < n; i++) sg_buf_append_str(&b, i ? ",0" : "0");
+        sg_buf_append_str(&b, "],\"choices\":[{\"token_ids\":[");
+        for (int i = 0; i < n; i++) sg_buf_printf(&b, i ? ",%d" : "%d", i % 2 ? 7 : 151668 + i);
+        sg_buf_append_str(&b, "]}]}");
+        assert_int_equal(agree(b.data, b.len), 1);
+        sg_llm_chunk c;
+        assert_int_equal(sg_llm_chunk_scan(b.data, b.len, &c, &scratch), 1);
+        assert_int_equal(c.n_prompt_ids, n);
+        assert_int_equal(c.n_gen_ids, n);
+        if (n) assert_int_equal(c.gen_ids[n - 1], (n - 1) % 2 ? 7 : 151668 + n - 1);
+        sg_buf_free(&b);
+        sg_buf_free(&scratch); /* each size from an empty buffer: the reserve must suffice */
+    }
 }
 
 static uint64_t rng(uint64_t *s) {
@@ -190,6 +238,8 @@ static void mutate(sg_buf *b, uint64_t *seed, const char *other) {
                                        "\"reasoning\":",
                                        "\"usage\":{}",
                                        "\"error\":1",
+                                       "\"token_ids\":[1,2]",
+                                       "\"prompt_token_ids\":[3]",
                                        " "};
     size_t at = b->len ? rng(seed) % (b->len + 1) : 0;
     sg_buf o = {0};
@@ -250,9 +300,11 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_corners),
+        cmocka_unit_test(test_ids_dense),
         cmocka_unit_test(test_fuzzed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     sg_buf_free(&scratch);
+    sg_buf_free(&jscratch);
     return rc;
 }

@@ -35,7 +35,7 @@ static int on_event(void *arg, const char *type, const char *data, size_t len) {
     if (!strcmp(data, "[DONE]")) return d->done = 1, 0;
     json_t *root = json_loadb(data, len, 0, NULL);
     sg_llm_chunk c;
-    if (!root || sg_llm_chunk_decode(root, &c, NULL) < 0) {
+    if (!root || sg_llm_chunk_decode(root, &c, NULL, NULL) < 0) {
         d->errors++;
         json_decref(root);
         return 0;
