@@ -131,31 +131,16 @@ static int compile(sg_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, 
     return rc;
 }
 
-int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
-                       sg_val_source *ref, sg_val_result *r) {
+/* The candidate's source: the task's baseline when the job has none; a candidate without
+ * //@launch lines gets the baseline's plan. */
+static int load_candidate(const sg_val_job *job, const char *base, sg_val_source *cand,
+                          sg_val_result *r) {
     sg_err e;
-    const char *base = t->source[d->lang], *refp = t->reference[d->lang];
-    if (!refp || !base) {
-        int fp8 = 0;
-        for (int i = 0; i < t->nbuf; i++)
-            fp8 |= t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2;
-        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s%s", t->name,
-                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference",
-                          fp8 && d->lang == SG_DEV_OPENCL
-                              ? " (its fp8 buffers need CUDA: OpenCL has no fp8 type)"
-                              : "");
-        return -1;
-    }
-    if (!(ref->src = read_text(refp, &e))) {
-        sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
-        return -1;
-    }
-    ref->where = refp;
     if (job->candidate) {
         cand->src = sg_xmalloc(job->candidate_len + 1);
         memcpy(cand->src, job->candidate, job->candidate_len);
         cand->src[job->candidate_len] = 0;
-        if (job->candidate_len && !strstr(cand->src, "//@launch")) {
+        if (job->candidate_len && !strstr(cand->src, "//@launch") && base) {
             /* Keep the baseline's plan, after the candidate's last line so that the
              * candidate's line numbers (in our messages and the compiler's) stay its own. */
             char *bsrc = read_text(base, &e);
@@ -176,15 +161,80 @@ int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, s
         }
         cand->where = base;
     }
-    if (prepare(d, t, cand, r) < 0) return -1;
-    if (prepare(d, t, ref, r) < 0) return -1;
+    return 0;
+}
+
+static int compile_candidate(sg_dev *d, const sg_val_task *t, sg_val_source *cand,
+                             sg_val_result *r) {
     double t0 = now_ms();
-    int hit = 0, rhit;
-    char rhash[33];
+    int hit = 0;
     int rc = compile(d, t, cand, &hit, r->hash, r);
     r->cache_hit = hit;
     r->compile_ms = now_ms() - t0;
+    return rc;
+}
+
+/* A torch task: the reference engine is the reference; the baseline (no candidate) is the
+ * torch forward when the task says so; a candidate needs its own launch plan unless the
+ * task also has a kernel baseline. 1: the candidate is a kernel to prepare; 0: nothing to
+ * compile; -1: r says why. */
+static int prepare_torch(sg_dev *d, const sg_val_task *t, const sg_val_job *job,
+                         sg_val_source *cand, sg_val_source *ref, sg_val_result *r) {
+    ref->torch = SG_VAL_TORCH_REF;
+    ref->where = t->torch_ref;
+    if (!job->candidate && t->torch_baseline) {
+        cand->torch = t->torch_baseline;
+        cand->where = t->torch_baseline == SG_VAL_TORCH_EAGER ? "torch eager" : "torch.compile";
+        return 0;
+    }
+    if (!job->candidate && !t->source[d->lang]) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s baseline", t->name,
+                          sg_dev_lang_name(d->lang));
+        return -1;
+    }
+    if (job->candidate && !t->source[d->lang] && !strstr(job->candidate, "//@launch")) {
+        sg_val_result_set(r, SG_VAL_REJECTED,
+                          "%s has no //@launch line, and this task's baseline is PyTorch, which "
+                          "has no launch plan to lend it (see docs/task-format.md)",
+                          job->candidate_name ? job->candidate_name : "candidate");
+        return -1;
+    }
+    return 1;
+}
+
+int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                       sg_val_source *ref, sg_val_result *r) {
+    sg_err e;
+    const char *base = t->source[d->lang], *refp = t->reference[d->lang];
+    if (t->torch_ref) {
+        int rc = prepare_torch(d, t, job, cand, ref, r);
+        if (rc <= 0) return rc;
+        if (load_candidate(job, base, cand, r) < 0 || prepare(d, t, cand, r) < 0) return -1;
+        return compile_candidate(d, t, cand, r);
+    }
+    if (!refp || !base) {
+        int fp8 = 0;
+        for (int i = 0; i < t->nbuf; i++)
+            fp8 |= t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2;
+        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s%s", t->name,
+                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference",
+                          fp8 && d->lang == SG_DEV_OPENCL
+                              ? " (its fp8 buffers need CUDA: OpenCL has no fp8 type)"
+                              : "");
+        return -1;
+    }
+    if (!(ref->src = read_text(refp, &e))) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
+        return -1;
+    }
+    ref->where = refp;
+    if (load_candidate(job, base, cand, r) < 0 || prepare(d, t, cand, r) < 0 ||
+        prepare(d, t, ref, r) < 0)
+        return -1;
+    int rc = compile_candidate(d, t, cand, r);
     if (rc < 0) return rc;
+    int rhit;
+    char rhash[33];
     return compile(d, t, ref, &rhit, rhash, r);
 }
 
