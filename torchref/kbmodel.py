@@ -175,6 +175,10 @@ def layout(mod, model, inputs, out):
             )
         if x.dtype not in DTYPES:
             raise Unsupported("get_inputs() item %d has dtype %s" % (i, x.dtype))
+    if isinstance(out, (tuple, list)):
+        raise Unsupported(
+            "forward returns %d values (a %s): a task holds one output tensor; return one "
+            "tensor (torch.cat the outputs) to import it" % (len(out), type(out).__name__))
     if not torch.is_tensor(out):
         raise Unsupported(
             "forward returns a %s: only a single tensor output is supported" % type(out).__name__
@@ -235,3 +239,14 @@ def meta_shapes(prob, sizes, dtype=torch.float32):
         out = model(*inputs)
     rows = layout(mod, model, inputs, out)
     return [(n, r, t.dtype, tuple(t.shape), k) for n, r, k, t in rows], mod, init, model
+
+
+def derived_constants(prob):
+    """Module-level names computed from the size constants (`out = 2 * features`)."""
+    tree = ast.parse(prob.text)
+    bases = {re.sub(r"_\d+$", "", n) for n, _ in prob.consts} | {n for n, _ in prob.consts}
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and _loads(node.value) & bases:
+            out += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return out

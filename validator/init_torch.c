@@ -33,9 +33,17 @@ int sg_val_task_init_torch(const char *problem, const char *out_dir, const sg_va
     const char *prec = o && o->precision ? o->precision : "fp32";
     if (strcmp(prec, "fp32") && strcmp(prec, "fp16") && strcmp(prec, "bf16"))
         return sg_errf(err, "--precision %s: expected fp32, fp16 or bf16", prec);
-    char *argv[] = {py,        script,          (char *)problem, "--out",
-                    (char *)out_dir, "--precision", (char *)prec, "--baseline",
-                    (char *)base + 6, o && o->force ? "--force" : NULL, NULL};
+    char *argv[] = {py,
+                    script,
+                    (char *)problem,
+                    "--out",
+                    (char *)out_dir,
+                    "--precision",
+                    (char *)prec,
+                    "--baseline",
+                    (char *)base + 6,
+                    o && o->force ? "--force" : NULL,
+                    NULL};
     char **envp = sg_dev_sandbox_env_list();
     sg_proc p;
     int rc = sg_proc_spawn_env(&p, argv, envp, SG_PROC_PIPE_OUT | SG_PROC_NULL_IO, err);
@@ -56,8 +64,10 @@ int sg_val_task_init_torch(const char *problem, const char *out_dir, const sg_va
     char why[128];
     sg_proc_describe_status(st, why, sizeof why);
     const char *msg = last_line(&out);
-    if (msg[0]) sg_errf(err, "%s", msg);
-    else sg_errf(err, "the importer (%s %s) %s without a word", py, script, why);
+    if (msg[0])
+        sg_errf(err, "%s", msg);
+    else
+        sg_errf(err, "the importer (%s %s) %s without a word", py, script, why);
     if (out.data && msg > out.data) sg_buf_append(report, out.data, (size_t)(msg - out.data));
     sg_buf_free(&out);
     return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? SG_WFILE_REFUSED : -1;

@@ -29,9 +29,12 @@ int sg_val_torch_paths(char *py, size_t pyn, char *dir, size_t dn, sg_err *err) 
     const char *env = getenv("SPECGEN_PYTHON");
     char venv[4200];
     snprintf(venv, sizeof venv, "%s/../.venv/bin/python", dir);
-    if (env && *env) snprintf(py, pyn, "%s", env);
-    else if (access(venv, X_OK) == 0) snprintf(py, pyn, "%s", venv);
-    else snprintf(py, pyn, "python3"); /* a GPU node's system torch */
+    if (env && *env)
+        snprintf(py, pyn, "%s", env);
+    else if (access(venv, X_OK) == 0)
+        snprintf(py, pyn, "%s", venv);
+    else
+        snprintf(py, pyn, "python3"); /* a GPU node's system torch */
     return 0;
 }
 
@@ -70,8 +73,10 @@ static json_t *recv_json(sg_val_torch *e, sg_err *err) {
     size_t n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
     char *text = sg_xmalloc(n + 1);
     json_t *j = NULL;
-    if (read_all(e->proc.sock_fd, text, n) == 0) j = sg_json_parse(text, n, "engine reply", err);
-    else sg_errf(err, "the torch reference engine stopped mid-reply"), e->dead = 1;
+    if (read_all(e->proc.sock_fd, text, n) == 0)
+        j = sg_json_parse(text, n, "engine reply", err);
+    else
+        sg_errf(err, "the torch reference engine stopped mid-reply"), e->dead = 1;
     free(text);
     return j;
 }
@@ -204,7 +209,8 @@ int sg_val_torch_call(sg_val_torch *e, json_t *req, const sg_val_task *t, unsign
             while (b < t->nbuf && strcmp(t->buf[b].name, name ? name : "")) b++;
             unsigned char *dst = sg_xmalloc(len + 1);
             int bad = read_all(e->proc.sock_fd, dst, len) < 0;
-            if (!bad && b < t->nbuf && len == bytes[b]) memcpy(data[b], dst, len);
+            if (!bad && b < t->nbuf && len == bytes[b])
+                memcpy(data[b], dst, len);
             else if (!bad)
                 sg_errf(err,
                         "buffer %s: the problem's tensor has %zu bytes, the task's count gives "
@@ -244,9 +250,9 @@ int sg_val_torch_run_set(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s,
         else
             json_array_append_new(given, json_pack("[s,I]", b->name, (json_int_t)bytes[i]));
     }
-    json_t *req = json_pack("{s:s, s:o, s:I, s:s, s:o, s:o}", "op", "run", "sizes", sizes_json(s),
-                            "seed", (json_int_t)(seed >> 1), "mode", mode_name(mode), "given",
-                            given, "draw", draw);
+    json_t *req =
+        json_pack("{s:s, s:o, s:I, s:s, s:o, s:o}", "op", "run", "sizes", sizes_json(s), "seed",
+                  (json_int_t)(seed >> 1), "mode", mode_name(mode), "given", given, "draw", draw);
     json_t *reply = NULL;
     int rc = sg_val_torch_call(eng, req, t, data, bytes, &reply, err);
     json_decref(req);
@@ -259,10 +265,10 @@ int sg_val_torch_time(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s,
                       size_t flush_bytes, double *samples, int *nsamples, sg_err *err) {
     sg_val_torch *eng;
     if (sg_val_torch_get(d, t, &eng, err) < 0) return -1;
-    json_t *req = json_pack("{s:s, s:o, s:I, s:s, s:i, s:i, s:I, s:[], s:[]}", "op", "time",
-                            "sizes", sizes_json(s), "seed", (json_int_t)(seed >> 1), "mode",
-                            mode_name(mode), "warmup", warmup, "reps", reps, "flush",
-                            (json_int_t)flush_bytes, "given", "draw");
+    json_t *req =
+        json_pack("{s:s, s:o, s:I, s:s, s:i, s:i, s:I, s:[], s:[]}", "op", "time", "sizes",
+                  sizes_json(s), "seed", (json_int_t)(seed >> 1), "mode", mode_name(mode), "warmup",
+                  warmup, "reps", reps, "flush", (json_int_t)flush_bytes, "given", "draw");
     json_t *reply = NULL;
     int rc = sg_val_torch_call(eng, req, t, NULL, NULL, &reply, err);
     json_decref(req);

@@ -164,6 +164,9 @@ typedef struct sg_val_task {
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);
+/* A torch task's stand-in for a baseline kernel in prompts: a comment block with its
+ * PyTorch source, buffers, sizes and constants (appended to out). */
+int sg_val_torch_prompt(const sg_val_task *t, sg_buf *out, sg_err *err);
 /* The main shape on a device: cpu_sizes on a CPU device when the task gives them. */
 const sg_val_sizes *sg_val_main_sizes(const sg_val_task *t, int cpu_device);
 /* How many input-distribution runs each shape gets: the most any buffer lists. */
@@ -257,6 +260,10 @@ typedef struct sg_val_result {
     double compile_ms, run_ms;
     uint64_t seed;
     char hash[33];
+    /* A torch task's candidate that passed: KernelBench's own check beside ours (5 trials of
+     * the problem's own inputs at the main shape, atol = rtol = 1e-4 for fp32, 1e-2 for
+     * fp16/bf16): trials run and passed (0, 0 when not run). */
+    int kb_trials, kb_pass;
 } sg_val_result;
 
 /* ---- pool of sandboxed workers ---- */
