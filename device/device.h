@@ -187,7 +187,8 @@ typedef struct sg_dev {
     int open_rc;
     sg_err open_err;
     /* Called between compile and run (and between batches of runs), so the parent can
-     * switch to the run deadline. */
+     * switch to the run deadline; "starting" (a kind's helper process is still starting)
+     * restarts the compile deadline instead. */
     void (*phase)(void *arg, const char *phase);
     void *phase_arg;
     /* State a job kind keeps for the worker's life (the validator's reference engine for a

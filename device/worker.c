@@ -127,6 +127,8 @@ int sg_dev_worker_main(int sock, void *arg) {
     }
     sg_dev_sandbox_env(); /* before any job: candidates must not see the parent's API keys */
     worker w = {.sock = 3};
+    w.dev.phase = send_phase; /* before_sandbox may report progress too */
+    w.dev.phase_arg = &w;
     limits(o);
     for (;;) {
         json_t *req = NULL;

@@ -25,10 +25,10 @@ STRUCTURAL = {
     "padding_h", "padding_w", "padding_d", "dilation_h", "dilation_w", "dilation_d",
     "pool_kernel_size", "pool_size", "scale_factor", "num_layers", "top_k",
 }
-TINY = [3, 5, 7, 9, 11, 6, 12, 16, 24, 32, 48, 64]
-MEDIUM = [33, 65, 17, 48, 96, 24, 128]
+TINY = [3, 5, 7, 9, 11, 13, 6, 12, 16, 24, 32, 48, 64]
+MEDIUM = [33, 65, 17, 49, 97, 48, 96, 24, 128]
 CPU_SECONDS = 1.0
-CPU_BYTES = 128 << 20
+CPU_BYTES = 32 << 20
 MAX_SIZES = 32
 TOL = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
 
@@ -65,17 +65,23 @@ class Importer:
         return sum(math.prod(s) * self.torch.empty((), dtype=d).element_size() for _, _, d, s, _ in rows)
 
     def shrink(self, main, cands, why):
-        cfg = dict(main)
+        """Each varying constant in turn to the first of cands (below its value) at which the
+        model still builds and runs on the meta device; values another constant took are
+        tried last, so that two sizes equal at the main shape differ here (and a buffer's
+        count names the right one)."""
+        cfg, used = dict(main), set()
         for name, v in self.prob.consts:
-            if not varies(name, v):
+            below = [c for c in cands if c < v]
+            if not varies(name, v) or not below:
                 continue
-            for c in [c for c in cands if c < v]:
+            for c in [c for c in below if c not in used] + [c for c in below if c in used]:
                 trial = dict(cfg, **{name: c})
                 if self.valid(trial):
                     cfg = trial
+                    used.add(c)
                     break
             else:
-                err = self.shapes(dict(cfg, **{name: min(cands)}))
+                err = self.shapes(dict(cfg, **{name: min(below)}))
                 self.say("%s: kept %s=%d (no smaller value works: %s)" % (why, name, v,
                          str(err).splitlines()[0][:160] if isinstance(err, Exception) else "-"))
         return cfg

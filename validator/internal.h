@@ -25,8 +25,11 @@ typedef struct sg_val_torch sg_val_torch;
  * python3 on PATH) and the torchref/ folder. */
 int sg_val_torch_paths(char *py, size_t pyn, char *dir, size_t dn, sg_err *err);
 /* Start the engine for the task folder; lang picks its device (CUDA: "cuda", else "cpu").
- * Fails with one line saying how to install torch when it is missing. */
-int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, sg_val_torch **out, sg_err *err);
+ * Fails with one line saying how to install torch when it is missing. While it starts,
+ * tick(arg, "starting") is called every few seconds (the worker's phase message, which
+ * restarts the compile deadline). */
+int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, void (*tick)(void *, const char *),
+                       void *arg, sg_val_torch **out, sg_err *err);
 void sg_val_torch_free(sg_val_torch *e);
 /* This worker's engine for task t, or -1 with why (it failed to start; it serves another
  * folder; it stopped). */

@@ -11,6 +11,7 @@
 #include "device/device.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,24 @@ static const char *engine_error(json_t *j) {
     return m ? m : "no reason given";
 }
 
-int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, sg_val_torch **out, sg_err *err) {
+/* Wait for the engine's first frame, telling the parent every few seconds that the start
+ * goes on (importing torch takes seconds, a minute on a loaded machine), up to a cap. */
+#define START_TICK_MS 5000
+#define START_CAP_MS 300000
+static int wait_hello(sg_val_torch *e, void (*tick)(void *, const char *), void *arg, sg_err *err) {
+    for (int waited = 0; waited < START_CAP_MS; waited += START_TICK_MS) {
+        struct pollfd pf = {e->proc.sock_fd, POLLIN, 0};
+        int r = poll(&pf, 1, START_TICK_MS);
+        if (r > 0) return 0;
+        if (r < 0 && errno != EINTR) return sg_errf(err, "poll: %s", strerror(errno));
+        if (tick) tick(arg, "starting");
+    }
+    return sg_errf(err, "the torch reference engine did not start within %d s",
+                   START_CAP_MS / 1000);
+}
+
+int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, void (*tick)(void *, const char *),
+                       void *arg, sg_val_torch **out, sg_err *err) {
     char py[4200], dir[4096], script[4200];
     *out = NULL;
     if (sg_val_torch_paths(py, sizeof py, dir, sizeof dir, err) < 0) return -1;
@@ -111,7 +129,7 @@ int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, sg_val_torch **ou
         free(e);
         return sg_err_prefix(err, "cannot start the torch reference engine (%s)", py);
     }
-    json_t *hello = recv_json(e, err);
+    json_t *hello = wait_hello(e, tick, arg, err) < 0 ? NULL : recv_json(e, err);
     if (!hello || !json_is_true(json_object_get(hello, "ok"))) {
         if (hello)
             sg_errf(err,
@@ -146,7 +164,7 @@ void sg_val_before_sandbox(sg_dev *d, const sg_dev_opts *o, const json_t *req) {
     sg_val_task_free(&t);
     if (!torch) return;
     sg_val_torch *eng = NULL;
-    if (sg_val_torch_start(dir, o->device, &eng, &e) < 0) {
+    if (sg_val_torch_start(dir, o->device, d->phase, d->phase_arg, &eng, &e) < 0) {
         failed_start *f = sg_xcalloc(1, sizeof *f);
         f->e.dead = 1;
         f->e.proc.pid = -1;
