@@ -74,11 +74,16 @@ class Importer:
             below = [c for c in cands if c < v]
             if not varies(name, v) or not below:
                 continue
-            for c in [c for c in below if c not in used] + [c for c in below if c in used]:
-                trial = dict(cfg, **{name: c})
+            # alone, else with the sizes equal to it at the main shape (a batch that is also
+            # an input's first entry must move with it)
+            group = [n for n, w in self.prob.consts if w == v and varies(n, w) and cfg[n] == v]
+            tries = [{name: c} for c in below if c not in used] + [{name: c} for c in below if c in used]
+            tries += [{n: c for n in group} for c in below] if len(group) > 1 else []
+            for change in tries:
+                trial = dict(cfg, **change)
                 if self.valid(trial):
                     cfg = trial
-                    used.add(c)
+                    used.update(change.values())
                     break
             else:
                 err = self.shapes(dict(cfg, **{name: min(below)}))
@@ -97,9 +102,13 @@ class Importer:
             return time.perf_counter() - t0
 
     def cpu_sizes(self, main, tiny):
-        """Each varying constant halved k times (not below its tiny value) until one CPU
-        forward takes about a second."""
+        """Each varying constant halved k times (not below its tiny value). From the
+        smallest such shape up, one CPU forward is timed at each, and the largest whose
+        forward takes at most a second (predicted from the last time and the growth of
+        the bytes, so that no single timing runs long) and whose buffers fit in
+        CPU_BYTES is kept."""
         names = [n for n, v in self.prob.consts if varies(n, v)]
+        shapes = []
         for k in range(0, 24):
             cfg = dict(main)
             for n in names:
@@ -108,13 +117,20 @@ class Importer:
                 cfg = {n: (min(main[n], -(-v // 16) * 16) if n in names else v) for n, v in cfg.items()}
                 if not self.valid(cfg):
                     continue
-            if self.nbytes(cfg) > CPU_BYTES:
-                continue
-            t = self.time_cpu(cfg)
-            if t <= CPU_SECONDS or cfg == tiny:
-                self.say("cpu_sizes: one forward on this CPU takes %.2f s" % t)
-                return cfg
-        return tiny
+            if self.nbytes(cfg) <= CPU_BYTES and cfg not in shapes:
+                shapes.append(cfg)
+            if cfg == tiny:
+                break
+        best, t = tiny, None
+        for cfg in reversed(shapes):  # smallest first
+            if t is not None and t * self.nbytes(cfg) / max(1, self.nbytes(best)) > CPU_SECONDS:
+                break
+            t_new = self.time_cpu(cfg)
+            if t_new > CPU_SECONDS and t is not None:
+                break
+            best, t = cfg, t_new
+        self.say("cpu_sizes: one forward on this CPU takes %.2f s" % (t or 0))
+        return best
 
     def probe(self, cfg, rows):
         """Our extra distribution for the floating get_inputs tensors: the first of
@@ -210,6 +226,10 @@ def run(args, say):
     kb.check_dropout(kb.meta_shapes(prob, main, dtype)[3])
     tiny = imp.shrink(main, TINY, "check_sizes")
     medium = imp.shrink(main, MEDIUM, "check_sizes")
+    if imp.nbytes(tiny) > 4 * CPU_BYTES:
+        raise kb.Unsupported("no shape smaller than the problem's own was found (its sizes "
+                             "could not be changed: see the lines above), and it is too large "
+                             "to run on the CPU")
     imp.deterministic(tiny)
     cpu = imp.cpu_sizes(main, tiny)
     checks = [c for i, c in enumerate([tiny, medium]) if c != main and c != cpu and c not in [tiny, medium][:i]]
