@@ -266,6 +266,12 @@ def run(args, say):
     scal = [n for n in list(names) + list(extra) if n in used]
     scalars = [{"name": n, "type": "i64" if max(f[n] for f in full) > 2**31 - 1 else "i32", "value": n}
                for n in scal]
+    mod0 = prob.load({})
+    with torch.device("meta"):
+        nums = kb.forward_numbers(mod0, mod0.get_inputs())
+    for n, x in nums:  # a number forward takes (get_inputs' value): a literal scalar
+        scalars.append({"name": n, "type": "f32" if isinstance(x, float) else "i32", "value": x})
+        scal.append(n)
     stem = os.path.splitext(os.path.basename(args.problem))[0]
     doc = (prob.load({}).Model.__doc__ or "").strip().splitlines()
     task = {

@@ -44,10 +44,25 @@ class Unsupported(Exception):
     and says what to do."""
 
 
-def _int_literal(node):
-    if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+def _const_int(node):
+    """An integer written with literals only (`4096`, `16384 * 4`, `2**20`), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
+    if isinstance(node, ast.BinOp):
+        a, b = _const_int(node.left), _const_int(node.right)
+        if a is None or b is None:
+            return None
+        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+               ast.FloorDiv: lambda: a // b if b else None,
+               ast.Pow: lambda: a ** b if 0 <= b <= 64 else None}
+        f = ops.get(type(node.op))
+        return f() if f else None
     return None
+
+
+def _int_literal(node):
+    v = _const_int(node)
+    return v if v is not None and v >= 0 else None
 
 
 def size_constants(tree):
@@ -65,18 +80,30 @@ def size_constants(tree):
                 _int_literal(e) is not None for e in val.elts
             ):
                 for i, e in enumerate(val.elts):
-                    out.append(("%s_%d" % (tgt.id, i), e.value, e))
+                    out.append(("%s_%d" % (tgt.id, i), _int_literal(e), e))
         elif isinstance(tgt, ast.Tuple) and isinstance(val, ast.Tuple):
             if len(tgt.elts) != len(val.elts):
                 continue
             for t, e in zip(tgt.elts, val.elts):
                 if isinstance(t, ast.Name) and _int_literal(e) is not None:
-                    out.append((t.id, e.value, e))
+                    out.append((t.id, _int_literal(e), e))
     return out
 
 
 def _loads(tree):
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+class _Replace(ast.NodeTransformer):
+    """Each listed size literal (or literal expression) by its new value."""
+
+    def __init__(self, repl):
+        self.repl = repl
+
+    def visit(self, node):
+        if id(node) in self.repl:
+            return ast.copy_location(ast.Constant(self.repl[id(node)]), node)
+        return super().visit(node)
 
 
 class Problem:
@@ -105,9 +132,9 @@ class Problem:
         constants) in place of the literals."""
         sizes = sizes or {}
         tree = ast.parse(self.text, filename=self.path)
-        for name, _, node in size_constants(tree):
-            if name in sizes:
-                node.value = int(sizes[name])
+        repl = {id(node): int(sizes[name]) for name, _, node in size_constants(tree) if name in sizes}
+        tree = _Replace(repl).visit(tree)
+        ast.fix_missing_locations(tree)
         self._counter += 1
         modname = "kb_problem_%d" % self._counter
         mod = types.ModuleType(modname)
@@ -168,6 +195,8 @@ def layout(mod, model, inputs, out):
     """[(buffer name, role, key, tensor)]: key is an input's index, a state_dict key, or
     None for the output. Raises Unsupported for what a task cannot hold."""
     for i, x in enumerate(inputs):
+        if isinstance(x, (int, float)) and not torch.is_tensor(x):
+            continue  # a number: a scalar of the task (forward_numbers), not a buffer
         if not torch.is_tensor(x):
             raise Unsupported(
                 "get_inputs() item %d is a %s, not a tensor: a forward argument that is not a "
@@ -198,7 +227,8 @@ def layout(mod, model, inputs, out):
         rows.append((name, role, key, t))
 
     for i, (n, x) in enumerate(zip(input_names(mod, len(inputs)), inputs)):
-        add(n, "in", i, x)
+        if torch.is_tensor(x):
+            add(n, "in", i, x)
     sd = model.state_dict()
     for n, k in state_entries(model):
         add(n, "in", k, sd[k])
@@ -250,3 +280,11 @@ def derived_constants(prob):
         if isinstance(node, ast.Assign) and _loads(node.value) & bases:
             out += [t.id for t in node.targets if isinstance(t, ast.Name)]
     return out
+
+
+def forward_numbers(mod, inputs):
+    """get_inputs() items that are numbers, not tensors: [(name, value)]; they stay as the
+    problem draws them and become scalars of the task."""
+    names = input_names(mod, len(inputs))
+    return [(n, x) for n, x in zip(names, inputs)
+            if isinstance(x, (int, float)) and not torch.is_tensor(x)]
