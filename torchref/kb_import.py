@@ -88,7 +88,8 @@ class Importer:
             else:
                 err = self.shapes(dict(cfg, **{name: min(below)}))
                 self.say("%s: kept %s=%d (no smaller value works: %s)" % (why, name, v,
-                         str(err).splitlines()[0][:160] if isinstance(err, Exception) else "-"))
+                         (str(err).splitlines() or [type(err).__name__])[0][:160]
+                         if isinstance(err, Exception) else "-"))
         return cfg
 
     def time_cpu(self, cfg):
@@ -233,6 +234,16 @@ def run(args, say):
     imp.deterministic(tiny)
     cpu = imp.cpu_sizes(main, tiny)
     checks = [c for i, c in enumerate([tiny, medium]) if c != main and c != cpu and c not in [tiny, medium][:i]]
+
+    def layout_of(cfg):
+        return [(r[0], len(r[3])) for r in imp.shapes(cfg)]
+    for c in [cpu] + checks:  # a shape whose buffers differ from the main shape's is dropped
+        if layout_of(c) != layout_of(main):
+            say("a smaller shape changes the buffers (%s): not used" % " ".join(
+                "%s=%s" % (k, v) for k, v in c.items() if v != main[k]))
+    checks = [c for c in checks if layout_of(c) == layout_of(main)]
+    if layout_of(cpu) != layout_of(main):
+        cpu = checks[0] if checks else main
     extra_dist = imp.probe(tiny, rows)
     exprs, extra = count_exprs(imp, [main, cpu] + checks, prob.consts)
     names = [n for n, _ in prob.consts]
