@@ -44,7 +44,7 @@ check_output "task.json: weights and bias are buffers named after the state_dict
 check_output "task.json: BatchNorm's running statistics are buffers" \
     '"name": "norm_running_var"' cat "$tmp/3_BatchNormStats/task.json"
 check_output "task.json: the 0-d loss is a 1-element output" \
-    '"name": "out",[^}]*"count": "1"' tr -d '\n ' <"$tmp/7_MSELoss/task.json"
+    '"name":"out",[^}]*"count":"1"' tr -d '\n ' <"$tmp/7_MSELoss/task.json"
 check_output "task.json: argmax's output is i64" \
     '"name":"out","type":"i64"' tr -d '\n ' <"$tmp/8_ArgMax/task.json"
 check_output "task.json: the bool mask is a u8 input" \
