@@ -202,9 +202,15 @@ typedef struct sg_dev {
     int open_rc;
     sg_err open_err;
     /* Called between compile and run (and between batches of runs), so the parent can
-     * switch to the run deadline. */
+     * switch to the run deadline; "starting" (a kind's helper process is still starting)
+     * restarts the compile deadline instead. */
     void (*phase)(void *arg, const char *phase);
     void *phase_arg;
+    /* State a job kind keeps for the worker's life (the validator's reference engine for a
+     * torch task), made by its kind's before_sandbox; aux_free releases it when the worker
+     * ends. */
+    void *aux;
+    void (*aux_free)(void *aux);
 } sg_dev;
 
 /* How many devices of o->device there are (OpenCL: on o->opencl_platform), asked in a
@@ -216,6 +222,10 @@ int sg_dev_count(const sg_dev_opts *o, sg_err *err);
 int sg_dev_open(sg_dev *d, const sg_dev_opts *o, sg_err *err);
 void sg_dev_close(sg_dev *d);
 
+/* The environment a worker keeps (no LLM key or token), as an envp to start a program
+ * with: a worker, or a helper that runs user code (free() the array alone). */
+char **sg_dev_sandbox_env_list(void);
+
 /* ---- job kinds: what the workers of a pool can run ---- */
 struct sg_dev_kind {
     const char *name; /* the request's "type" */
@@ -223,6 +233,11 @@ struct sg_dev_kind {
      * and "id") and returns 0, or SG_BE_STICKY when the context is lost (the worker
      * answers, then exits). */
     int (*run)(sg_dev *d, const json_t *req, json_t **reply);
+    /* Optional: called once, at the worker's first job of this kind, before the sandbox is
+     * applied (the device is not open yet), so that the kind may start a helper process
+     * that the sandbox would not let it start (validator: a torch task's reference engine,
+     * which runs only the task's own trusted problem file, never a candidate). */
+    void (*before_sandbox)(sg_dev *d, const sg_dev_opts *o, const json_t *req);
 };
 
 /* ---- the process pool ---- */

@@ -183,6 +183,9 @@ static const char *const env_keep[] = {"PATH",
                                        "SPECGEN_UNSANDBOXED",
                                        "SPECGEN_SANDBOX_READ",
                                        "SPECGEN_WORKER_STDERR",
+                                       "SPECGEN_PYTHON", /* a torch task's reference engine */
+                                       "SPECGEN_DATA",
+                                       "OMP_NUM_THREADS", /* the engine's torch threads */
                                        NULL};
 
 void sg_dev_sandbox_env(void) { sg_proc_env_keep(env_keep); }

@@ -18,7 +18,5 @@ int sg_dev_sandbox_apply(const char *const *read_dirs, const char *write_dir, sg
  * LD_LIBRARY_PATH, CUDA_*, NVIDIA_*, POCL_*, OCL_*, OPENCL_*, the sanitizers' *SAN_OPTIONS
  * and the worker's own SPECGEN_UNSANDBOXED, SPECGEN_SANDBOX_READ, SPECGEN_WORKER_STDERR. */
 void sg_dev_sandbox_env(void);
-/* The environment a worker keeps, as an envp to start it with (free() the array alone). */
-char **sg_dev_sandbox_env_list(void);
 
 #endif

@@ -77,11 +77,13 @@ static int listed(const sg_dev_opts *o, const char *real) {
 
 /* The sandbox is applied once, at the first job; it covers that job's task folder. A
  * NULL reply: the job may run; else the refusal to send back. */
-static json_t *sandbox(worker *w, const sg_dev_opts *o, const json_t *req) {
+static json_t *sandbox(worker *w, const sg_dev_opts *o, const sg_dev_kind *kind,
+                       const json_t *req) {
     const char *dir = json_string_value(json_object_get(req, "task_dir"));
     char real[4096] = "";
     int exists = dir && realpath(dir, real);
     if (!w->boxed) {
+        if (kind->before_sandbox) kind->before_sandbox(&w->dev, o, req);
         const char *dirs[65] = {dir};
         int n = dir ? 1 : 0;
         for (int i = 0; o->read_dirs && o->read_dirs[i] && n < 64; i++) dirs[n++] = o->read_dirs[i];
@@ -127,6 +129,8 @@ int sg_dev_worker_main(int sock, void *arg) {
     }
     sg_dev_sandbox_env(); /* before any job: candidates must not see the parent's API keys */
     worker w = {.sock = 3};
+    w.dev.phase = send_phase; /* before_sandbox may report progress too */
+    w.dev.phase_arg = &w;
     limits(o);
     for (;;) {
         json_t *req = NULL;
@@ -139,7 +143,7 @@ int sg_dev_worker_main(int sock, void *arg) {
         const sg_dev_kind *kind = find_kind(o, type);
         if (type && !strcmp(type, "ping")) {
             reply = json_object();
-        } else if (kind && (reply = sandbox(&w, o, req))) {
+        } else if (kind && (reply = sandbox(&w, o, kind, req))) {
             rc = 0;
         } else if (kind) {
             open_device(&w, o);
@@ -157,5 +161,6 @@ int sg_dev_worker_main(int sock, void *arg) {
         if (rc == SG_BE_STICKY) return 3; /* the context is gone: let the pool replace us */
     }
     if (w.opened && w.dev.open_rc == 0) sg_dev_close(&w.dev);
+    if (w.dev.aux_free) w.dev.aux_free(w.dev.aux);
     return 0;
 }

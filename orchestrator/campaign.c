@@ -89,6 +89,17 @@ static int is_task(const char *dir) {
     return stat(p, &st) == 0;
 }
 
+/* A KernelBench-format problem file (docs/kernelbench.md): NAME.py, imported when its task
+ * starts (into OUT/NAME/task); one that does not import is recorded as not run, with the
+ * importer's reason. */
+static int is_problem(const char *path) {
+    struct stat st;
+    size_t n = strlen(path);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    return n > 3 && !strcmp(path + n - 3, ".py") && base[0] != '_' && stat(path, &st) == 0 &&
+           S_ISREG(st.st_mode);
+}
+
 static void add_task(campaign *c, const char *dir, int entry, int *cap) {
     if (c->n == *cap) {
         *cap = *cap ? 2 * *cap : 16;
@@ -103,6 +114,8 @@ static void add_task(campaign *c, const char *dir, int entry, int *cap) {
     size_t len = strlen(tmp);
     while (len > 1 && tmp[len - 1] == '/') tmp[--len] = '\0';
     snprintf(t->name, sizeof t->name, "%s", basename(tmp));
+    size_t nl = strlen(t->name);
+    if (nl > 3 && !strcmp(t->name + nl - 3, ".py")) t->name[nl - 3] = '\0';
 }
 
 /* The suite's tasks, sorted by name, filtered by the glob. */
@@ -119,7 +132,7 @@ static int list_suite(campaign *c, sg_err *err) {
             if (e->d_name[0] == '.') continue;
             char dir[4200];
             snprintf(dir, sizeof dir, "%s/%s", suite, e->d_name);
-            if (is_task(dir)) add_task(c, dir, -1, &cap);
+            if (is_task(dir) || is_problem(dir)) add_task(c, dir, -1, &cap);
         }
         closedir(d);
     } else {

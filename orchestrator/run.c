@@ -210,9 +210,13 @@ int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err) {
         if (has_cuda && t->lang == SG_DEV_OPENCL && t->spec.source[SG_DEV_OPENCL])
             fprintf(stderr, "%s: CUDA cannot run here (%s): running on OpenCL instead\n",
                     c->log_name, why.msg[0] ? why.msg : "no reason given");
-        if (!t->spec.source[t->lang])
+        if (!t->spec.source[t->lang] && !t->spec.torch_baseline)
             t->lang = t->lang == SG_DEV_CUDA ? SG_DEV_OPENCL : SG_DEV_CUDA;
+        if (t->spec.torch_baseline && !t->spec.source[t->lang]) /* any language will do */
+            t->lang = cuda_driver_present(NULL) ? SG_DEV_CUDA : SG_DEV_OPENCL;
     }
+    if (t->spec.torch_baseline && !t->spec.source[t->lang])
+        return sg_val_torch_prompt(&t->spec, &t->baseline, err) < 0 ? -1 : out_files_ok(t, err);
     if (!t->spec.source[t->lang])
         return sg_errf(err, "task %s has no %s baseline", t->dir, sg_dev_lang_name(t->lang));
     if (t->lang == SG_DEV_CUDA && !c->pool_urls && cuda_unusable(t, err)) return -1;

@@ -56,6 +56,7 @@ typedef struct prof {
     size_t flush_bytes;
     sg_race_stop raced; /* why racing stopped the timing (SG_RACE_GO: it did not) */
     double race_lo, race_hi;
+    unsigned char ***ref_out; /* torch task: [set][task buffer] the engine's outputs */
 } prof;
 
 static int buf_size(const char *expr, const sg_val_sizes *s, sg_val_type ty, const char *name,
@@ -67,6 +68,30 @@ static int buf_size(const char *expr, const sg_val_sizes *s, sg_val_type ty, con
     *count = (size_t)n;
     *bytes = (size_t)n * sg_val_type_size(ty);
     return 0;
+}
+
+/* A torch task's set k: the engine draws the "model" inputs (into in_host) and computes
+ * the reference outputs (ref_out) from the set's inputs. */
+static int torch_set(prof *p, int k, sg_err *err) {
+    const sg_val_task *t = p->t;
+    unsigned char **data = sg_xcalloc((size_t)t->nbuf + 1, sizeof *data);
+    size_t *bytes = sg_xcalloc((size_t)t->nbuf + 1, sizeof *bytes);
+    if (!p->ref_out) p->ref_out = sg_xcalloc((size_t)p->nsets, sizeof *p->ref_out);
+    p->ref_out[k] = sg_xcalloc((size_t)t->nbuf + 1, sizeof **p->ref_out);
+    for (int i = 0; i < t->nbuf; i++) {
+        size_t n;
+        if (buf_size(t->buf[i].count, p->s, t->buf[i].type, t->buf[i].name, &n, &bytes[i], err) < 0)
+            break;
+        if (t->buf[i].role == SG_VAL_IN)
+            data[i] = p->in_host[k][i];
+        else
+            data[i] = p->ref_out[k][i] = sg_xmalloc(bytes[i] + 1);
+    }
+    int rc = sg_val_torch_run_set(p->d, t, p->s, k, p->o.seed + (uint64_t)k * GOLDEN,
+                                  SG_VAL_TORCH_REF, data, bytes, err);
+    free(data);
+    free(bytes);
+    return rc;
 }
 
 /* Fresh inputs for every set, from seed + k * golden. */
@@ -86,16 +111,20 @@ static int make_sets(prof *p, sg_err *err) {
                 0)
                 return -1;
             p->in_bytes[i] = bytes;
-            unsigned char *img = sg_xmalloc(GUARD + bytes + GUARD);
-            sg_val_fill(&rng, &t->buf[i], k, p->s, img + GUARD, n); /* set k: distribution k */
-            memcpy(img, p->guard, GUARD);
-            memcpy(img + GUARD + bytes, p->guard, GUARD);
             p->in_host[k][i] = sg_xmalloc(bytes + 1);
-            memcpy(p->in_host[k][i], img + GUARD, bytes);
-            if (t->buf[i].role == SG_VAL_INOUT) { /* lives in each side; reset before runs */
-                free(img);
-                continue;
-            }
+            sg_val_fill(&rng, &t->buf[i], k, p->s, p->in_host[k][i], n); /* set k: distribution k */
+        }
+        if (t->torch_ref) {
+            int rc = torch_set(p, k, err);
+            if (rc < 0) return rc;
+        }
+        for (int i = 0; i < t->nbuf; i++) {
+            if (t->buf[i].role != SG_VAL_IN) continue; /* inout lives in each side */
+            size_t bytes = p->in_bytes[i];
+            unsigned char *img = sg_xmalloc(GUARD + bytes + GUARD);
+            memcpy(img, p->guard, GUARD);
+            memcpy(img + GUARD, p->in_host[k][i], bytes);
+            memcpy(img + GUARD + bytes, p->guard, GUARD);
             int rc = p->d->ops->alloc(p->d->be, GUARD + bytes + GUARD, &p->in[k][i], err);
             if (rc == 0)
                 rc = p->d->ops->write(p->d->be, p->in[k][i], 0, img, GUARD + bytes + GUARD, err);
@@ -247,10 +276,23 @@ static int run_step(prof *p, side **sides, int nsides, int i, sg_err *err) {
     return rc;
 }
 
+/* The torch baseline's samples, from the engine (docs/kernelbench.md "Baseline"). */
+static int time_torch(prof *p, side *s, sg_err *err) {
+    int n = p->o.stab.max_runs < 30 ? p->o.stab.max_runs : 30;
+    if (n < p->o.stab.min_runs) n = p->o.stab.min_runs;
+    return sg_val_torch_time(p->d, p->t, p->s, s->p.torch, p->o.seed, p->o.warmup, n,
+                             p->flush_bytes, s->samples, &s->nsamples, err);
+}
+
 /* Interleaved timing: each step times both sides on the same input set, the order of the
- * two alternating; the sets rotate. Stops when every side's median is stable. */
+ * two alternating; the sets rotate. Stops when every side's median is stable. A torch
+ * baseline is timed by the engine first, then the candidate alone. */
 static int time_all(prof *p, side **sides, int nsides, sg_err *err) {
     int rc = 0;
+    if (sides[0]->p.torch) {
+        if ((rc = time_torch(p, sides[0], err)) < 0 || nsides < 2) return rc;
+        sides++, nsides--;
+    }
     for (int w = 0; w < p->o.warmup && rc == 0; w++)
         for (int j = 0; j < nsides && rc == 0; j++)
             rc = run_untimed(p, sides[j], w % p->nsets, err);
@@ -335,8 +377,13 @@ static int verify_sets(prof *p, side *cand, side *ref, sg_val_result *r, sg_err 
     for (int k = 0; k < p->nsets && rc == 0 && !bad; k++) {
         unsigned char **got = sg_xcalloc((size_t)t->nbuf + 1, sizeof *got);
         unsigned char **want = sg_xcalloc((size_t)t->nbuf + 1, sizeof *want);
-        if ((rc = run_untimed(p, ref, k, err)) == 0 &&
-            (rc = read_outputs(p, ref, want, err)) == 0 && (rc = run_untimed(p, cand, k, err)) == 0)
+        if (p->ref_out) {
+            for (int i = 0; i < t->nbuf; i++)
+                if (p->ref_out[k][i]) want[i] = p->ref_out[k][i], p->ref_out[k][i] = NULL;
+        } else if ((rc = run_untimed(p, ref, k, err)) == 0) {
+            rc = read_outputs(p, ref, want, err);
+        }
+        if (rc == 0 && (rc = run_untimed(p, cand, k, err)) == 0)
             rc = read_outputs(p, cand, got, err);
         for (int i = 0; rc == 0 && !bad && i < t->nbuf; i++) {
             if (t->buf[i].role == SG_VAL_IN) continue;
@@ -534,8 +581,9 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
         json_decref(roof);
         goto fail;
     }
-    char metrics[512];
-    rc = metrics_line(p, have_cand ? &cand : &base, metrics, sizeof metrics);
+    char metrics[512] = "metrics unavailable: the baseline is PyTorch";
+    if (have_cand || !base.p.torch)
+        rc = metrics_line(p, have_cand ? &cand : &base, metrics, sizeof metrics);
     *reply =
         json_pack("{s:o, s:o, s:s, s:s, s:o, s:s, s:I, s:i}", "base", samples_json(&base), "cand",
                   samples_json(have_cand ? &cand : NULL), "verdict",
@@ -564,6 +612,12 @@ out:
             free(p->in[k]);
             free(p->in_host[k]);
         }
+    for (int k = 0; p->ref_out && k < p->nsets; k++) {
+        for (int i = 0; p->ref_out[k] && i < p->t->nbuf; i++) free(p->ref_out[k][i]);
+        free(p->ref_out[k]);
+    }
+    free(p->ref_out);
+    p->ref_out = NULL;
     free(p->in);
     free(p->in_host);
     free(p->in_bytes);
@@ -605,5 +659,5 @@ static int run_profile(sg_dev *d, const json_t *req, json_t **reply) {
     return rc;
 }
 
-const sg_dev_kind sg_prof_kind = {"profile", run_profile};
+const sg_dev_kind sg_prof_kind = {"profile", run_profile, sg_val_before_sandbox};
 const sg_dev_kind *const sg_prof_kinds[2] = {&sg_val_kind, &sg_prof_kind};

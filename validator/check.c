@@ -131,31 +131,16 @@ static int compile(sg_dev *d, const sg_val_task *t, sg_val_source *p, int *hit, 
     return rc;
 }
 
-int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
-                       sg_val_source *ref, sg_val_result *r) {
+/* The candidate's source: the task's baseline when the job has none; a candidate without
+ * //@launch lines gets the baseline's plan. */
+static int load_candidate(const sg_val_job *job, const char *base, sg_val_source *cand,
+                          sg_val_result *r) {
     sg_err e;
-    const char *base = t->source[d->lang], *refp = t->reference[d->lang];
-    if (!refp || !base) {
-        int fp8 = 0;
-        for (int i = 0; i < t->nbuf; i++)
-            fp8 |= t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2;
-        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s%s", t->name,
-                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference",
-                          fp8 && d->lang == SG_DEV_OPENCL
-                              ? " (its fp8 buffers need CUDA: OpenCL has no fp8 type)"
-                              : "");
-        return -1;
-    }
-    if (!(ref->src = read_text(refp, &e))) {
-        sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
-        return -1;
-    }
-    ref->where = refp;
     if (job->candidate) {
         cand->src = sg_xmalloc(job->candidate_len + 1);
         memcpy(cand->src, job->candidate, job->candidate_len);
         cand->src[job->candidate_len] = 0;
-        if (job->candidate_len && !strstr(cand->src, "//@launch")) {
+        if (job->candidate_len && !strstr(cand->src, "//@launch") && base) {
             /* Keep the baseline's plan, after the candidate's last line so that the
              * candidate's line numbers (in our messages and the compiler's) stay its own. */
             char *bsrc = read_text(base, &e);
@@ -176,15 +161,80 @@ int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, s
         }
         cand->where = base;
     }
-    if (prepare(d, t, cand, r) < 0) return -1;
-    if (prepare(d, t, ref, r) < 0) return -1;
+    return 0;
+}
+
+static int compile_candidate(sg_dev *d, const sg_val_task *t, sg_val_source *cand,
+                             sg_val_result *r) {
     double t0 = now_ms();
-    int hit = 0, rhit;
-    char rhash[33];
+    int hit = 0;
     int rc = compile(d, t, cand, &hit, r->hash, r);
     r->cache_hit = hit;
     r->compile_ms = now_ms() - t0;
+    return rc;
+}
+
+/* A torch task: the reference engine is the reference; the baseline (no candidate) is the
+ * torch forward when the task says so; a candidate needs its own launch plan unless the
+ * task also has a kernel baseline. 1: the candidate is a kernel to prepare; 0: nothing to
+ * compile; -1: r says why. */
+static int prepare_torch(sg_dev *d, const sg_val_task *t, const sg_val_job *job,
+                         sg_val_source *cand, sg_val_source *ref, sg_val_result *r) {
+    ref->torch = SG_VAL_TORCH_REF;
+    ref->where = t->torch_ref;
+    if (!job->candidate && t->torch_baseline) {
+        cand->torch = t->torch_baseline;
+        cand->where = t->torch_baseline == SG_VAL_TORCH_EAGER ? "torch eager" : "torch.compile";
+        return 0;
+    }
+    if (!job->candidate && !t->source[d->lang]) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s baseline", t->name,
+                          sg_dev_lang_name(d->lang));
+        return -1;
+    }
+    if (job->candidate && !t->source[d->lang] && !strstr(job->candidate, "//@launch")) {
+        sg_val_result_set(r, SG_VAL_REJECTED,
+                          "%s has no //@launch line, and this task's baseline is PyTorch, which "
+                          "has no launch plan to lend it (see docs/task-format.md)",
+                          job->candidate_name ? job->candidate_name : "candidate");
+        return -1;
+    }
+    return 1;
+}
+
+int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
+                       sg_val_source *ref, sg_val_result *r) {
+    sg_err e;
+    const char *base = t->source[d->lang], *refp = t->reference[d->lang];
+    if (t->torch_ref) {
+        int rc = prepare_torch(d, t, job, cand, ref, r);
+        if (rc <= 0) return rc;
+        if (load_candidate(job, base, cand, r) < 0 || prepare(d, t, cand, r) < 0) return -1;
+        return compile_candidate(d, t, cand, r);
+    }
+    if (!refp || !base) {
+        int fp8 = 0;
+        for (int i = 0; i < t->nbuf; i++)
+            fp8 |= t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2;
+        sg_val_result_set(r, SG_VAL_REJECTED, "task %s has no %s %s%s", t->name,
+                          sg_dev_lang_name(d->lang), refp ? "baseline" : "reference",
+                          fp8 && d->lang == SG_DEV_OPENCL
+                              ? " (its fp8 buffers need CUDA: OpenCL has no fp8 type)"
+                              : "");
+        return -1;
+    }
+    if (!(ref->src = read_text(refp, &e))) {
+        sg_val_result_set(r, SG_VAL_REJECTED, "%s", e.msg);
+        return -1;
+    }
+    ref->where = refp;
+    if (load_candidate(job, base, cand, r) < 0 || prepare(d, t, cand, r) < 0 ||
+        prepare(d, t, ref, r) < 0)
+        return -1;
+    int rc = compile_candidate(d, t, cand, r);
     if (rc < 0) return rc;
+    int rhit;
+    char rhash[33];
     return compile(d, t, ref, &rhit, rhash, r);
 }
 
@@ -192,6 +242,34 @@ void sg_val_source_free(sg_val_source *p) {
     free(p->src);
     sg_val_plan_free(&p->plan);
     memset(p, 0, sizeof *p);
+}
+
+/* KernelBench's own check (its eval.py: 5 trials, fresh get_inputs() per trial, the same
+ * weights draw, torch.allclose with atol = rtol = 1e-4 for fp32 and 1e-2 for fp16/bf16) at
+ * the main shape, beside ours: counted in r->kb_trials / kb_pass, never the verdict. */
+#define KB_TRIALS 5
+static int kb_check(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s,
+                    const sg_val_source *cand, const sg_val_source *ref, sg_val_result *r) {
+    double tol = t->precision && strcmp(t->precision, "fp32") ? 1e-2 : 1e-4;
+    sg_val_task kt = *t;
+    kt.buf = sg_xcalloc((size_t)t->nbuf + 1, sizeof *kt.buf);
+    for (int i = 0; i < t->nbuf; i++) {
+        kt.buf[i] = t->buf[i];
+        kt.buf[i].ndist = 1; /* the problem's own distribution ("model", the first) */
+        if (sg_val_type_is_float(t->buf[i].type)) kt.buf[i].atol = kt.buf[i].rtol = tol;
+    }
+    int rc = 0;
+    for (int k = 0; k < KB_TRIALS && rc != SG_BE_STICKY; k++) {
+        sg_val_result tr;
+        memset(&tr, 0, sizeof tr);
+        tr.first_bad = -1;
+        rc = sg_val_check_shape(d, &kt, s, 0, r->seed + 0x4b42ULL * (uint64_t)(k + 1), cand, ref,
+                                NULL, &tr);
+        r->kb_trials++;
+        r->kb_pass += rc == 0;
+    }
+    free(kt.buf);
+    return rc == SG_BE_STICKY ? rc : 0;
 }
 
 static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
@@ -229,16 +307,22 @@ static int do_check(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_v
         }
         passed = s;
     }
+    if (t->torch_ref && !cand->torch && (rc = kb_check(d, t, passed, cand, ref, r)) < 0) return rc;
     r->run_ms = now_ms() - t0;
+    char kb[96] = "";
+    if (r->kb_trials)
+        snprintf(kb, sizeof kb, "; KernelBench's own check: %d of %d trials pass", r->kb_pass,
+                 r->kb_trials);
     if (ndist > 1)
         sg_val_result_set(r, SG_VAL_PASS,
                           "all %d checks passed (shapes: %d, input distributions: %d); max abs "
-                          "error %g, max rel error %g%s",
-                          r->checks_run, t->ncheck + 1, ndist, r->max_abs, r->max_rel, plan);
+                          "error %g, max rel error %g%s%s",
+                          r->checks_run, t->ncheck + 1, ndist, r->max_abs, r->max_rel, plan, kb);
     else
-        sg_val_result_set(r, SG_VAL_PASS,
-                          "all %d checks passed (shapes: %d); max abs error %g, max rel error %g%s",
-                          r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel, plan);
+        sg_val_result_set(
+            r, SG_VAL_PASS,
+            "all %d checks passed (shapes: %d); max abs error %g, max rel error %g%s%s",
+            r->checks_run, t->ncheck + 1, r->max_abs, r->max_rel, plan, kb);
     return 0;
 }
 

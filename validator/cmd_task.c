@@ -75,8 +75,10 @@ int sg_cmd_task(int argc, char **argv) {
         sg_buf_free(&report);
         return sg_cli_fail(&spec, rc == SG_WFILE_REFUSED ? 2 : 1, "%s", err.msg);
     }
-    printf("wrote %s/task.json from %s; what was guessed:\n%s", out, pos[1],
-           report.data ? report.data : "");
+    size_t pl = strlen(pos[1]);
+    int py = pl > 3 && !strcmp(pos[1] + pl - 3, ".py");
+    printf("wrote %s/task.json from %s; %s:\n%s", out, pos[1],
+           py ? "what the importer decided" : "what was guessed", report.data ? report.data : "");
     sg_dev_lang lang = SG_DEV_OPENCL;
     sg_dev_lang_of_path(pos[1], &lang);
     if (lang == SG_DEV_CUDA)

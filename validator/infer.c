@@ -1031,8 +1031,14 @@ int sg_val_task_init(const char *path, const char *out_dir, const sg_val_init_op
     c->report = report;
     c->err = err;
     int rc = -1;
+    size_t pl = strlen(path);
+    if (pl > 3 && !strcmp(path + pl - 3, ".py")) {
+        free(c);
+        return sg_val_task_init_torch(path, out_dir, opts, report, err);
+    }
     if (sg_dev_lang_of_path(path, &c->lang) < 0) {
-        rc = sg_errf(err, "%s: expected a .cu or .cl file", path);
+        rc = sg_errf(err, "%s: expected a .cu or .cl kernel, or a KernelBench-format .py problem",
+                     path);
         goto out;
     }
     if (sg_val_read_source(path, &c->src, err) < 0) goto out;

@@ -45,6 +45,19 @@ int sg_val_init_cli_opts(sg_val_init_opts *io, struct sg_opt *out) {
          .kind = SG_OPT_FLAG,
          .out = &io->force,
          .help = "overwrite the files of an existing task folder"},
+        {.name = "precision",
+         .kind = SG_OPT_STR,
+         .out = &io->precision,
+         .metavar = "P",
+         .help = "a KernelBench .py problem: fp32, fp16 or bf16 (inputs and weights cast, "
+                 "tolerances per precision)",
+         .def = "fp32"},
+        {.name = "baseline",
+         .kind = SG_OPT_STR,
+         .out = &io->baseline,
+         .metavar = "B",
+         .help = "a KernelBench .py problem: the baseline, torch-eager or torch-compile",
+         .def = "torch-eager"},
     };
     for (int i = 0; i < SG_VAL_INIT_NOPTS; i++) out[i] = opts[i];
     return SG_VAL_INIT_NOPTS;

@@ -12,6 +12,35 @@
 int sg_val_load_buffer(json_t *o, sg_val_buffer *b, const char *where, sg_err *err);
 int sg_val_load_scalar(json_t *o, sg_val_scalar *s, const char *where, sg_err *err);
 
+/* Whether file (a path in dir) resolves, through symbolic links, to a place outside dir. */
+int sg_val_outside(const char *dir, const char *file);
+/* A torch task's fields (task_torch.c): "reference"/"baseline" {"torch": ...}, "precision",
+ * "origin", "constants"; and the rules that tie them (a "model" init needs a torch
+ * reference). Errors name the file and the field. */
+int sg_val_load_torch(sg_val_task *t, json_t *root, const char *path, sg_err *err);
+
+/* ---- a torch task's reference engine (torchref.c; torchref/engine.py) ---- */
+typedef struct sg_val_torch sg_val_torch;
+/* The Python interpreter (SPECGEN_PYTHON, else the .venv beside specgen's torchref/, else
+ * python3 on PATH) and the torchref/ folder. */
+int sg_val_torch_paths(char *py, size_t pyn, char *dir, size_t dn, sg_err *err);
+/* Start the engine for the task folder; lang picks its device (CUDA: "cuda", else "cpu").
+ * Fails with one line saying how to install torch when it is missing. While it starts,
+ * tick(arg, "starting") is called every few seconds (the worker's phase message, which
+ * restarts the compile deadline). */
+int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, void (*tick)(void *, const char *),
+                       void *arg, sg_val_torch **out, sg_err *err);
+void sg_val_torch_free(sg_val_torch *e);
+/* This worker's engine for task t, or -1 with why (it failed to start; it serves another
+ * folder; it stopped). */
+int sg_val_torch_get(sg_dev *d, const sg_val_task *t, sg_val_torch **out, sg_err *err);
+/* Send req (its "given" blobs are data[b] of bytes[b] for the buffers it names) and read
+ * the reply: its "drawn" and "out" blobs are written into data[b] (each must be bytes[b]
+ * long). 0 with *reply (the caller's); -2 the problem's own error (err), the engine lives
+ * on; -1 the engine stopped. */
+int sg_val_torch_call(sg_val_torch *e, json_t *req, const sg_val_task *t, unsigned char **data,
+                      const size_t *bytes, json_t **reply, sg_err *err);
+
 /* Copy src with comments removed (//@ lines kept), backslash-newlines joined, `%:` as `#`. */
 void sg_val_strip_comments(const char *src, size_t len, sg_buf *out);
 

@@ -40,5 +40,5 @@ static int run_validate(sg_dev *d, const json_t *req, json_t **reply) {
     return rc;
 }
 
-const sg_dev_kind sg_val_kind = {"validate", run_validate};
+const sg_dev_kind sg_val_kind = {"validate", run_validate, sg_val_before_sandbox};
 const sg_dev_kind *const sg_val_kinds[1] = {&sg_val_kind};

@@ -25,14 +25,19 @@ static double denum(const json_t *j) {
 json_t *sg_val_result_to_json(const sg_val_result *r) {
     char seed[24];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:i, s:b, s:f, s:f, s:s, "
-                     "s:s}",
-                     "verdict", sg_val_verdict_name(r->verdict), "message", r->message, "detail",
-                     r->detail, "shape", r->shape, "output", r->output, "first_bad",
-                     (json_int_t)r->first_bad, "got", r->got, "expected", r->expected, "max_abs",
-                     num(r->max_abs), "max_rel", num(r->max_rel), "checks_run", r->checks_run,
-                     "cache_hit", r->cache_hit, "compile_ms", r->compile_ms, "run_ms", r->run_ms,
-                     "hash", r->hash, "seed", seed);
+    json_t *j = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:i, s:b, s:f, s:f, s:s, "
+        "s:s}",
+        "verdict", sg_val_verdict_name(r->verdict), "message", r->message, "detail", r->detail,
+        "shape", r->shape, "output", r->output, "first_bad", (json_int_t)r->first_bad, "got",
+        r->got, "expected", r->expected, "max_abs", num(r->max_abs), "max_rel", num(r->max_rel),
+        "checks_run", r->checks_run, "cache_hit", r->cache_hit, "compile_ms", r->compile_ms,
+        "run_ms", r->run_ms, "hash", r->hash, "seed", seed);
+    if (r->kb_trials) { /* a torch task: KernelBench's own check beside ours */
+        json_object_set_new(j, "kb_trials", json_integer(r->kb_trials));
+        json_object_set_new(j, "kb_pass", json_integer(r->kb_pass));
+    }
+    return j;
 }
 
 static void copy_str(const json_t *j, const char *k, char *out, size_t n) {
@@ -57,6 +62,8 @@ void sg_val_result_from_json(const json_t *j, sg_val_result *r) {
     r->max_abs = denum(json_object_get(j, "max_abs"));
     r->max_rel = denum(json_object_get(j, "max_rel"));
     r->checks_run = (int)json_integer_value(json_object_get(j, "checks_run"));
+    r->kb_trials = (int)json_integer_value(json_object_get(j, "kb_trials"));
+    r->kb_pass = (int)json_integer_value(json_object_get(j, "kb_pass"));
     r->cache_hit = json_is_true(json_object_get(j, "cache_hit"));
     r->compile_ms = json_number_value(json_object_get(j, "compile_ms"));
     r->run_ms = json_number_value(json_object_get(j, "run_ms"));

@@ -58,6 +58,7 @@ static double draw(sg_val_rng *r, const sg_val_dist *d, const double *sp, int ns
         uint64_t x = sg_val_rng_next(r);
         return x % 4 == 0 ? sp[(x >> 2) % (uint64_t)nsp] : normal(r, 0, 1);
     }
+    case SG_VAL_INIT_MODEL: return 0; /* the reference engine draws these (torchref.c) */
     }
     return 0;
 }

@@ -47,7 +47,7 @@ typedef struct run_ctx {
 
 static void dset_free(run_ctx *c, dset *ds) {
     for (int i = 0; i < ds->n; i++) {
-        c->d->ops->free_mem(c->d->be, ds->b[i].mem);
+        if (ds->b[i].mem) c->d->ops->free_mem(c->d->be, ds->b[i].mem);
         free(ds->b[i].region);
     }
     free(ds->b);
@@ -176,6 +176,34 @@ static void set_shape(sg_val_result *r, const sg_val_task *t, const sg_val_sizes
     }
 }
 
+/* A torch run (the reference engine, or the torch baseline) at this shape: inputs drawn by
+ * the problem where their distribution is "model" (into c->inputs; only for the reference),
+ * the others given; its outputs become a host-side set laid out as a device run's (guards
+ * intact, inputs as given), so that verify() treats both alike. */
+static int torch_run(run_ctx *c, uint64_t seed, sg_val_torch_mode mode, dset *ds, sg_err *err) {
+    const sg_val_task *t = c->t;
+    ds->n = t->nbuf;
+    ds->b = sg_xcalloc((size_t)t->nbuf + 1, sizeof *ds->b);
+    unsigned char **data = sg_xcalloc((size_t)t->nbuf + 1, sizeof *data);
+    size_t *bytes = sg_xcalloc((size_t)t->nbuf + 1, sizeof *bytes);
+    for (int i = 0; i < t->nbuf; i++) {
+        dbuf *b = &ds->b[i];
+        b->tb = &t->buf[i], b->name = b->tb->name, b->type = b->tb->type;
+        count_of(b->tb->count, c->s, b->type, b->name, &b->count, &b->bytes, err);
+        b->region = sg_xmalloc(GUARD + b->bytes + GUARD);
+        memcpy(b->region, c->guard, GUARD);
+        memcpy(b->region + GUARD + b->bytes, c->guard, GUARD);
+        data[i] = b->tb->role == SG_VAL_IN ? c->inputs[i] : b->region + GUARD;
+        bytes[i] = b->bytes;
+    }
+    int rc = sg_val_torch_run_set(c->d, t, c->s, c->dist, seed, mode, data, bytes, err);
+    for (int i = 0; rc == 0 && i < t->nbuf; i++)
+        if (t->buf[i].role == SG_VAL_IN) memcpy(ds->b[i].region + GUARD, c->inputs[i], bytes[i]);
+    free(data);
+    free(bytes);
+    return rc;
+}
+
 /* The reference's outputs hold NaN or inf where the task allows none: the task is wrong
  * (a role, an input range), not the candidate. 0: all finite. */
 static int reference_nonfinite(run_ctx *c, dset *ref, sg_val_result *r) {
@@ -302,17 +330,23 @@ int sg_val_check_shape(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, i
         c.inputs[i] = sg_xmalloc(bytes + 1);
         sg_val_fill(&rng, &t->buf[i], dist, s, c.inputs[i], n);
     }
-    if (rc == 0) rc = dset_make(&c, &ref->plan, &rs, &e);
-    if (rc == 0) rc = run_plan(&c, &ref->plan, ref->prog, &rs, ref->where, &e);
-    if (rc == 0) rc = read_back(&c, &rs, &e);
+    if (rc == 0 && ref->torch) {
+        rc = torch_run(&c, seed, SG_VAL_TORCH_REF, &rs, &e);
+    } else {
+        if (rc == 0) rc = dset_make(&c, &ref->plan, &rs, &e);
+        if (rc == 0) rc = run_plan(&c, &ref->plan, ref->prog, &rs, ref->where, &e);
+        if (rc == 0) rc = read_back(&c, &rs, &e);
+    }
     if (rc < 0) {
-        sg_val_result_set(r, SG_VAL_LAUNCH_ERROR, "the reference failed at shape %s: %s", r->shape,
-                          e.msg);
+        sg_val_result_set(r, ref->torch ? SG_VAL_REJECTED : SG_VAL_LAUNCH_ERROR,
+                          "the reference failed at shape %s: %s", r->shape, e.msg);
         goto out;
     }
     if ((rc = reference_nonfinite(&c, &rs, r)) < 0) goto out;
-    if ((rc = dset_make(&c, &cand->plan, &cs, &e)) == 0 &&
-        (rc = run_plan(&c, &cand->plan, cand->prog, &cs, cand->where, &e)) == 0)
+    if (cand->torch)
+        rc = torch_run(&c, seed, cand->torch, &cs, &e);
+    else if ((rc = dset_make(&c, &cand->plan, &cs, &e)) == 0 &&
+             (rc = run_plan(&c, &cand->plan, cand->prog, &cs, cand->where, &e)) == 0)
         rc = read_back(&c, &cs, &e);
     if (rc < 0) {
         sg_val_result_set(r, rc == SG_BE_STICKY ? SG_VAL_CRASH : SG_VAL_LAUNCH_ERROR, "%s", e.msg);

@@ -50,7 +50,7 @@ static int load_check(json_t *obj, const sg_val_sizes *main, sg_val_sizes *s, co
 }
 
 /* Whether file (a path in dir) resolves, through symbolic links, to a place outside dir. */
-static int outside(const char *dir, const char *file) {
+int sg_val_outside(const char *dir, const char *file) {
     char rd[PATH_MAX], rf[PATH_MAX];
     if (!realpath(dir, rd) || !realpath(file, rf)) return 1;
     size_t n = strlen(rd);
@@ -74,10 +74,12 @@ static int load_sources(const sg_val_task *t, json_t *root, const char *key, cha
         json_t *f;
         json_object_foreach(v, k, f) {
             sg_dev_lang l;
+            if (!strcmp(k, "torch")) continue; /* task_torch.c */
             if (sg_dev_lang_parse(k, &l, NULL) < 0 || !json_is_string(f))
-                return sg_errf(
-                    err, "%s: field \"%s.%s\": expected \"cuda\" or \"opencl\" with a file name",
-                    path, key, k);
+                return sg_errf(err,
+                               "%s: field \"%s.%s\": expected \"cuda\", \"opencl\" or \"torch\" "
+                               "with a file name",
+                               path, key, k);
             files[l] = json_string_value(f);
         }
     } else {
@@ -97,7 +99,7 @@ static int load_sources(const sg_val_task *t, json_t *root, const char *key, cha
             sg_buf_free(&p);
             return -1;
         }
-        if (outside(t->dir, p.data)) {
+        if (sg_val_outside(t->dir, p.data)) {
             sg_errf(err,
                     "%s: field \"%s\": \"%s\" is a symbolic link that leads out of the task "
                     "folder; sources must live in the task folder",
@@ -167,10 +169,11 @@ static int load_compute(sg_val_task *t, json_t *root, const char *path, sg_err *
 }
 
 static int known_field(json_t *root, const char *path, sg_err *err) {
-    static const char *const keys[] = {"name",    "description", "baseline",       "reference",
-                                       "sizes",   "check_sizes", "cpu_sizes",      "buffers",
-                                       "scalars", "args",        "target_speedup", "bytes",
-                                       "flops",   "compute",     "guesses",        NULL};
+    static const char *const keys[] = {
+        "name",           "description", "baseline",  "reference", "sizes",
+        "check_sizes",    "cpu_sizes",   "buffers",   "scalars",   "args",
+        "target_speedup", "bytes",       "flops",     "compute",   "guesses",
+        "origin",         "precision",   "constants", NULL};
     return sg_json_check_keys(root, keys, path, err);
 }
 
@@ -299,7 +302,8 @@ static int load(sg_val_task *t, json_t *root, const char *path, sg_err *err) {
         load_compute(t, root, path, err) < 0)
         return -1;
     if (load_sources(t, root, "baseline", t->source, path, err) < 0 ||
-        load_sources(t, root, "reference", t->reference, path, err) < 0)
+        load_sources(t, root, "reference", t->reference, path, err) < 0 ||
+        sg_val_load_torch(t, root, path, err) < 0)
         return -1;
     for (int i = 0; i < t->nbuf; i++)
         if ((t->buf[i].type == SG_VAL_FP8_E4M3 || t->buf[i].type == SG_VAL_FP8_E5M2) &&
@@ -408,5 +412,8 @@ void sg_val_task_free(sg_val_task *t) {
     free(t->args);
     for (int i = 0; t->guesses && i < t->nguess; i++) free(t->guesses[i]);
     free(t->guesses);
+    free(t->torch_ref);
+    free(t->precision);
+    free(t->constants);
     memset(t, 0, sizeof *t);
 }

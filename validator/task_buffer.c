@@ -72,7 +72,8 @@ static int parse_dist(const char *s, sg_val_dist *d, const char *where, sg_err *
         int nargs;
     } kinds[] = {{"uniform", SG_VAL_INIT_UNIFORM, 2},   {"normal", SG_VAL_INIT_NORMAL, 2},
                  {"randint", SG_VAL_INIT_RANDINT, 2},   {"const", SG_VAL_INIT_CONST, 1},
-                 {"outliers", SG_VAL_INIT_OUTLIERS, 4}, {"special", SG_VAL_INIT_SPECIAL, 0}};
+                 {"outliers", SG_VAL_INIT_OUTLIERS, 4}, {"special", SG_VAL_INIT_SPECIAL, 0},
+                 {"model", SG_VAL_INIT_MODEL, 0}};
     memset(d, 0, sizeof *d);
     snprintf(d->text, sizeof d->text, "%s", s);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -104,8 +105,8 @@ static int parse_dist(const char *s, sg_val_dist *d, const char *where, sg_err *
     return sg_errf(
         err,
         "%s: field \"init\": bad value \"%s\" (expected uniform(lo,hi), normal(mean,sd), "
-        "randint(lo,hi) (numbers or size expressions), const(v), outliers(lo,hi,frac,scale) or "
-        "special)",
+        "randint(lo,hi) (numbers or size expressions), const(v), outliers(lo,hi,frac,scale), "
+        "special, or model for a torch task)",
         where, s);
 }
 

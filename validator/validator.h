@@ -52,7 +52,7 @@ int sg_val_type_parse(const char *s, sg_val_type *out);
 int sg_val_type_is_float(sg_val_type t); /* 1 for f32, f64, f16, bf16 and the fp8 formats */
 
 /* ---- sizes and expressions ---- */
-#define SG_VAL_MAX_SIZES 16
+#define SG_VAL_MAX_SIZES 32
 typedef struct sg_val_sizes {
     int n;
     char name[SG_VAL_MAX_SIZES][32];
@@ -73,7 +73,9 @@ typedef enum {
     SG_VAL_INIT_RANDINT,
     SG_VAL_INIT_CONST,
     SG_VAL_INIT_OUTLIERS, /* uniform(a,b) with a fraction `frac` of values times `scale` */
-    SG_VAL_INIT_SPECIAL   /* normal(0,1) mixed with ±0, subnormals, values near the max */
+    SG_VAL_INIT_SPECIAL,  /* normal(0,1) mixed with ±0, subnormals, values near the max */
+    SG_VAL_INIT_MODEL     /* "model": drawn by a torch task's problem file (its get_inputs,
+                           * its module's initialisation) under the check's seed */
 } sg_val_init_kind;
 
 typedef struct sg_val_dist {
@@ -118,6 +120,15 @@ typedef enum {
 #define SG_VAL_COMPUTE_NAMES "fp32 fp64 tensor_tf32 tensor_f16 tensor_bf16 tensor_fp8 tensor_int8"
 const char *sg_val_compute_name(sg_val_compute c); /* "auto" for AUTO */
 
+/* How a torch task's forward runs: not at all (a kernel), the reference engine, torch eager,
+ * torch.compile. */
+typedef enum {
+    SG_VAL_TORCH_NONE,
+    SG_VAL_TORCH_REF,
+    SG_VAL_TORCH_EAGER,
+    SG_VAL_TORCH_COMPILE
+} sg_val_torch_mode;
+
 typedef struct sg_val_task {
     char *dir, *name, *description;
     char *source[SG_DEV_NLANG];    /* baseline path per language (NULL if absent) */
@@ -143,9 +154,19 @@ typedef struct sg_val_task {
      * the baseline fails its own reference) */
     int nguess;
     char **guesses;
+    /* A PyTorch reference ("reference": {"torch": "model.py"}, docs/kernelbench.md): the
+     * problem file's path, else NULL; the baseline torch runs ("baseline": {"torch":
+     * "eager"|"compile"}); "precision"; "constants" as compact JSON text (or NULL) for the
+     * prompt. */
+    char *torch_ref;
+    sg_val_torch_mode torch_baseline;
+    char *precision, *constants;
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);
+/* A torch task's stand-in for a baseline kernel in prompts: a comment block with its
+ * PyTorch source, buffers, sizes and constants (appended to out). */
+int sg_val_torch_prompt(const sg_val_task *t, sg_buf *out, sg_err *err);
 /* The main shape on a device: cpu_sizes on a CPU device when the task gives them. */
 const sg_val_sizes *sg_val_main_sizes(const sg_val_task *t, int cpu_device);
 /* How many input-distribution runs each shape gets: the most any buffer lists. */
@@ -253,6 +274,10 @@ typedef struct sg_val_result {
     double compile_ms, run_ms;
     uint64_t seed;
     char hash[33];
+    /* A torch task's candidate that passed: KernelBench's own check beside ours (5 trials of
+     * the problem's own inputs at the main shape, atol = rtol = 1e-4 for fp32, 1e-2 for
+     * fp16/bf16): trials run and passed (0, 0 when not run). */
+    int kb_trials, kb_pass;
 } sg_val_result;
 
 /* ---- pool of sandboxed workers ---- */
@@ -261,6 +286,9 @@ typedef struct sg_val_result {
 
 /* The validation job kind ("validate"), and the table of it alone (the default). */
 extern const sg_dev_kind sg_val_kind;
+/* The validation kind's before_sandbox (device.h), which the profiler's kind shares: a
+ * torch task's reference engine (docs/kernelbench.md) is started into d->aux. */
+void sg_val_before_sandbox(sg_dev *d, const sg_dev_opts *o, const json_t *req);
 extern const sg_dev_kind *const sg_val_kinds[1];
 
 typedef struct sg_val_pool sg_val_pool;
@@ -330,7 +358,8 @@ typedef struct sg_val_source {
     char *src;
     sg_val_plan plan;
     sg_be_prog *prog;
-    int baseline_plan; /* a candidate without //@launch lines: it runs the baseline's plan */
+    int baseline_plan;       /* a candidate without //@launch lines: it runs the baseline's plan */
+    sg_val_torch_mode torch; /* not NONE: no kernel; the reference engine computes it */
 } sg_val_source;
 int sg_val_prepare_job(sg_dev *d, const sg_val_task *t, const sg_val_job *job, sg_val_source *cand,
                        sg_val_source *ref, sg_val_result *r);
@@ -340,6 +369,22 @@ int sg_val_pool_call(sg_val_pool *p, int slot, const sg_val_job *job, json_t *re
                      sg_val_result *r, sg_err *err);
 void sg_val_result_set(sg_val_result *r, sg_val_verdict v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A torch task's reference engine (docs/kernelbench.md), for a job kind in the worker:
+ *  - sg_val_torch_run_set: one forward at shape s under seed, in `mode` (the reference, or
+ *    the torch baseline). data[b] holds bytes[b] per task buffer: inputs are sent, except
+ *    (mode REF) those whose distribution number `dist` is "model", which the problem draws
+ *    and the engine writes back into data[b]; the outputs are written into data[b].
+ *  - sg_val_torch_time: the forward timed `reps` times after `warmup` runs, each after a
+ *    cache flush of flush_bytes, into samples (ns).
+ * 0; -1 with err (the problem's own error, or no engine); SG_BE_STICKY: the engine
+ * stopped and the worker should be replaced. */
+int sg_val_torch_run_set(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, int dist,
+                         uint64_t seed, sg_val_torch_mode mode, unsigned char **data,
+                         const size_t *bytes, sg_err *err);
+int sg_val_torch_time(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s,
+                      sg_val_torch_mode mode, uint64_t seed, int warmup, int reps,
+                      size_t flush_bytes, double *samples, int *nsamples, sg_err *err);
 
 /* Seeded random inputs (splitmix64: fast, reproducible from the seed). */
 typedef struct sg_val_rng {
@@ -394,7 +439,14 @@ typedef struct sg_val_init_opts {
     const char *kernel; /* --kernel NAME or NAME<targs> (NULL: the first kernel) */
     const char *launch; /* --launch "grid=... block=... [smem=...]" (NULL: inferred) */
     int force;          /* overwrite an existing task folder */
+    /* A KernelBench-format PROBLEM.py (docs/kernelbench.md): --precision fp32|fp16|bf16 and
+     * --baseline torch-eager|torch-compile (NULL: fp32, torch-eager). */
+    const char *precision, *baseline;
 } sg_val_init_opts;
+/* task init for PROBLEM.py: torchref/kb_import.py in a scrubbed environment; its lines go
+ * to report; a problem it cannot import fails with its message (the construct, what to do). */
+int sg_val_task_init_torch(const char *problem, const char *out_dir, const sg_val_init_opts *opts,
+                           sg_buf *report, sg_err *err);
 int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_init_opts *opts,
                      sg_buf *report, sg_err *err);
 /* Parse one --count BUF=EXPR / --size NAME=VALUE into opts (for the commands). */
@@ -402,7 +454,7 @@ int sg_val_init_add_count(sg_val_init_opts *o, const char *text, sg_err *err);
 int sg_val_init_add_size(sg_val_init_opts *o, const char *text, sg_err *err);
 /* The hints as command-line options (common/cli.h's sg_opt), for `task init` and
  * `optimize KERNEL`: fills out[0..SG_VAL_INIT_NOPTS-1] and returns how many. */
-#define SG_VAL_INIT_NOPTS 5
+#define SG_VAL_INIT_NOPTS 7
 struct sg_opt;
 int sg_val_init_cli_opts(sg_val_init_opts *io, struct sg_opt *out);
 /* 1 when any hint but --force was given. */

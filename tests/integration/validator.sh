@@ -88,5 +88,5 @@ check_output "task init refuses to overwrite a task and names --force" 'already 
 check_output "task init names an unknown size" "--size m: kernel relu has no integer parameter" \
     "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --size m=4 --out "$TMPDIR_TEST/relu2"
 check_output "task init rejects a bad --size" "--size: 'n' is not NAME=VALUE" "$SPECGEN" task init "$TMPDIR_TEST/relu.cl" --size n
-check_output "task init wants a kernel file" 'expected a .cu or .cl file' "$SPECGEN" task init README.md --out "$TMPDIR_TEST/x"
+check_output "task init wants a kernel file" 'expected a .cu or .cl kernel, or a KernelBench-format .py problem' "$SPECGEN" task init README.md --out "$TMPDIR_TEST/x"
 finish

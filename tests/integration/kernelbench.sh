@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# KernelBench-format problems as tasks (docs/kernelbench.md), on PoCL with real PyTorch:
+# specgen's own problems in tests/fixtures/kernelbench (element-wise, reduction, BatchNorm
+# with running statistics, matmul, conv with weights and bias, linear + GELU, a 0-d loss,
+# an int64 argmax, a bool input; and one that cannot import) are imported; each reference
+# output at a seed equals the original file's own Model(*get_init_inputs())(*get_inputs());
+# each torch baseline validates against the torch reference (kernelbench_candidates.sh:
+# OpenCL candidates; kernelbench_campaign.sh: a campaign over the folder). Skipped when the
+# Python specgen uses has no torch.
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT"
+need_opencl "KernelBench problems on PoCL"
+py=${SPECGEN_PYTHON:-}
+[ -z "$py" ] && [ -x .venv/bin/python ] && py=.venv/bin/python
+[ -z "$py" ] && py=python3
+if ! "$py" -c 'import torch' 2>/dev/null; then
+    skip "KernelBench problems" "no PyTorch for $py (make deps installs it into .venv)"
+    finish
+fi
+f=tests/fixtures/kernelbench
+k=tests/fixtures/kernelbench_kernels
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+v() { timeout 300 "$SPECGEN" validate "$@" --device opencl --compile-timeout 120s --run-timeout 120s; }
+
+pairs=()
+for p in $f/[1-9]_*.py; do
+    n=$(basename "$p" .py)
+    check_output "$n: imports" "^wrote $tmp/$n/task.json" "$SPECGEN" task init "$p" --out "$tmp/$n"
+    pairs+=("$tmp/$n" "$p")
+done
+sc=$("$py" torchref/kb_selfcheck.py "${pairs[@]}" --seed 7 2>&1)
+for p in $f/[1-9]_*.py; do
+    n=$(basename "$p" .py)
+    check_output "$n: the reference's output at a seed is the file's own (bytes identical)" \
+        "^match: $p at main, seed 7" echo "$sc"
+    check_output "$n: the torch baseline validates against the torch reference on PoCL" \
+        '^pass: all [0-9]+ checks passed' v "$tmp/$n"
+done
+check_output "task.json names the origin and its hash" \
+    "\"file\": \"$f/6_LinearGELU.py\"" cat "$tmp/6_LinearGELU/task.json"
+check_output "task.json: weights and bias are buffers named after the state_dict" \
+    '"name": "fc_bias"' cat "$tmp/6_LinearGELU/task.json"
+check_output "task.json: BatchNorm's running statistics are buffers" \
+    '"name": "norm_running_var"' cat "$tmp/3_BatchNormStats/task.json"
+check_output "task.json: the 0-d loss is a 1-element output" \
+    '"name":"out",[^}]*"count":"1"' tr -d '\n ' <"$tmp/7_MSELoss/task.json"
+check_output "task.json: argmax's output is i64" \
+    '"name":"out","type":"i64"' tr -d '\n ' <"$tmp/8_ArgMax/task.json"
+check_output "task.json: the bool mask is a u8 input" \
+    '"name":"mask","type":"u8"' tr -d '\n ' <"$tmp/9_MaskedScale/task.json"
+check_output "task.json: the conv output's spatial sizes follow the shape (extra size names)" \
+    '"name":"out","type":"f32","count":"batch_size\*out_channels\*out_2\*out_3"' \
+    tr -d '\n ' <"$tmp/5_Conv2dBias/task.json"
+
+finish

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A campaign over a folder of KernelBench-format problems (docs/kernelbench.md) on PoCL with
+# the replay LLM (tests/fixtures/kernelbench_traces): each NAME.py is imported when its task
+# starts; one that cannot import is recorded as a task that could not run, with the
+# importer's reason. --tasks '1*' keeps it short: 1_ReLUScale (its trace's kernel meets the
+# target) and 10_TupleOut (does not import). Skipped when the Python specgen uses has no torch.
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT"
+need_opencl "a campaign over KernelBench problems on PoCL"
+py=${SPECGEN_PYTHON:-}
+[ -z "$py" ] && [ -x .venv/bin/python ] && py=.venv/bin/python
+[ -z "$py" ] && py=python3
+if ! "$py" -c 'import torch' 2>/dev/null; then
+    skip "a campaign over KernelBench problems" "no PyTorch for $py (make deps installs it into .venv)"
+    finish
+fi
+f=tests/fixtures/kernelbench
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+out=$(cd "$tmp" && timeout 600 "$SPECGEN" campaign "$SPECGEN_ROOT/$f" --trace \
+    "$SPECGEN_ROOT/tests/fixtures/kernelbench_traces" --device opencl --out camp --db r.db \
+    --task-budget-time 120s --concurrency 2 --tasks '1*' 2>camp.log)
+rc=$?
+check "campaign over the folder: exit 3 (one problem could not import)" test "$rc" = 3
+check_output "campaign: 1_ReLUScale met its target with the replayed OpenCL kernel" \
+    '1_ReLUScale +[0-9.]+x' echo "$out"
+check_output "campaign: the failed import is recorded with the importer's reason" \
+    '10_TupleOut: could not run: cannot import' cat "$tmp/camp.log"
+finish

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# OpenCL candidates for specgen's own KernelBench-format problems (docs/kernelbench.md), on
+# PoCL with real PyTorch (tests/fixtures/kernelbench_kernels): right ones pass, with
+# KernelBench's own check beside ours; wrong ones are rejected (a tail element dropped, the
+# bias ignored, |x| summed: right only on the problem's own inputs); a problem that cannot
+# import says why; --precision bf16; without torch, one line saying how to install it.
+# Skipped when the Python specgen uses has no torch.
+. "$(dirname "$0")/../lib.sh"
+cd "$SPECGEN_ROOT"
+need_opencl "KernelBench problems on PoCL"
+py=${SPECGEN_PYTHON:-}
+[ -z "$py" ] && [ -x .venv/bin/python ] && py=.venv/bin/python
+[ -z "$py" ] && py=python3
+if ! "$py" -c 'import torch' 2>/dev/null; then
+    skip "KernelBench problems" "no PyTorch for $py (make deps installs it into .venv)"
+    finish
+fi
+f=tests/fixtures/kernelbench
+k=tests/fixtures/kernelbench_kernels
+tmp=$(mktemp -d)
+on_exit "rm -rf $tmp"
+v() { timeout 300 "$SPECGEN" validate "$@" --device opencl --compile-timeout 120s --run-timeout 120s; }
+
+for n in 1_ReLUScale 2_RowSum 6_LinearGELU 8_ArgMax; do
+    "$SPECGEN" task init $f/$n.py --out "$tmp/$n" >/dev/null 2>&1
+done
+check_output "an OpenCL candidate passes, with KernelBench's own check beside ours" \
+    "^pass: .*KernelBench's own check: 5 of 5 trials pass" v "$tmp/1_ReLUScale" $k/relu_scale.cl
+check_output "a candidate off by a tail element is rejected" \
+    '^mismatch: wrong result in output out .*1 of [0-9]+ elements differ' \
+    v "$tmp/1_ReLUScale" $k/relu_scale_tail.cl
+check_output "linear + GELU in OpenCL passes" '^pass: ' v "$tmp/6_LinearGELU" $k/linear_gelu.cl
+check_output "a candidate that ignores the bias is rejected" '^mismatch: wrong result in output out' \
+    v "$tmp/6_LinearGELU" $k/linear_gelu_no_bias.cl
+check_output "row sum in OpenCL passes" '^pass: ' v "$tmp/2_RowSum" $k/row_sum.cl
+check_output "a row sum of |x| passes on the problem's own inputs and fails on ours (normal)" \
+    '^mismatch: wrong result in output out at shape .* with inputs x=normal\(0,1\)' \
+    v "$tmp/2_RowSum" $k/row_sum_abs.cl
+check_output "an int64 argmax in OpenCL passes (compared exactly)" '^pass: ' \
+    v "$tmp/8_ArgMax" $k/argmax.cl
+
+check_output "a problem returning a tuple stops, naming the construct and what to do" \
+    'cannot import .*10_TupleOut.py: forward returns 2 values .*return one tensor' \
+    "$SPECGEN" task init $f/10_TupleOut.py --out "$tmp/tuple"
+check_output "--precision bf16: inputs, weights and output are bf16" \
+    '"name":"fc_weight","type":"bf16"' sh -c "\"$SPECGEN\" task init $f/6_LinearGELU.py --out $tmp/bf16 --precision bf16 >/dev/null && tr -d '\n ' <$tmp/bf16/task.json"
+check_output "--precision bf16: the torch baseline validates (tolerance 1e-2)" '^pass: ' v "$tmp/bf16"
+check_output "without torch, a torch task stops with one line saying how to install it" \
+    'PyTorch is not installed .*make deps' env SPECGEN_PYTHON=/usr/bin/python3 \
+    "$SPECGEN" validate "$tmp/1_ReLUScale" --device opencl
+
+finish
