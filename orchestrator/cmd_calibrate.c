@@ -185,8 +185,9 @@ static int run_task(cal *c, int i, sg_err *err) {
         goto done;
     sg_task_config tc;
     sg_run_task_config(&rc, &c->p, rt.spec.target_speedup, &tc);
-    sg_task_spec spec = {
-        rt.name, sg_dev_lang_name(rt.lang), rt.spec.description, rt.baseline.data, NULL, NULL};
+    sg_task_spec spec;
+    sg_run_task_spec(&rt, &spec);
+    spec.name = rt.name;
     sg_calib_task_config cc = {.loop = c->loop,
                                .llm = sg_run_llm_port(c->llm),
                                .dev = &dp,

@@ -96,6 +96,8 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
     snprintf(o->message, sizeof o->message, "%s", vr->message);
     o->compile_ms = vr->compile_ms;
     o->validate_ms = vr->run_ms;
+    o->kb_trials = vr->kb_trials; /* KernelBench's own check, beside ours (torch tasks) */
+    o->kb_pass = vr->kb_pass;
     if (pr) {
         o->base_ns = pr->baseline.median_ns;
         o->profile_ms = pr->wall_ms;

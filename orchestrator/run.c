@@ -237,6 +237,18 @@ void sg_run_task_free(sg_run_task *t) {
     sg_buf_free(&t->baseline);
 }
 
+void sg_run_task_spec(const sg_run_task *t, sg_task_spec *out) {
+    sg_val_torch_mode m = t->spec.torch_baseline;
+    *out = (sg_task_spec){.name = t->spec.name,
+                          .lang = sg_dev_lang_name(t->lang),
+                          .description = t->spec.description ? t->spec.description : "",
+                          .baseline = t->baseline.data,
+                          .baseline_kind = m == SG_VAL_TORCH_EAGER     ? "torch-eager"
+                                           : m == SG_VAL_TORCH_COMPILE ? "torch-compile"
+                                                                       : NULL,
+                          .precision = m ? t->spec.precision : NULL};
+}
+
 typedef struct stopper {
     const sg_run_config *c;
     sg_run_exec *e;

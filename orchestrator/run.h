@@ -152,6 +152,10 @@ typedef struct sg_run_task {
  * file (a device, a FIFO, a link, a folder). */
 int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err);
 void sg_run_task_free(sg_run_task *t);
+/* What the task state machine is told of t (its strings borrowed from t): name, language,
+ * description, baseline source, and for a torch task what its speedups are over
+ * ("torch-eager" | "torch-compile") and its precision; NULL for a kernel task. */
+void sg_run_task_spec(const sg_run_task *t, sg_task_spec *out);
 
 /* ---- the real implementations behind the ports ---- */
 typedef struct sg_run_llm sg_run_llm;

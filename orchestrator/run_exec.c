@@ -196,10 +196,8 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     e->ui.interval_ns = c->progress_interval_ns;
     e->ui.budget_ns = c->budget_ns;
     e->ui.budget_tokens = c->budget_tokens;
-    const char *lang = sg_dev_lang_name(t->lang);
-    /* baseline_kind, precision: a torch task's (what its speedups are over), else NULL */
-    sg_task_spec ts = {t->spec.name,     lang, t->spec.description ? t->spec.description : "",
-                       t->baseline.data, NULL, NULL};
+    sg_task_spec ts;
+    sg_run_task_spec(t, &ts);
     sg_task_hooks hooks = {on_record, on_progress, on_finished, e};
     e->task = sg_task_new(loop, &e->cfg, &ts, llm, dev, &hooks, err);
     if (!e->task) goto fail;
@@ -217,7 +215,7 @@ sg_run_exec *sg_run_exec_start(sg_loop *loop, const sg_run_config *c, const sg_r
     write_best(e); /* the baseline, until something beats it */
     if (!c->quiet)
         fprintf(stderr, "%s: task %s (%s), policy %s, target %.2fx, model %s, template %s\n",
-                c->log_name, t->spec.name, lang, e->policy, e->cfg.crit.target_speedup, c->model,
+                c->log_name, t->spec.name, ts.lang, e->policy, e->cfg.crit.target_speedup, c->model,
                 p->tmpl.name);
     if (sg_task_start(e->task, err) < 0) goto fail;
     return e;
