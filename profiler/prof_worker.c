@@ -528,6 +528,42 @@ static size_t flush_size(uint64_t llc, int cpu) {
     return (size_t)(n > MAX_FLUSH ? MAX_FLUSH : n);
 }
 
+/* Why racing stopped the timing, for the reply: the interval, the bar it cleared and the
+ * runs per side the stability rule's minimum would still have asked for (a lower bound). */
+static json_t *race_json(const prof *p, const side *base) {
+    int saved = p->o.stab.min_runs > base->nsamples ? p->o.stab.min_runs - base->nsamples : 0;
+    return json_pack("{s:s, s:f, s:f, s:f, s:i}", "stop", sg_race_stop_name(p->raced), "lo",
+                     p->race_lo, "hi", p->race_hi, "bar",
+                     p->raced == SG_RACE_SLOWER ? p->o.race.best : p->o.race.target, "saved_runs",
+                     saved);
+}
+
+/* The input sets (device and host copies) and a torch task's reference outputs. */
+static void free_sets(prof *p) {
+    sg_dev *d = p->d;
+    if (p->in)
+        for (int k = 0; k < p->nsets; k++) {
+            for (int i = 0; p->in[k] && i < p->t->nbuf; i++) {
+                d->ops->free_mem(d->be, p->in[k][i]);
+                if (p->in_host[k]) free(p->in_host[k][i]);
+            }
+            free(p->in[k]);
+            free(p->in_host[k]);
+        }
+    for (int k = 0; p->ref_out && k < p->nsets; k++) {
+        for (int i = 0; p->ref_out[k] && i < p->t->nbuf; i++) free(p->ref_out[k][i]);
+        free(p->ref_out[k]);
+    }
+    free(p->ref_out);
+    p->ref_out = NULL;
+    free(p->in);
+    free(p->in_host);
+    free(p->in_bytes);
+    p->in = NULL;
+    p->in_host = NULL;
+    p->in_bytes = NULL;
+}
+
 /* Compile, time, verify. Returns 0 or SG_BE_STICKY; *reply always set. */
 static int profile(prof *p, const sg_val_job *job, json_t **reply) {
     sg_dev *d = p->d;
@@ -591,39 +627,13 @@ static int profile(prof *p, const sg_val_job *job, json_t **reply) {
                   "facts", facts_json(p, have_cand ? &cand : &base), "metrics", metrics,
                   "flush_bytes", (json_int_t)p->flush_bytes, "input_sets", p->nsets);
     if (roof) json_object_set_new(*reply, "roof", roof);
-    if (p->raced != SG_RACE_GO)
-        json_object_set_new(
-            *reply, "race",
-            json_pack("{s:s, s:f, s:f, s:f, s:i}", "stop", sg_race_stop_name(p->raced), "lo",
-                      p->race_lo, "hi", p->race_hi, "bar",
-                      p->raced == SG_RACE_SLOWER ? p->o.race.best : p->o.race.target, "saved_runs",
-                      p->o.stab.min_runs > base.nsamples ? p->o.stab.min_runs - base.nsamples : 0));
+    if (p->raced != SG_RACE_GO) json_object_set_new(*reply, "race", race_json(p, &base));
     goto out;
 fail:
     *reply = json_pack("{s:s, s:s}", "error", e.msg, "verdict",
                        rc == SG_BE_STICKY ? "crash" : "launch_error");
 out:
-    if (p->in)
-        for (int k = 0; k < p->nsets; k++) {
-            for (int i = 0; p->in[k] && i < p->t->nbuf; i++) {
-                d->ops->free_mem(d->be, p->in[k][i]);
-                if (p->in_host[k]) free(p->in_host[k][i]);
-            }
-            free(p->in[k]);
-            free(p->in_host[k]);
-        }
-    for (int k = 0; p->ref_out && k < p->nsets; k++) {
-        for (int i = 0; p->ref_out[k] && i < p->t->nbuf; i++) free(p->ref_out[k][i]);
-        free(p->ref_out[k]);
-    }
-    free(p->ref_out);
-    p->ref_out = NULL;
-    free(p->in);
-    free(p->in_host);
-    free(p->in_bytes);
-    p->in = NULL;
-    p->in_host = NULL;
-    p->in_bytes = NULL;
+    free_sets(p);
     if (p->flush) d->ops->free_mem(d->be, p->flush);
     side_close(p, &base);
     side_close(p, &cand);
