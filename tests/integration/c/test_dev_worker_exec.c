@@ -20,7 +20,8 @@ static int run_a(sg_dev *d, const json_t *req, json_t **reply) {
     return 0;
 }
 
-static const sg_dev_kind kind_a = {"validate", run_a}, kind_b = {"profile", run_a};
+static const sg_dev_kind kind_a = {.name = "validate", .run = run_a},
+                         kind_b = {.name = "profile", .run = run_a};
 
 static void test_round_trip(void **state) {
     (void)state;
