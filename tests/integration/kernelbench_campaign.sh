@@ -26,4 +26,21 @@ check_output "campaign: 1_ReLUScale met its target with the replayed OpenCL kern
     '1_ReLUScale +[0-9.]+x' echo "$out"
 check_output "campaign: the failed import is recorded with the importer's reason" \
     '10_TupleOut: could not run: cannot import' cat "$tmp/camp.log"
+# fast_p over the campaign: the failed import counts in the denominator (2 problems); the
+# one correct problem's speedup (as the campaign printed it) decides fast_1 and fast_2
+best=$(sed -n 's/^1_ReLUScale *\([0-9.]*\)x.*/\1/p' <<<"$out")
+check "fastp --json: 2 problems, 1 not run, fast_0 0.5, fast_p by the printed speedup, over torch eager" \
+    "$SPECGEN" results --db "$tmp/r.db" fastp --json --out "$tmp/fastp.json"
+check "fastp --json: the figures, by hand" python3 -c "
+import json, sys
+d = json.load(open('$tmp/fastp.json'))
+assert len(d) == 1, d
+c, best = d[0], float('${best:-0}')
+assert (c['problems'], c['not_run'], c['correct']) == (2, 1, 1), c
+assert c['fast_0'] == 0.5 and c['fast_1'] == (0.5 if best > 1 else 0), c
+assert c['fast_2'] == (0.5 if best > 2 else 0), c
+assert c['baseline'] == 'torch-eager' and c['precision'] == 'fp32' and c['kb_checked'] == 1, c
+"
+check "report: written" "$SPECGEN" report --db "$tmp/r.db" -o "$tmp/report.html"
+check_output "report: its fast_p section" 'fast_p: the share of the problems' cat "$tmp/report.html"
 finish
