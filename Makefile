@@ -152,7 +152,7 @@ format-check:
 install: $(SPECGEN_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/specgen
 	install -m 755 $(SPECGEN_BIN) $(DESTDIR)$(PREFIX)/bin/specgen
-	cp -r prompts suites docs $(DESTDIR)$(PREFIX)/share/specgen/
+	cp -r prompts suites docs torchref $(DESTDIR)$(PREFIX)/share/specgen/
 
 ## make fuzz         build every libFuzzer target (tests/fuzz/fuzz_*.c: RESP, SSE, kernel extraction,
 ##                    task.json + launch plans + size expressions, validator source checks, replay
