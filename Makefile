@@ -148,7 +148,7 @@ format:
 format-check:
 	@clang-format --dry-run --Werror $(FMT_SRC) && echo "format-check: clean"
 
-## make install       install specgen, prompts, suites and docs under PREFIX
+## make install       install specgen, prompts, suites, docs and torchref under PREFIX
 install: $(SPECGEN_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/specgen
 	install -m 755 $(SPECGEN_BIN) $(DESTDIR)$(PREFIX)/bin/specgen
