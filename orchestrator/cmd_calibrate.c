@@ -123,6 +123,7 @@ typedef struct ctask {
     int64_t id;
     const char *name;
     sg_calib_task *ct;
+    uint64_t tick; /* the budget check's timer, re-armed each second: cancelled at the end */
 } ctask;
 
 static void on_task_done(void *arg, const sg_calib_out *o) {
@@ -157,7 +158,7 @@ static void on_tick(sg_loop *loop, void *arg) {
         sg_loop_stop(loop);
         return;
     }
-    sg_loop_timer(loop, SG_SEC, on_tick, t);
+    t->tick = sg_loop_timer(loop, SG_SEC, on_tick, t);
 }
 
 /* One task to its end (or the budget): 0, 1 when it was already done (resume), -1 (err). */
@@ -199,10 +200,10 @@ static int run_task(cal *c, int i, sg_err *err) {
                                .arg = &t};
     c->done = 0;
     if (!(t.ct = sg_calib_task_start(&cc, err))) goto done;
-    uint64_t tick = sg_loop_timer(c->loop, SG_SEC, on_tick, &t);
+    t.tick = sg_loop_timer(c->loop, SG_SEC, on_tick, &t);
     while (!c->done && !c->budget && !c->failed)
         if (sg_loop_run(c->loop, err) < 0) break;
-    sg_loop_timer_cancel(c->loop, tick);
+    sg_loop_timer_cancel(c->loop, t.tick); /* t is this frame's: no tick may outlive it */
     c->tokens += sg_calib_task_tokens(t.ct);
     if (c->failed) *err = c->err;
     rcode = c->done && !c->failed ? 0 : c->budget ? 0 : -1;

@@ -17,6 +17,8 @@ fi
 f=tests/fixtures/kernelbench
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"
+# SPECGEN_DATA: the prompts and torchref of this checkout, whichever build runs (build-asan/bin too)
+export SPECGEN_DATA=$SPECGEN_ROOT
 out=$(cd "$tmp" && timeout 600 "$SPECGEN" campaign "$SPECGEN_ROOT/$f" --trace \
     "$SPECGEN_ROOT/tests/fixtures/kernelbench_traces" --device opencl --out camp --db r.db \
     --task-budget-time 120s --concurrency 2 --tasks '1*' 2>camp.log)
