@@ -71,3 +71,17 @@ need_opencl() {
         finish
     fi
 }
+
+# need_torch WHAT: skip the file unless the Python specgen runs for torch tasks has PyTorch
+# ($SPECGEN_PYTHON, else the checkout's .venv, else python3: as validator/init_torch.c finds it);
+# that Python is left in TORCH_PY.
+need_torch() {
+    local py=${SPECGEN_PYTHON:-}
+    [ -z "$py" ] && [ -x "$SPECGEN_ROOT/.venv/bin/python" ] && py=$SPECGEN_ROOT/.venv/bin/python
+    [ -z "$py" ] && py=python3
+    if ! "$py" -c 'import torch' 2>/dev/null; then
+        skip "$1" "no PyTorch for $py (make deps installs it into .venv)"
+        finish
+    fi
+    TORCH_PY=$py
+}

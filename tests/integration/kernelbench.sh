@@ -10,13 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT"
 need_opencl "KernelBench problems on PoCL"
-py=${SPECGEN_PYTHON:-}
-[ -z "$py" ] && [ -x .venv/bin/python ] && py=.venv/bin/python
-[ -z "$py" ] && py=python3
-if ! "$py" -c 'import torch' 2>/dev/null; then
-    skip "KernelBench problems" "no PyTorch for $py (make deps installs it into .venv)"
-    finish
-fi
+need_torch "KernelBench problems"
 f=tests/fixtures/kernelbench
 k=tests/fixtures/kernelbench_kernels
 tmp=$(mktemp -d)
@@ -29,7 +23,7 @@ for p in $f/[1-9]_*.py; do
     check_output "$n: imports" "^wrote $tmp/$n/task.json" "$SPECGEN" task init "$p" --out "$tmp/$n"
     pairs+=("$tmp/$n" "$p")
 done
-sc=$("$py" torchref/kb_selfcheck.py "${pairs[@]}" --seed 7 2>&1)
+sc=$("$TORCH_PY" torchref/kb_selfcheck.py "${pairs[@]}" --seed 7 2>&1)
 for p in $f/[1-9]_*.py; do
     n=$(basename "$p" .py)
     check_output "$n: the reference's output at a seed is the file's own (bytes identical)" \

@@ -7,13 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT"
 need_opencl "a campaign over KernelBench problems on PoCL"
-py=${SPECGEN_PYTHON:-}
-[ -z "$py" ] && [ -x .venv/bin/python ] && py=.venv/bin/python
-[ -z "$py" ] && py=python3
-if ! "$py" -c 'import torch' 2>/dev/null; then
-    skip "a campaign over KernelBench problems" "no PyTorch for $py (make deps installs it into .venv)"
-    finish
-fi
+need_torch "a campaign over KernelBench problems"
 f=tests/fixtures/kernelbench
 tmp=$(mktemp -d)
 on_exit "rm -rf $tmp"

@@ -8,13 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT"
 need_opencl "KernelBench problems on PoCL"
-py=${SPECGEN_PYTHON:-}
-[ -z "$py" ] && [ -x .venv/bin/python ] && py=.venv/bin/python
-[ -z "$py" ] && py=python3
-if ! "$py" -c 'import torch' 2>/dev/null; then
-    skip "KernelBench problems" "no PyTorch for $py (make deps installs it into .venv)"
-    finish
-fi
+need_torch "KernelBench problems"
 f=tests/fixtures/kernelbench
 k=tests/fixtures/kernelbench_kernels
 tmp=$(mktemp -d)
