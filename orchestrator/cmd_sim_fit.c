@@ -108,7 +108,7 @@ int sg_cmd_sim_fit(int argc, char **argv) {
          .help = "only this calibration campaign",
          .def = "all of them",
          .min = 1,
-         .max = INT64_MAX},
+         .max = 1e15},
         {.name = "base",
          .kind = SG_OPT_STR,
          .out = &base,
