@@ -26,20 +26,6 @@ static char *fmt_str(const char *fmt, ...) {
 static const char *const calib_tables[] = {"calib_trace", "calib_point", "calib_fork", "calib_rate",
                                            "calib_service"};
 
-static void bind_json(sqlite3_stmt *st, int k, const json_t *v) {
-    if (json_is_integer(v))
-        sqlite3_bind_int64(st, k, json_integer_value(v));
-    else if (json_is_number(v))
-        sqlite3_bind_double(st, k, json_number_value(v));
-    else if (json_is_string(v))
-        sqlite3_bind_text(st, k, json_string_value(v), (int)json_string_length(v),
-                          SQLITE_TRANSIENT);
-    else if (json_is_boolean(v))
-        sqlite3_bind_int(st, k, json_is_true(v));
-    else
-        sqlite3_bind_null(st, k);
-}
-
 int sg_results_calib_row(sg_results *r, const char *table, const json_t *row, sg_err *err) {
     int known = 0;
     for (size_t i = 0; i < sizeof calib_tables / sizeof *calib_tables; i++)
@@ -63,7 +49,7 @@ int sg_results_calib_row(sg_results *r, const char *table, const json_t *row, sg
     if (rc != SQLITE_OK)
         return sg_errf(err, "results %s: %s: %s", r->path, table, sqlite3_errmsg(r->db));
     int k = 1;
-    json_object_foreach((json_t *)row, key, v) bind_json(st, k++, v);
+    json_object_foreach((json_t *)row, key, v) sg_results_bind_json(st, k++, v);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : sg_results_fail(r, "cannot write", err);

@@ -53,4 +53,8 @@ void sg_html_escape(FILE *out, const char *s, long n);
 /* UTC now as "2026-12-01T04:30:00Z". */
 void sg_results_now(char out[32]);
 
+/* Binds a JSON scalar as its SQLite type (integer, real, text, 0/1 for a boolean; NULL for
+ * anything else): the recorder's event columns and the calibration rows (recorder.c). */
+void sg_results_bind_json(sqlite3_stmt *st, int k, const json_t *v);
+
 #endif

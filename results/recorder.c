@@ -55,18 +55,7 @@ static int run(sg_results *r, const char *sql, const char *fmt, const json_t *ev
             else
                 sqlite3_bind_null(st, k);
         } else { /* 'j' */
-            const json_t *v = json_object_get(ev, va_arg(ap, const char *));
-            if (json_is_integer(v))
-                sqlite3_bind_int64(st, k, json_integer_value(v));
-            else if (json_is_number(v))
-                sqlite3_bind_double(st, k, json_number_value(v));
-            else if (json_is_string(v))
-                sqlite3_bind_text(st, k, json_string_value(v), (int)json_string_length(v),
-                                  SQLITE_TRANSIENT);
-            else if (json_is_boolean(v))
-                sqlite3_bind_int(st, k, json_is_true(v));
-            else
-                sqlite3_bind_null(st, k);
+            sg_results_bind_json(st, k, json_object_get(ev, va_arg(ap, const char *)));
         }
     }
     va_end(ap);
@@ -290,4 +279,18 @@ int sg_results_record(sg_results *r, int64_t campaign, int64_t task, const json_
     if (rc == 0) rc = pool_event(r, campaign, task, name, ev, t);
     if (rc < 0) return sg_results_fail(r, "cannot record an event", err);
     return 0;
+}
+
+void sg_results_bind_json(sqlite3_stmt *st, int k, const json_t *v) {
+    if (json_is_integer(v))
+        sqlite3_bind_int64(st, k, json_integer_value(v));
+    else if (json_is_number(v))
+        sqlite3_bind_double(st, k, json_number_value(v));
+    else if (json_is_string(v))
+        sqlite3_bind_text(st, k, json_string_value(v), (int)json_string_length(v),
+                          SQLITE_TRANSIENT);
+    else if (json_is_boolean(v))
+        sqlite3_bind_int(st, k, json_is_true(v));
+    else
+        sqlite3_bind_null(st, k);
 }
