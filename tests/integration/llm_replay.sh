@@ -74,13 +74,12 @@ check_output "a bad body is named" 'request body' curl -s "http://127.0.0.1:$POR
 stop_replay
 
 # Faults and the client's reaction.
+# one run for both checks: its result (--json, stdout) and its log (stderr)
 start_replay vllm --fault 429:retry_after=1:times=2
-check_output "429 with Retry-After: retried, then served" '"ok": true' \
-    "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 5 --abort-after 0 --json
-stop_replay
-start_replay vllm --fault 429:retry_after=1:times=2
-check_output "the retries are logged" 'HTTP 429.*retry 2 of 2' \
-    "$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 5 --abort-after 0
+"$SPECGEN" llm-check --llm "http://127.0.0.1:$PORT" --max-tokens 5 --abort-after 0 --json \
+    >"$TMPDIR_TEST/429.out" 2>&1
+check_output "429 with Retry-After: retried, then served" '"ok": true' cat "$TMPDIR_TEST/429.out"
+check_output "the retries are logged" 'HTTP 429.*retry 2 of 2' cat "$TMPDIR_TEST/429.out"
 stop_replay
 start_replay vllm --fault 503:times=1
 check_output "503 before the first token is retried" '"ok": true' \
