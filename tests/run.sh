@@ -98,7 +98,7 @@ done
 # seconds below: CI's ten slowest files of its last run, then others known to be long (the
 # order is what counts: a long file started last is the run's tail); then the other
 # scripts, then the binaries.
-first_run_secs=" admission=79 kernelbench=53 optimize=45 kernelbench_candidates=44 sim_fit=40
+first_run_secs=" admission=79 kernelbench=97 optimize=45 sim_fit=40
     calibrate=34 report_compare=30 campaign=27 byok=26 llm_replay=25 kernelbench_campaign=20
     agent=20 validator=20 hardening_campaign=20 suite_builtin=20 slurm=20 agent_recovery=20
     validator_hostile=20 agent_campaign=20 kvstore_raw=20 "
