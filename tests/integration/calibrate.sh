@@ -61,15 +61,18 @@ check_multi "--resume of the finished run: every task and the ramp kept, nothing
     --device opencl --db "$d/c.db" --out "$d/out" --resume 1 --ramp-streams 4 --ramp-tokens 32
 check_output "  ... the rate rows as they were" '^9$' \
     sql "$d/c.db" "select count(*) from calib_rate"
+# The cap and --resume on two of the three tasks (relu_bias, row_sum: --tasks 'r*'): the
+# first stops inside its run, the second has not started, and the resume finishes both
+# (vector_scale, the longest trace, only made the resume cost more).
 check_fails "a token cap stops it in its first task (exit 0, status budget)" 0 \
-    "$SPECGEN" calibrate suites/demo --llm "http://127.0.0.1:$port" --model replay \
+    "$SPECGEN" calibrate suites/demo --tasks 'r*' --llm "http://127.0.0.1:$port" --model replay \
     --device opencl --db "$d/b.db" --out "$d/out2" --max-tokens-total 100 --ramp-streams 0
 check_output "  ... no task done, the campaign's status budget" '^budget\|0$' \
     sql "$d/b.db" "select c.status, sum(t.status = 'done') from campaign c join task t on t.campaign = c.id"
 check "  ... --resume 1 finishes it" \
-    "$SPECGEN" calibrate suites/demo --llm "http://127.0.0.1:$port" --model replay \
+    "$SPECGEN" calibrate suites/demo --tasks 'r*' --llm "http://127.0.0.1:$port" --model replay \
     --device opencl --db "$d/b.db" --out "$d/out2" --resume 1 --ramp-streams 0
-check_output "  ... every task once, each done, its traces once" '^3\|3\|3$' \
+check_output "  ... every task once, each done, its traces once" '^2\|2\|2$' \
     sql "$d/b.db" "select count(*), sum(status = 'done'), (select count(*) from calib_trace) from task"
 
 check "sim fit reads the calibration" "$SPECGEN" sim fit --db "$d/c.db" -o "$d/m.json"

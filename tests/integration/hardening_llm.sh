@@ -86,8 +86,10 @@ if grep -q s3cret "$t/opt.log" "$t/o/summary.json" "$t/o/events.jsonl"; then
     not_ok "optimize: the URL's password appears in no message, event or summary"
     grep -n s3cret "$t/opt.log" "$t/o/summary.json" "$t/o/events.jsonl" | sed 's/^/#   /'
 else ok "optimize: the URL's password appears in no message, event or summary"; fi
-if [ "$rc" -eq 1 ] && [ "$secs" -lt 15 ]; then ok "optimize: ends on the error (exit 1) in ${secs} s"; else
-    not_ok "optimize: ends on the error (exit 1) within 15 s (exit $rc, ${secs} s)"; fi
+# within 60 s: the baseline's validation on PoCL comes first and takes seconds on a loaded
+# machine; a run that did not end on the error would wait out its 30 min task budget
+if [ "$rc" -eq 1 ] && [ "$secs" -lt 60 ]; then ok "optimize: ends on the error (exit 1) in ${secs} s"; else
+    not_ok "optimize: ends on the error (exit 1) within 60 s (exit $rc, ${secs} s)"; fi
 
 "$SPECGEN" campaign suites/demo --tasks vector_scale --device opencl --llm "$URL" --model m \
     --first-token-timeout 2s --out "$t/c" --db "$t/c.db" >"$t/camp.log" 2>&1

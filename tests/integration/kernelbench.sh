@@ -4,9 +4,9 @@
 # with running statistics, matmul, conv with weights and bias, linear + GELU, a 0-d loss,
 # an int64 argmax, a bool input; and one that cannot import) are imported; each reference
 # output at a seed equals the original file's own Model(*get_init_inputs())(*get_inputs());
-# each torch baseline validates against the torch reference (kernelbench_candidates.sh:
-# OpenCL candidates; kernelbench_campaign.sh: a campaign over the folder). Skipped when the
-# Python specgen uses has no torch.
+# each torch baseline validates against the torch reference; then, on the same imports,
+# kernelbench_candidates.bash: OpenCL candidates (kernelbench_campaign.sh: a campaign over
+# the folder). Skipped when the Python specgen uses has no torch.
 . "$(dirname "$0")/../lib.sh"
 cd "$SPECGEN_ROOT"
 need_opencl "KernelBench problems on PoCL"
@@ -47,4 +47,5 @@ check_output "task.json: the conv output's spatial sizes follow the shape (extra
     '"name":"out","type":"f32","count":"batch_size\*out_channels\*out_2\*out_3"' \
     tr -d '\n ' <"$tmp/5_Conv2dBias/task.json"
 
+. "$(dirname "$0")/kernelbench_candidates.bash"
 finish

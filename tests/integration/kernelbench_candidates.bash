@@ -1,23 +1,11 @@
-#!/usr/bin/env bash
+# tests/integration/kernelbench_candidates.bash — sourced by kernelbench.sh after its imports
+# (it reads $f, $k, $tmp/NAME and v from there: the four problems it needs are imported
+# once, where a file of its own imported them again, 4 s of CPU each).
 # OpenCL candidates for specgen's own KernelBench-format problems (docs/kernelbench.md), on
 # PoCL with real PyTorch (tests/fixtures/kernelbench_kernels): right ones pass, with
 # KernelBench's own check beside ours; wrong ones are rejected (a tail element dropped, the
 # bias ignored, |x| summed: right only on the problem's own inputs); a problem that cannot
 # import says why; --precision bf16; without torch, one line saying how to install it.
-# Skipped when the Python specgen uses has no torch.
-. "$(dirname "$0")/../lib.sh"
-cd "$SPECGEN_ROOT"
-need_opencl "KernelBench problems on PoCL"
-need_torch "KernelBench problems"
-f=tests/fixtures/kernelbench
-k=tests/fixtures/kernelbench_kernels
-tmp=$(mktemp -d)
-on_exit "rm -rf $tmp"
-v() { timeout 300 "$SPECGEN" validate "$@" --device opencl --compile-timeout 120s --run-timeout 120s; }
-
-for n in 1_ReLUScale 2_RowSum 6_LinearGELU 8_ArgMax; do
-    "$SPECGEN" task init $f/$n.py --out "$tmp/$n" >/dev/null 2>&1
-done
 check_output "an OpenCL candidate passes, with KernelBench's own check beside ours" \
     "^pass: .*KernelBench's own check: 5 of 5 trials pass" v "$tmp/1_ReLUScale" $k/relu_scale.cl
 check_output "a candidate off by a tail element is rejected" \
@@ -42,5 +30,3 @@ check_output "--precision bf16: the torch baseline validates (tolerance 1e-2)" '
 check_output "without torch, a torch task stops with one line saying how to install it" \
     'PyTorch is not installed .*make deps' env SPECGEN_PYTHON=/usr/bin/python3 \
     "$SPECGEN" validate "$tmp/1_ReLUScale" --device opencl
-
-finish
