@@ -17,6 +17,7 @@ void sg_prof_opts_default(sg_prof_opts *o) {
     o->flush_cache = 1;
     sg_stability_default(&o->stab);
     sg_race_default(&o->race);
+    o->race.tie_min_runs = o->stab.min_runs; /* the "not_better" stop (stats.h) */
 }
 
 static double mono_ms(void) {
@@ -102,8 +103,9 @@ json_t *sg_prof_request(const sg_val_job *job, const sg_prof_opts *o, sg_err *er
         "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
     if (req && o->race.on)
         json_object_set_new(req, "race",
-                            json_pack("{s:i, s:f, s:f}", "min_runs", o->race.min_runs, "best",
-                                      o->race.best, "target", o->race.target));
+                            json_pack("{s:i, s:f, s:f, s:i}", "min_runs", o->race.min_runs, "best",
+                                      o->race.best, "target", o->race.target, "tie_min_runs",
+                                      o->race.tie_min_runs));
     return req;
 }
 

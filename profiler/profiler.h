@@ -37,9 +37,10 @@ typedef struct sg_prof_opts {
     int input_sets;    /* fresh input sets rotated over (default 3) */
     int flush_cache;   /* flush the last-level cache before each run (default 1) */
     sg_stability stab; /* min/max runs, window, tolerance (stats.h defaults) */
-    /* Racing (stats.h sg_race_check; default on, min_runs 3): the caller sets best (the
-     * best speedup so far) and target (the task's target speedup) for each candidate;
-     * with neither set, racing never stops a run. on = 0 turns it off. */
+    /* Racing (stats.h sg_race_check; default on, min_runs 3, tie_min_runs the stability
+     * rule's min_runs): the caller sets best (the best speedup so far) and target (the
+     * task's target speedup) for each candidate; with neither set, racing never stops a
+     * run. on = 0 turns it off; tie_min_runs = 0 only its "not_better" stop. */
     sg_race race;
 } sg_prof_opts;
 
@@ -68,7 +69,7 @@ typedef struct sg_prof_result {
      * these are lower bounds (make bench-racing measures the real saving). */
     char race_stop[16];
     double race_lo, race_hi;
-    double race_bar; /* the best so far ("slower") or the target ("past_target") */
+    double race_bar; /* the best so far ("slower", "not_better") or the target ("past_target") */
     int race_saved_runs;
     double race_saved_ms;
 } sg_prof_result;
