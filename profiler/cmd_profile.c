@@ -211,7 +211,9 @@ int sg_cmd_profile(int argc, char **argv) {
          .kind = SG_OPT_DOUBLE,
          .out = &o.race.best,
          .metavar = "X",
-         .help = "the best speedup so far: racing stops once the candidate is clearly below it",
+         .help = "the best speedup so far: racing stops once the candidate is clearly below "
+                 "it, or not above it beyond the noise band (from the stability rule's "
+                 "min_runs on)",
          .def = "none (racing then stops only past the task's target)",
          .min = 1e-6,
          .max = 1e9},

@@ -506,7 +506,7 @@ static void opts_from(const json_t *req, prof_opts *o) {
         if ((v = json_object_get(r, "min_runs"))) o->race.min_runs = (int)json_integer_value(v);
         if ((v = json_object_get(r, "best"))) o->race.best = json_number_value(v);
         if ((v = json_object_get(r, "target"))) o->race.target = json_number_value(v);
-        /* absent (an older parent, a remote agent's wire): from the stability minimum */
+        /* absent (an older parent): from the stability minimum, as sg_prof_opts_default */
         o->race.tie_min_runs = (v = json_object_get(r, "tie_min_runs")) ? (int)json_integer_value(v)
                                                                         : o->stab.min_runs;
     }

@@ -17,7 +17,7 @@ void sg_prof_opts_default(sg_prof_opts *o) {
     o->flush_cache = 1;
     sg_stability_default(&o->stab);
     sg_race_default(&o->race);
-    o->race.tie_min_runs = o->stab.min_runs; /* the "not_better" stop (stats.h) */
+    o->race.tie_min_runs = -1; /* the "not_better" stop from the stability rule's min_runs */
 }
 
 static double mono_ms(void) {
@@ -101,11 +101,11 @@ json_t *sg_prof_request(const sg_val_job *job, const sg_prof_opts *o, sg_err *er
         job->candidate_name ? job->candidate_name : "candidate", "seed", seeds, "warmup", o->warmup,
         "input_sets", o->input_sets, "flush", o->flush_cache, "min_runs", o->stab.min_runs,
         "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
+    int tie = o->race.tie_min_runs < 0 ? o->stab.min_runs : o->race.tie_min_runs;
     if (req && o->race.on)
         json_object_set_new(req, "race",
                             json_pack("{s:i, s:f, s:f, s:i}", "min_runs", o->race.min_runs, "best",
-                                      o->race.best, "target", o->race.target, "tie_min_runs",
-                                      o->race.tie_min_runs));
+                                      o->race.best, "target", o->race.target, "tie_min_runs", tie));
     return req;
 }
 

@@ -37,10 +37,11 @@ typedef struct sg_prof_opts {
     int input_sets;    /* fresh input sets rotated over (default 3) */
     int flush_cache;   /* flush the last-level cache before each run (default 1) */
     sg_stability stab; /* min/max runs, window, tolerance (stats.h defaults) */
-    /* Racing (stats.h sg_race_check; default on, min_runs 3, tie_min_runs the stability
-     * rule's min_runs): the caller sets best (the best speedup so far) and target (the
-     * task's target speedup) for each candidate; with neither set, racing never stops a
-     * run. on = 0 turns it off; tie_min_runs = 0 only its "not_better" stop. */
+    /* Racing (stats.h sg_race_check; default on, min_runs 3, tie_min_runs -1: the
+     * stability rule's min_runs, resolved when the request is made): the caller sets best
+     * (the best speedup so far) and target (the task's target speedup) for each candidate;
+     * with neither set, racing never stops a run. on = 0 turns it off; tie_min_runs = 0
+     * only its "not_better" stop. */
     sg_race race;
 } sg_prof_opts;
 

@@ -15,7 +15,7 @@
  *     pairs on, timing may stop once that interval lies wholly below the best speedup so
  *     far (clearly slower: it cannot become the best) or wholly above the target (clearly
  *     past it). Few pairs need a wide separation (t with 2 degrees of freedom is 9.9), so a
- *     close candidate is never stopped early. From race.tie_min_runs pairs on (0: never;
+ *     close candidate is never stopped early. From race.tie_min_runs pairs on (<= 0: never;
  *     the profiler's default is the stability rule's min_runs), timing may also stop once
  *     the interval lies wholly below best * (1 + zone), zone being the noise band that
  *     sg_speedup_compare would use on the samples so far, at most 10%: the candidate
@@ -51,7 +51,7 @@ typedef struct sg_speedup {
 typedef struct sg_race {
     int on;           /* 0: time until stable, as without racing */
     int min_runs;     /* paired runs before racing may stop (default 3) */
-    int tie_min_runs; /* paired runs before the "not_better" stop (0, the default: never) */
+    int tie_min_runs; /* paired runs before the "not_better" stop (<= 0, the default: never) */
     double best;      /* speedup of the best kernel so far (0: none) */
     double target;    /* speedup that meets the task's target (0: none) */
 } sg_race;

@@ -209,6 +209,7 @@ static int time_rep(sg_val_pool *pool, const char *dir, const char *name, cand *
     orc.race.best = 1;
     orc.race.target = target;
     sg_race rp = orc.race, rs = orc.race; /* the replays' own bars */
+    rp.tie_min_runs = orc.stab.min_runs;  /* as the request resolves sg_prof_opts_default's -1 */
     rs.tie_min_runs = 0;
     sg_err err;
     for (int i = 0; i < w->nc; i++) {
