@@ -291,6 +291,7 @@ typedef struct tally {
     double ms[NM][MAXR], wall[NM][MAXR];
     int runs[NM], stops[NM], tasks, cands, reps;
     int same[3], ties[3]; /* race vs full, replay vs full, full vs itself (rep 1 vs 2) */
+    int aa, aa_slower;    /* racing timings of the A/A pair (copy), and those stopped "slower" */
 } tally;
 
 static void count_agree(tally *t, int k, int a) {
@@ -317,6 +318,11 @@ static void report(const char *name, const task_res *w, tally *t) {
                 t->runs[m] += x->runs;
                 t->stops[m] += x->stop != SG_RACE_GO;
             }
+    for (int i = 0; i < w->nc; i++)
+        for (int r = 0; r < w->reps && !strcmp(w->cname[i], "copy"); r++) {
+            t->aa++;
+            t->aa_slower += w->m[RACE][r][i].stop == SG_RACE_SLOWER;
+        }
     for (int i = 0; i < w->nc; i++) {
         char l[MAXR + 1] = "";
         for (int r = 0, k = 0; r < w->reps; r++) {
@@ -437,6 +443,9 @@ static void totals(const tally *t, const char *load0) {
            "median %.0f%% (%s)\n",
            100 * mw, sw);
     printf("load average at start %s, at end %s\n", load0, load1);
+    printf("the A/A pair (copy: the baseline itself) stopped as clearly slower in %d of %d "
+           "racing timings (a wrong stop: the 99%% looks are not corrected for their number)\n",
+           t->aa_slower, t->aa);
     char floor[96] = "one repetition: no comparison";
     if (t->reps >= 2)
         snprintf(floor, sizeof floor, "%d of %d, +%d ties", t->same[2], t->tasks, t->ties[2]);
