@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SG_RACE_ZONE_MAX 0.10 /* the widest indifference zone of the "not_better" stop */
+#define SG_RACE_ZONE_MAX 0.10 /* the widest band the "not_better" stop takes half of */
 
 void sg_stability_default(sg_stability *s) {
     s->min_runs = 10;
@@ -45,15 +45,19 @@ static double noise_band(const double *base, const double *cand, int n) {
  * pairs (the stability rule's own minimum, so a close candidate is never cut short of what
  * full timing would give it at the least), an interval wholly below best * (1 + zone) says,
  * at 99%, that the candidate's true speedup is not above the best by more than the zone.
- * The zone is the noise band, at most SG_RACE_ZONE_MAX: never wider than the band, so
- * timed until stable the candidate's median would at most read "no change" against the
- * best, which the verdict (and the choice of the best among candidates measured faster)
- * cannot tell from a tie; never wider than 10%, so a band blown up by a loaded machine
- * (hundreds of percent) does not stop a candidate whose interval says nothing. Its figure
- * so far is still reported, so a candidate stopped this way can still become the best by
- * its estimate; the stop only spares the runs that would have narrowed an interval that
- * no longer decides anything (an indifference zone, as Bechhofer's ranking and selection
- * procedures and racing's elimination of configurations use). */
+ * The zone is half the noise band of the samples so far, the band taken at most
+ * SG_RACE_ZONE_MAX. Within the band, full timing's verdict reads "no change": a candidate
+ * that cannot beat the best by the band, timed until stable, would at most tie with it.
+ * But the verdict uses the band at the end of the timing, and a band from 10 pairs is a
+ * rough estimate of it: with the whole band as the zone, the rule replayed on full timing's
+ * own samples once stopped a kernel that full timing then measured just beyond its final,
+ * narrower band (bench_racing, batched_dot b*2); half the band leaves room for that
+ * estimate's error. The cap keeps a band blown up by a loaded machine (hundreds of percent)
+ * from stopping a candidate whose interval says nothing. Its figure so far is still
+ * reported, so a candidate stopped this way can still become the best by its estimate; the
+ * stop only spares the runs that would have narrowed an interval that no longer decides
+ * anything (an indifference zone, as Bechhofer's ranking and selection procedures and
+ * racing's elimination of configurations use). */
 sg_race_stop sg_race_check(const double *base, const double *cand, int n, const sg_race *r,
                            double *lo, double *hi) {
     *lo = *hi = 0;
@@ -73,7 +77,7 @@ sg_race_stop sg_race_check(const double *base, const double *cand, int n, const 
     if (r->best > 0 && *hi < r->best) return SG_RACE_SLOWER;
     if (r->target > 0 && *lo > r->target) return SG_RACE_PAST_TARGET;
     if (r->best > 0 && r->tie_min_runs > 0 && n >= r->tie_min_runs &&
-        *hi < r->best * (1 + fmin(noise_band(base, cand, n), SG_RACE_ZONE_MAX)))
+        *hi < r->best * (1 + fmin(noise_band(base, cand, n), SG_RACE_ZONE_MAX) / 2))
         return SG_RACE_NOT_BETTER;
     return SG_RACE_GO;
 }
@@ -90,7 +94,7 @@ const char *sg_race_stop_why(const char *n) {
            : !strcmp(n, "slower")      ? "clearly below the best so far"
            : !strcmp(n, "past_target") ? "clearly past the target"
            : !strcmp(n, "not_better")
-               ? "not above the best so far by more than the noise band (10% at most)"
+               ? "not above the best so far by more than half the noise band (5% at most)"
                : "";
 }
 

@@ -17,11 +17,11 @@
  *     past it). Few pairs need a wide separation (t with 2 degrees of freedom is 9.9), so a
  *     close candidate is never stopped early. From race.tie_min_runs pairs on (<= 0: never;
  *     the profiler's default is the stability rule's min_runs), timing may also stop once
- *     the interval lies wholly below best * (1 + zone), zone being the noise band that
- *     sg_speedup_compare would use on the samples so far, at most 10%: the candidate
- *     cannot beat the best by more than the profiler can resolve, so timing it until
- *     stable could at most make it a tie (an indifference zone, as in ranking and
- *     selection). */
+ *     the interval lies wholly below best * (1 + zone), zone being half the noise band
+ *     that sg_speedup_compare would use on the samples so far (the band taken at most
+ *     10%): the candidate cannot beat the best by more than the profiler can resolve, so
+ *     timing it until stable could at most make it a tie (an indifference zone, as in
+ *     ranking and selection; half, for the error of a band estimated from few runs). */
 #ifndef SG_STATS_H
 #define SG_STATS_H
 
