@@ -40,6 +40,20 @@ static int summarize(const json_t *arr, sg_timing *t, double *total_ns) {
     return (int)n;
 }
 
+/* The speedup's paired 99% interval over all runs (racing's, sg_race_check), racing or not. */
+static void paired_interval(const json_t *base, const json_t *cand, sg_prof_result *r) {
+    size_t n = json_array_size(cand);
+    if (n < 2 || json_array_size(base) < n) return;
+    double *b = sg_xcalloc(n, sizeof *b), *c = sg_xcalloc(n, sizeof *c);
+    for (size_t i = 0; i < n; i++) {
+        b[i] = json_number_value(json_array_get(base, i));
+        c[i] = json_number_value(json_array_get(cand, i));
+    }
+    sg_race_check(b, c, (int)n, NULL, &r->speedup_lo, &r->speedup_hi);
+    free(b);
+    free(c);
+}
+
 /* The occupancy limiter as a string literal (sg_fb_static keeps a pointer). */
 static const char *limiter_literal(const char *s) {
     static const char *const known[] = {"registers", "shared memory", "block size",
@@ -116,6 +130,7 @@ int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
     double total = 0;
     summarize(json_object_get(reply, "base"), &r->baseline, &total);
     summarize(json_object_get(reply, "cand"), &r->candidate, &total);
+    paired_interval(json_object_get(reply, "base"), json_object_get(reply, "cand"), r);
     r->device_ms = total / 1e6;
     if (r->candidate.runs) r->speedup = sg_speedup_compare(&r->baseline, &r->candidate);
     take_facts(json_object_get(reply, "facts"), r);

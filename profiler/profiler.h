@@ -50,6 +50,12 @@ void sg_prof_opts_default(sg_prof_opts *o);
 typedef struct sg_prof_result {
     sg_timing baseline, candidate; /* candidate.runs == 0 when only the baseline ran */
     sg_speedup speedup;
+    /* The speedup's paired 99% interval over all the runs (sg_race_check's; 0 and 0 below
+     * 2 runs). A caller racing later candidates should race them against the best's
+     * speedup_lo, not its point figure: the best of several noisy figures is biased up (the
+     * winner's curse), and "clearly slower than the best" must mean slower than what the
+     * best surely reaches (docs/profiler.md "Racing"). */
+    double speedup_lo, speedup_hi;
     sg_fb_static facts;    /* the worst over the candidate's kernels */
     sg_fb_roofline roof;   /* when the task declares "bytes" and "flops" per run */
     char facts_text[1024]; /* every kernel's facts, one clause each */
