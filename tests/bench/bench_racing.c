@@ -430,7 +430,7 @@ static double savings(const tally *t, int m, const double (*v)[MAXR], char *out,
     out[0] = 0;
     for (int r = 0; r < t->reps; r++) {
         s[r] = sorted[r] = v[FULL][r] > 0 ? 1 - v[m][r] / v[FULL][r] : 0;
-        len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%.0f%%", r ? ", " : "",
+        len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%.1f%%", r ? ", " : "",
                                 100 * s[r]);
     }
     return median(sorted, t->reps);
@@ -474,12 +474,12 @@ static void totals(const tally *t, const char *load0) {
            "repetition 1 vs 2: %s\n",
            t->same[0], t->tasks, t->ties[0], diff, t->diff_stopped, diff - t->diff_stopped, fl);
     printf("goal: racing saves >= 30%% of profiling device time and picks the same best kernel "
-           "per task (issue 27), racing timed on its own: %s, median %.0f%% saved over %d "
+           "per task (issue 27), racing timed on its own: %s, median %.1f%% saved over %d "
            "repetitions; %d different picks, %d of them from a racing stop, against %d between "
            "two full timings\n",
            mr >= 0.30 && t->diff_stopped == 0 && diff <= floor ? "met" : "missed", 100 * mr,
            t->reps, diff, t->diff_stopped, floor);
-    printf("goal: the same, racing's rule replayed on full timing's samples: %s, median %.0f%% "
+    printf("goal: the same, racing's rule replayed on full timing's samples: %s, median %.1f%% "
            "saved; same best in %d of %d tasks, +%d ties\n",
            mp >= 0.30 && t->same[1] + t->ties[1] == t->tasks ? "met" : "missed", 100 * mp,
            t->same[1], t->tasks, t->ties[1]);
