@@ -151,8 +151,9 @@ static const sg_opt table[SG_OD_COUNT_] = {
     [SG_OD_NO_RACE] = {.name = "no-race",
                        .kind = SG_OPT_FLAG,
                        .help = "time every candidate until its median is stable (no racing: "
-                               "stopping once it is clearly slower than the best or clearly "
-                               "past the target, docs/profiler.md)"},
+                               "stopping once it is clearly slower than the best, clearly "
+                               "past the target, or not above the best beyond the noise "
+                               "band, docs/profiler.md)"},
     [SG_OD_EARLY_STOP] = {.name = "early-stop",
                           .kind = SG_OPT_FLAG,
                           .help = "also end an iteration when a candidate beats its start by 5% "

@@ -112,8 +112,9 @@ typedef struct sg_job_outcome {
     double speedup;   /* base_ns / cand_ns; 0 when not timed */
     double noise;     /* relative half-width of the speedup's band */
     int runs;
-    char race_stop[16];   /* racing stopped its timing: "slower", "past_target"; "": no */
-    int race_saved_runs;  /* then, runs per side saved at least (profiler.h) */
+    char race_stop[16];  /* racing stopped its timing: "slower", "past_target", "not_better"; "": no
+                          */
+    int race_saved_runs; /* then, runs per side saved at least (profiler.h) */
     double race_saved_ms; /* and their device time */
     double compile_ms, validate_ms, profile_ms;
     char message[1024];  /* one sentence for a person */

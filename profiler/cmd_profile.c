@@ -125,11 +125,11 @@ static void print_text(const sg_val_result *vr, const sg_prof_result *pr, const 
         printf("%-10s %.0f ms wall, %.1f ms of it timed kernel runs\n", "profiler", pr->wall_ms,
                pr->device_ms);
         if (pr->race_stop[0])
-            printf("%-10s stopped after %d runs: %.3fx .. %.3fx (99%%) is clearly %s %.2fx; saved "
+            printf("%-10s stopped after %d runs: %.3fx .. %.3fx (99%%), %s (%.2fx); saved "
                    "at least %d runs per side, %.1f ms of device time\n",
                    "racing", pr->candidate.runs, pr->race_lo, pr->race_hi,
-                   strcmp(pr->race_stop, "slower") ? "past the target" : "below the best",
-                   pr->race_bar, pr->race_saved_runs, pr->race_saved_ms);
+                   sg_race_stop_why(pr->race_stop), pr->race_bar, pr->race_saved_runs,
+                   pr->race_saved_ms);
         printf("\n");
     } else {
         printf("%s: %s\n\n", sg_val_verdict_name(vr->verdict), vr->message);
@@ -211,7 +211,9 @@ int sg_cmd_profile(int argc, char **argv) {
          .kind = SG_OPT_DOUBLE,
          .out = &o.race.best,
          .metavar = "X",
-         .help = "the best speedup so far: racing stops once the candidate is clearly below it",
+         .help = "the best speedup so far: racing stops once the candidate is clearly below "
+                 "it, or not above it beyond the noise band (from the stability rule's "
+                 "min_runs on)",
          .def = "none (racing then stops only past the task's target)",
          .min = 1e-6,
          .max = 1e9},

@@ -6,8 +6,9 @@
 bench-profile: $(BUILD)/bench/bench_profile
 	$(BUILD)/bench/bench_profile suites/builtin
 
-## make bench-racing  racing against full timing per builtin OpenCL task: device time
-##                    saved, runs, and whether both pick the same best kernel (issue 27)
+## make bench-racing  racing against full timing per builtin OpenCL task, each candidate
+##                    timed both ways in 2 repetitions: device time saved (median, per
+##                    repetition), runs, and whether both pick the same best kernel (issue 27)
 .PHONY: bench-racing
 bench-racing: $(BUILD)/bench/bench_racing
 	$(BUILD)/bench/bench_racing suites/builtin

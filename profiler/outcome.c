@@ -52,10 +52,8 @@ void sg_prof_feedback(const sg_feedback_templates *fb, const char *name, const s
         if (pr->race_stop[0])
             sg_buf_printf(out,
                           "Timing stopped early after %d runs: its speedup lies between %.2fx "
-                          "and %.2fx (99%% interval), clearly %s %.2fx.\n",
+                          "and %.2fx (99%% interval), %s (%.2fx).\n",
                           pr->candidate.runs, pr->race_lo, pr->race_hi,
-                          strcmp(pr->race_stop, "slower") ? "past the target of"
-                                                          : "below the best so far,",
-                          pr->race_bar);
+                          sg_race_stop_why(pr->race_stop), pr->race_bar);
     }
 }

@@ -506,6 +506,9 @@ static void opts_from(const json_t *req, prof_opts *o) {
         if ((v = json_object_get(r, "min_runs"))) o->race.min_runs = (int)json_integer_value(v);
         if ((v = json_object_get(r, "best"))) o->race.best = json_number_value(v);
         if ((v = json_object_get(r, "target"))) o->race.target = json_number_value(v);
+        /* absent (an older parent): from the stability minimum, as sg_prof_opts_default */
+        o->race.tie_min_runs = (v = json_object_get(r, "tie_min_runs")) ? (int)json_integer_value(v)
+                                                                        : o->stab.min_runs;
     }
     if (o->race.min_runs < 2) o->race.min_runs = 2;
     if (o->input_sets < 1) o->input_sets = 1;
@@ -534,8 +537,8 @@ static json_t *race_json(const prof *p, const side *base) {
     int saved = p->o.stab.min_runs > base->nsamples ? p->o.stab.min_runs - base->nsamples : 0;
     return json_pack("{s:s, s:f, s:f, s:f, s:i}", "stop", sg_race_stop_name(p->raced), "lo",
                      p->race_lo, "hi", p->race_hi, "bar",
-                     p->raced == SG_RACE_SLOWER ? p->o.race.best : p->o.race.target, "saved_runs",
-                     saved);
+                     p->raced == SG_RACE_PAST_TARGET ? p->o.race.target : p->o.race.best,
+                     "saved_runs", saved);
 }
 
 /* The input sets (device and host copies) and a torch task's reference outputs. */

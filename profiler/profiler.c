@@ -17,6 +17,7 @@ void sg_prof_opts_default(sg_prof_opts *o) {
     o->flush_cache = 1;
     sg_stability_default(&o->stab);
     sg_race_default(&o->race);
+    o->race.tie_min_runs = -1; /* the "not_better" stop from the stability rule's min_runs */
 }
 
 static double mono_ms(void) {
@@ -37,6 +38,20 @@ static int summarize(const json_t *arr, sg_timing *t, double *total_ns) {
     sg_timing_summarize(v, (int)n, t);
     free(v);
     return (int)n;
+}
+
+/* The speedup's paired 99% interval over all runs (racing's, sg_race_check), racing or not. */
+static void paired_interval(const json_t *base, const json_t *cand, sg_prof_result *r) {
+    size_t n = json_array_size(cand);
+    if (n < 2 || json_array_size(base) < n) return;
+    double *b = sg_xcalloc(n, sizeof *b), *c = sg_xcalloc(n, sizeof *c);
+    for (size_t i = 0; i < n; i++) {
+        b[i] = json_number_value(json_array_get(base, i));
+        c[i] = json_number_value(json_array_get(cand, i));
+    }
+    sg_race_check(b, c, (int)n, NULL, &r->speedup_lo, &r->speedup_hi);
+    free(b);
+    free(c);
 }
 
 /* The occupancy limiter as a string literal (sg_fb_static keeps a pointer). */
@@ -100,10 +115,11 @@ json_t *sg_prof_request(const sg_val_job *job, const sg_prof_opts *o, sg_err *er
         job->candidate_name ? job->candidate_name : "candidate", "seed", seeds, "warmup", o->warmup,
         "input_sets", o->input_sets, "flush", o->flush_cache, "min_runs", o->stab.min_runs,
         "max_runs", o->stab.max_runs, "window", o->stab.window, "tol", o->stab.tol);
+    int tie = o->race.tie_min_runs < 0 ? o->stab.min_runs : o->race.tie_min_runs;
     if (req && o->race.on)
         json_object_set_new(req, "race",
-                            json_pack("{s:i, s:f, s:f}", "min_runs", o->race.min_runs, "best",
-                                      o->race.best, "target", o->race.target));
+                            json_pack("{s:i, s:f, s:f, s:i}", "min_runs", o->race.min_runs, "best",
+                                      o->race.best, "target", o->race.target, "tie_min_runs", tie));
     return req;
 }
 
@@ -114,6 +130,7 @@ int sg_prof_from_reply(const json_t *reply, sg_prof_result *r, sg_err *err) {
     double total = 0;
     summarize(json_object_get(reply, "base"), &r->baseline, &total);
     summarize(json_object_get(reply, "cand"), &r->candidate, &total);
+    paired_interval(json_object_get(reply, "base"), json_object_get(reply, "cand"), r);
     r->device_ms = total / 1e6;
     if (r->candidate.runs) r->speedup = sg_speedup_compare(&r->baseline, &r->candidate);
     take_facts(json_object_get(reply, "facts"), r);

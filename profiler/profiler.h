@@ -37,9 +37,11 @@ typedef struct sg_prof_opts {
     int input_sets;    /* fresh input sets rotated over (default 3) */
     int flush_cache;   /* flush the last-level cache before each run (default 1) */
     sg_stability stab; /* min/max runs, window, tolerance (stats.h defaults) */
-    /* Racing (stats.h sg_race_check; default on, min_runs 3): the caller sets best (the
-     * best speedup so far) and target (the task's target speedup) for each candidate;
-     * with neither set, racing never stops a run. on = 0 turns it off. */
+    /* Racing (stats.h sg_race_check; default on, min_runs 3, tie_min_runs -1: the
+     * stability rule's min_runs, resolved when the request is made): the caller sets best
+     * (the best speedup so far) and target (the task's target speedup) for each candidate;
+     * with neither set, racing never stops a run. on = 0 turns it off; tie_min_runs = 0
+     * only its "not_better" stop. */
     sg_race race;
 } sg_prof_opts;
 
@@ -48,6 +50,12 @@ void sg_prof_opts_default(sg_prof_opts *o);
 typedef struct sg_prof_result {
     sg_timing baseline, candidate; /* candidate.runs == 0 when only the baseline ran */
     sg_speedup speedup;
+    /* The speedup's paired 99% interval over all the runs (sg_race_check's; 0 and 0 below
+     * 2 runs). A caller racing later candidates should race them against the best's
+     * speedup_lo, not its point figure: the best of several noisy figures is biased up (the
+     * winner's curse), and "clearly slower than the best" must mean slower than what the
+     * best surely reaches (docs/profiler.md "Racing"). */
+    double speedup_lo, speedup_hi;
     sg_fb_static facts;    /* the worst over the candidate's kernels */
     sg_fb_roofline roof;   /* when the task declares "bytes" and "flops" per run */
     char facts_text[1024]; /* every kernel's facts, one clause each */
@@ -68,7 +76,7 @@ typedef struct sg_prof_result {
      * these are lower bounds (make bench-racing measures the real saving). */
     char race_stop[16];
     double race_lo, race_hi;
-    double race_bar; /* the best so far ("slower") or the target ("past_target") */
+    double race_bar; /* the best so far ("slower", "not_better") or the target ("past_target") */
     int race_saved_runs;
     double race_saved_ms;
 } sg_prof_result;

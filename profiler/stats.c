@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SG_RACE_ZONE_MAX 0.10 /* the widest band the "not_better" stop takes half of */
+
 void sg_stability_default(sg_stability *s) {
     s->min_runs = 10;
     s->max_runs = 200;
@@ -29,6 +31,33 @@ static double t995(int df) {
     return df <= 60 ? 2.660 : df <= 120 ? 2.617 : 2.576;
 }
 
+/* The band sg_speedup_compare would give the two sides' samples so far (the sum of their
+ * relative IQR half-widths): the resolution of the profiler's own verdict. Within it a
+ * speedup reads "no change", and bench_racing counts two picks within it as a tie. */
+static double noise_band(const double *base, const double *cand, int n) {
+    sg_timing tb, tc;
+    sg_timing_summarize(base, n, &tb);
+    sg_timing_summarize(cand, n, &tc);
+    return tb.noise + tc.noise;
+}
+
+/* Why "not_better" keeps the best kernel (docs/profiler.md "Racing"): after tie_min_runs
+ * pairs (the stability rule's own minimum, so a close candidate is never cut short of what
+ * full timing would give it at the least), an interval wholly below best * (1 + zone) says,
+ * at 99%, that the candidate's true speedup is not above the best by more than the zone.
+ * The zone is half the noise band of the samples so far, the band taken at most
+ * SG_RACE_ZONE_MAX. Within the band, full timing's verdict reads "no change": a candidate
+ * that cannot beat the best by the band, timed until stable, would at most tie with it.
+ * But the verdict uses the band at the end of the timing, and a band from 10 pairs is a
+ * rough estimate of it: with the whole band as the zone, the rule replayed on full timing's
+ * own samples once stopped a kernel that full timing then measured just beyond its final,
+ * narrower band (bench_racing, batched_dot b*2); half the band leaves room for that
+ * estimate's error. The cap keeps a band blown up by a loaded machine (hundreds of percent)
+ * from stopping a candidate whose interval says nothing. Its figure so far is still
+ * reported, so a candidate stopped this way can still become the best by its estimate; the
+ * stop only spares the runs that would have narrowed an interval that no longer decides
+ * anything (an indifference zone, as Bechhofer's ranking and selection procedures and
+ * racing's elimination of configurations use). */
 sg_race_stop sg_race_check(const double *base, const double *cand, int n, const sg_race *r,
                            double *lo, double *hi) {
     *lo = *hi = 0;
@@ -47,11 +76,26 @@ sg_race_stop sg_race_check(const double *base, const double *cand, int n, const 
     if (!r || !r->on || n < r->min_runs) return SG_RACE_GO;
     if (r->best > 0 && *hi < r->best) return SG_RACE_SLOWER;
     if (r->target > 0 && *lo > r->target) return SG_RACE_PAST_TARGET;
+    if (r->best > 0 && r->tie_min_runs > 0 && n >= r->tie_min_runs &&
+        *hi < r->best * (1 + fmin(noise_band(base, cand, n), SG_RACE_ZONE_MAX) / 2))
+        return SG_RACE_NOT_BETTER;
     return SG_RACE_GO;
 }
 
 const char *sg_race_stop_name(sg_race_stop s) {
-    return s == SG_RACE_SLOWER ? "slower" : s == SG_RACE_PAST_TARGET ? "past_target" : "";
+    return s == SG_RACE_SLOWER        ? "slower"
+           : s == SG_RACE_PAST_TARGET ? "past_target"
+           : s == SG_RACE_NOT_BETTER  ? "not_better"
+                                      : "";
+}
+
+const char *sg_race_stop_why(const char *n) {
+    return !n                          ? ""
+           : !strcmp(n, "slower")      ? "clearly below the best so far"
+           : !strcmp(n, "past_target") ? "clearly past the target"
+           : !strcmp(n, "not_better")
+               ? "not above the best so far by more than half the noise band (5% at most)"
+               : "";
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -59,6 +59,15 @@ assert (j["change"] == "no change") == (1 / (1 + j["band"]) <= j["speedup"] <= 1
 assert j["flush_bytes"] > 0 and j["input_sets"] == 3 and j["wall_ms"] > j["device_ms"] > 0
 print("ok")' "$json"
 
+# Racing through the worker (the rule itself: tests/unit/test_profiler_race.c): four times
+# the work against a best of 1 stops as clearly slower, before the stability minimum.
+out=$("$SPECGEN" profile $task $c/slow4x.cl --race-best 1 --max-runs 40 2>&1)
+check_output "racing: a clearly slower candidate stops early, with its interval" \
+    '^racing +stopped after [3-9] runs: 0\.[0-9]+x \.\. 0\.[0-9]+x \(99%\), clearly below the best so far \(1\.00x\)' \
+    echo "$out"
+check_output "racing: the feedback says why the timing stopped" \
+    'Timing stopped early after [3-9] runs: .*clearly below the best so far \(1\.00x\)\.' echo "$out"
+
 cp -r $task "$TMPDIR_TEST/badroof"
 sed -i 's/"8\*N"/"8*M"/' "$TMPDIR_TEST/badroof/task.json"
 check_output "a bad bytes expression names the file and the field" \
