@@ -157,14 +157,14 @@ static const sg_opt table[SG_OD_COUNT_] = {
                              .kind = SG_OPT_FLAG,
                              .help = "a fork's correct new best drops its iteration's older "
                                      "forks' validations still waiting and lets those running "
-                                     "yield their slot to waiting jobs (killed; measured: "
-                                     "docs/eval.md)"},
+                                     "yield their slot to waiting jobs (killed; measured: no "
+                                     "gain, docs/eval.md)"},
     [SG_OD_BY_DISTANCE] = {.name = "by-distance",
                            .kind = SG_OPT_STR,
                            .metavar = "far|near|off",
                            .help = "the pool's order within each priority class: tasks furthest "
                                    "from (far) or nearest to (near) their target speedup first, "
-                                   "before their turns (measured: docs/eval.md)",
+                                   "before their turns (measured: no gain, docs/eval.md)",
                            .def = "off"},
     [SG_OD_EARLY_STOP] = {.name = "early-stop",
                           .kind = SG_OPT_FLAG,
