@@ -207,9 +207,10 @@ int sg_pool_drop_queued(sg_pool *p, uint64_t job);
 /* The job is stale (its result no longer matters; sg_dev_port's drop_stale). Queued, it
  * ends DROPPED at once (its callback inside this call), as sg_pool_drop_queued: returns 1.
  * Running, it yields its slot: the scheduler kills it (it ends KILLED, a `job_preempt`
- * event first) as soon as any job waits for a slot, now (on the loop, not inside this
- * call) or later while it still runs, and the slot takes the next job; while nothing waits
- * it runs on and ends as usual. Returns 2. 0: gone, nothing changes. */
+ * event first) as soon as any job waits for a slot (on a static split: a job of its slot's
+ * role), now (on the loop, not inside this call) or later while it still runs, and the slot
+ * takes the next job; while nothing waits it runs on and ends as usual. Returns 2. 0: gone,
+ * nothing changes. */
 int sg_pool_preempt(sg_pool *p, uint64_t job);
 /* The iteration is over: drop its queued jobs, kill its running validate jobs; its running
  * profile jobs finish. */

@@ -731,12 +731,14 @@ static void cancel_running(sg_pool *p, int si) {
 }
 
 /* A job waits and a running job is stale: kill one stale job (the first slot's), so that
- * its slot takes the next job. 1 when one was killed. */
+ * its slot takes the next job; on a static split only for a job of the slot's role (no
+ * other could use it). 1 when one was killed. */
 static int yield_stale(sg_pool *p) {
     if (p->nq == 0 || p->nstale == 0) return 0;
     for (int i = 0; i < p->n; i++) {
         qjob *q = p->s[i].job;
         if (!q || !q->stale) continue;
+        if (p->cfg.mode == SG_POOL_STATIC && !p->nqueued[p->s[i].role]) continue;
         int kind = q->j.work.kind;
         p->preempted[kind]++;
         EMIT(p, "job_preempt", "{s:i,s:s,s:s,s:I,s:i,s:I,s:i,s:f}", "slot", i, "slot_name",
@@ -751,7 +753,6 @@ static int yield_stale(sg_pool *p) {
         finish(p, q, &r, SG_POOL_KILLED);
         return 1;
     }
-    SG_ASSERT(0); /* nstale counts running stale jobs */
     return 0;
 }
 

@@ -363,6 +363,47 @@ static void test_preempt_running_yields_when_work_waits(void **state) {
     harness_free(h);
 }
 
+/* On a static split a stale validation yields only to a validate job: a profile job
+ * waiting behind a busy profile slot cannot use its slot. Job 1 (validate, 3 s) is stale at
+ * once; job 2 (profile, 2 s) runs, job 3 (profile) waits from 0.5 s: job 1 runs to its end
+ * (DONE at 3 s); on an elastic pool the same wait preempts it (KILLED at 0.5 s). */
+typedef struct stale_then_wait {
+    harness *h;
+    uint64_t stale;
+    int rc;
+} stale_then_wait;
+
+static void mark_stale_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    stale_then_wait *x = arg;
+    x->rc = sg_pool_preempt(x->h->pool, x->stale);
+}
+
+static void submit_profile_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    stale_then_wait *x = arg;
+    submit(x->h, 3, 1, 2, SG_POOL_FINAL, SG_POOL_PROFILE, 1);
+}
+
+static void test_preempt_static_yields_to_its_role_only(void **state) {
+    (void)state;
+    for (int elastic = 0; elastic <= 1; elastic++) {
+        harness *h = harness_new(2, (int[]){0, 1}, elastic ? "elastic" : "static:1/1");
+        stale_then_wait x = {.h = h};
+        x.stale = submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 3);
+        submit(h, 2, 1, 2, SG_POOL_FINAL, SG_POOL_PROFILE, 2);
+        sg_loop_timer(h->loop, SG_SEC / 4, mark_stale_now, &x); /* both run by then */
+        sg_loop_timer(h->loop, SG_SEC / 2, submit_profile_now, &x);
+        run(h);
+        assert_int_equal(x.rc, 2);
+        const rec *r = rec_of(h, 1);
+        assert_int_equal(r->end, elastic ? SG_POOL_KILLED : SG_POOL_DONE);
+        assert_true(fabs((double)r->end_ns / SG_SEC - (elastic ? 0.5 : 3)) < 1e-9);
+        assert_int_equal(h->preempts, elastic);
+        harness_free(h);
+    }
+}
+
 /* Two tasks, each with three older forks queued behind a busy slot: they take turns. */
 static void test_tasks_take_turns(void **state) {
     (void)state;
@@ -583,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_by_value_order_and_drop_queued),
         cmocka_unit_test(test_by_distance_order),
         cmocka_unit_test(test_preempt_running_yields_when_work_waits),
+        cmocka_unit_test(test_preempt_static_yields_to_its_role_only),
         cmocka_unit_test(test_cancel_iteration_midway),
         cmocka_unit_test(test_profile_alone_on_device),
         cmocka_unit_test(test_no_flapping),
