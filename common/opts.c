@@ -154,6 +154,19 @@ static const sg_opt table[SG_OD_COUNT_] = {
                                "stopping once it is clearly slower than the best, clearly "
                                "past the target, or not above the best beyond the noise "
                                "band, docs/profiler.md)"},
+    [SG_OD_PREEMPT_STALE] = {.name = "preempt-stale",
+                             .kind = SG_OPT_FLAG,
+                             .help = "a fork's correct new best drops its iteration's older "
+                                     "forks' validations still waiting and lets those running "
+                                     "yield their slot to waiting jobs (killed; measured: no "
+                                     "gain, docs/eval.md)"},
+    [SG_OD_BY_DISTANCE] = {.name = "by-distance",
+                           .kind = SG_OPT_STR,
+                           .metavar = "far|near|off",
+                           .help = "the pool's order within each priority class: tasks furthest "
+                                   "from (far) or nearest to (near) their target speedup first, "
+                                   "before their turns (measured: no gain, docs/eval.md)",
+                           .def = "off"},
     [SG_OD_EARLY_STOP] = {.name = "early-stop",
                           .kind = SG_OPT_FLAG,
                           .help = "also end an iteration when a candidate beats its start by 5% "

@@ -46,6 +46,8 @@ typedef enum {
     SG_OD_POLICY,
     SG_OD_NO_FORK,
     SG_OD_NO_RACE,
+    SG_OD_PREEMPT_STALE,
+    SG_OD_BY_DISTANCE,
     SG_OD_EARLY_STOP,
     SG_OD_NO_EARLY_STOP,
     SG_OD_FORK_MODE,

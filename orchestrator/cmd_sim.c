@@ -311,8 +311,9 @@ typedef struct sim_args {
     sg_sim_config c;
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency, kv_tokens;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out, *admission;
+    const char *by_distance;
     int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value, drop_stale;
-    int admit_study, calib;
+    int admit_study, calib, preempt_stale;
     int64_t interval;
     const char *export_traces, *traces;
     sg_replay_traces tr;
@@ -351,6 +352,7 @@ static int check_args(sim_args *a, sg_err *err) {
     if (a->traces && load_traces(a, err) < 0) return -1;
     if (apply_policy(a->policy, c, err) < 0) return sg_err_prefix(err, "--policy"), -1;
     if (sg_pool_config_parse(a->pools, &c->run.pools, err) < 0) return -1;
+    if (sg_pool_by_distance_parse(a->by_distance, &c->run.pools, err) < 0) return -1;
     c->run.in_flight = (int)a->in_flight;
     if (a->instances) c->w.instances = (int)a->instances;
     if (a->kv_tokens >= 0) c->w.kv_tokens = (double)a->kv_tokens;
@@ -371,6 +373,7 @@ static int check_args(sim_args *a, sg_err *err) {
     c->run.pools.fifo = a->no_prio;
     c->run.pools.by_value = a->by_value;
     c->run.drop_stale = a->drop_stale;
+    c->run.preempt_stale = a->preempt_stale;
     if (a->no_kv) c->w.cache_tokens = 0;
     c->run.early_stop = a->early || c->run.delta > 0;
     if (a->no_fork) c->run.policy.fork = 0;
@@ -433,8 +436,12 @@ static int run_all(sim_args *a, const sg_run_prompts *p, sg_err *err) {
 
 int sg_cmd_sim(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "fit")) return sg_cmd_sim_fit(argc - 1, argv + 1);
-    sim_args a = {
-        .policy = "specgen", .seeds = "1-3", .pools = "elastic", .interval = 1000, .kv_tokens = -1};
+    sim_args a = {.policy = "specgen",
+                  .seeds = "1-3",
+                  .pools = "elastic",
+                  .by_distance = "off",
+                  .interval = 1000,
+                  .kv_tokens = -1};
     sg_sim_config *c = &a.c;
     sg_sim_config_default(c);
     a.devices = c->run.devices;
@@ -527,6 +534,8 @@ int sg_cmd_sim(int argc, char **argv) {
          .out = &a.by_value,
          .help = "forks' jobs by how far their reasoning had got, across tasks (measured: no "
                  "gain; docs/eval.md)"},
+        sg_opt_shared(SG_OD_PREEMPT_STALE, &a.preempt_stale),
+        sg_opt_shared(SG_OD_BY_DISTANCE, &a.by_distance),
         {.name = "no-kvstore",
          .kind = SG_OPT_FLAG,
          .out = &a.no_kv,

@@ -20,6 +20,7 @@ typedef struct job {
     uint64_t reasoning_tokens; /* the request's: the pool's by-value order */
     uint64_t pool_job;         /* the running or queued pool job */
     uint64_t deliver_timer;    /* a cancelled job's outcome, due on the loop */
+    int stale;                 /* drop_stale asked it to yield: what its cancel means */
     int64_t submitted_ns;
     sg_val_result vr;  /* the validation, kept for the profile job's outcome */
     sg_prof_opts prof; /* its profile job's options: racing against the best so far */
@@ -131,7 +132,10 @@ static void submit_kind(job *j, sg_pool_role kind, sg_pool_done_fn done) {
                       .candidate_len = j->len,
                       .name = j->name,
                       .prof = kind == SG_POOL_PROFILE ? &j->prof : NULL,
-                      .value = (double)j->reasoning_tokens};
+                      .value = (double)j->reasoning_tokens,
+                      .distance = pd->cfg.target_speedup > 0 && pd->best > 0
+                                      ? pd->cfg.target_speedup / pd->best
+                                      : 0};
     j->pool_job = sg_pool_submit(pd->cfg.pool, pd->cfg.task, pool_iteration(pd, j->iteration),
                                  j->fork ? SG_POOL_FORK : SG_POOL_FINAL, &w, done, j);
 }
@@ -141,7 +145,8 @@ static void cancelled(job *j, const sg_pool_result *r) {
     memset(&j->out, 0, sizeof j->out);
     j->out.cancelled = 1;
     snprintf(j->out.verdict, sizeof j->out.verdict, "%s", sg_pool_end_name(r->end));
-    snprintf(j->out.message, sizeof j->out.message, "%s (its iteration ended)", r->message);
+    snprintf(j->out.message, sizeof j->out.message, "%s (%s)", r->message,
+             j->stale ? "stale: a newer fork's kernel is the best" : "its iteration ended");
     /* never inside end_iteration; a timer, so that sg_port_dev_free can take it back */
     j->deliver_timer = sg_loop_timer(j->pd->cfg.loop, 0, deliver_later, j);
 }
@@ -238,13 +243,18 @@ static void end_iteration(void *impl, int iteration) {
     sg_pool_end_iteration(pd->cfg.pool, pool_iteration(pd, iteration));
 }
 
-static void drop_stale(void *impl, int iteration, uint64_t tokens) {
+static void drop_stale(void *impl, int iteration, uint64_t tokens, int running) {
     sg_port_dev *pd = impl;
     for (job *j = pd->jobs, *next; j; j = next) {
         next = j->next; /* a dropped job stays listed until its outcome is delivered */
-        if (j->iteration == iteration && j->fork && !j->profiling && !j->deliver_timer &&
-            j->reasoning_tokens < tokens)
-            sg_pool_drop_queued(pd->cfg.pool, j->pool_job);
+        if (j->iteration != iteration || !j->fork || j->profiling || j->deliver_timer ||
+            j->reasoning_tokens >= tokens)
+            continue;
+        j->stale = 1; /* before the call: a dropped job's callback may run inside it */
+        if (running)
+            sg_pool_preempt(pd->cfg.pool, j->pool_job); /* queued: dropped; running: yields */
+        else if (!sg_pool_drop_queued(pd->cfg.pool, j->pool_job))
+            j->stale = 0; /* running: it runs on */
     }
 }
 

@@ -139,9 +139,10 @@ typedef struct sg_dev_port {
     void (*load)(void *impl, int *queued, int *slots);
     /* Optional (NULL: never): the iteration's fork candidates from before `tokens` reasoning
      * tokens whose validation still waits for a slot are dropped (stale: a newer fork's
-     * kernel of the iteration is already correct and the best); each still gets its done
-     * call, with cancelled set (maybe inside this call). */
-    void (*drop_stale)(void *impl, int iteration, uint64_t tokens);
+     * kernel of the iteration is already correct and the best); with `running`, those whose
+     * validation runs yield its slot too: killed once another job waits (sg_pool_preempt).
+     * Each still gets its done call, with cancelled set (maybe inside this call). */
+    void (*drop_stale)(void *impl, int iteration, uint64_t tokens, int running);
 } sg_dev_port;
 
 #endif

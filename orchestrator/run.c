@@ -52,6 +52,7 @@ void sg_run_task_config(const sg_run_config *c, const sg_run_prompts *p, double 
     cfg->crit.max_iterations = c->iterations;
     cfg->crit.early_stop = c->early_stop;
     cfg->drop_stale = c->drop_stale;
+    cfg->preempt_stale = c->preempt_stale;
     if (c->delta > 0) cfg->crit.delta = c->delta;
     cfg->trigger = p->trigger;
     if (c->spacing_tokens) cfg->trigger.min_spacing_tokens = c->spacing_tokens;
@@ -293,6 +294,10 @@ json_t *sg_run_config_json(const sg_run_config *c) {
         "budget_s", (double)c->budget_ns / 1e9, "budget_tokens", (json_int_t)c->budget_tokens,
         "iterations", c->iterations, "early_stop", c->early_stop);
     free(llm);
+    if (c->preempt_stale) json_object_set_new(j, "preempt_stale", json_true()); /* given only */
+    if (c->pools.by_distance)
+        json_object_set_new(j, "by_distance",
+                            json_string(c->pools.by_distance > 0 ? "far" : "near"));
     const struct {
         const char *key;
         double v;

@@ -83,6 +83,7 @@ typedef struct sg_run_config {
     int in_flight;           /* trigger max_in_flight (probe:K's too) */
     int in_flight_idle;      /* trigger max_in_flight_idle (sim's ablation row) */
     int drop_stale;          /* the task's drop_stale (sim --drop-stale) */
+    int preempt_stale;       /* the task's preempt_stale (--preempt-stale) */
     double delta;            /* the early-stop margin */
     /* what the run shows (progress, result) and serves (/metrics) */
     const char *metrics_listen;     /* --metrics-listen HOST:PORT; NULL: no /metrics */
@@ -98,7 +99,8 @@ void sg_run_config_default(sg_run_config *c);
 /* The options optimize and campaign share, as given on the command line (run_opts.c). */
 typedef struct sg_run_opts {
     const char *model, *device, *policy, *pools, *fork_mode,
-        *fork_ids; /* NULL model/device: default */
+        *fork_ids;           /* NULL model/device: default */
+    const char *by_distance; /* --by-distance: "off" */
     int64_t iterations, slots;
     sg_devsel devices; /* --devices: all, the first N, or a list (common/opts.h) */
     int no_fork, early_stop, no_early_stop, no_local;

@@ -15,6 +15,7 @@ void sg_run_opts_default(sg_run_opts *o, const sg_run_config *c) {
     o->pools = "elastic";
     o->fork_mode = "completions";
     o->fork_ids = "auto";
+    o->by_distance = "off";
     o->iterations = c->iterations;
     o->slots = c->slots_per_device;
     o->devices.count = c->devices;
@@ -64,6 +65,8 @@ int sg_run_opts_table(sg_run_opts *o, sg_run_config *c, int campaign, sg_opt *ro
     rows[n++] = sg_opt_shared(SG_OD_POLICY, &o->policy);
     rows[n++] = sg_opt_shared(SG_OD_NO_FORK, &o->no_fork);
     rows[n++] = sg_opt_shared(SG_OD_NO_RACE, &c->no_race);
+    rows[n++] = sg_opt_shared(SG_OD_PREEMPT_STALE, &c->preempt_stale);
+    rows[n++] = sg_opt_shared(SG_OD_BY_DISTANCE, &o->by_distance);
     rows[n++] = sg_opt_shared(SG_OD_NVRTC_PCH, &c->nvrtc_pch);
     rows[n++] = sg_opt_shared(SG_OD_EARLY_STOP, &o->early_stop);
     rows[n++] = sg_opt_shared(SG_OD_NO_EARLY_STOP, &o->no_early_stop);
@@ -138,6 +141,7 @@ int sg_run_opts_apply(const sg_run_opts *o, sg_run_config *c, sg_err *err) {
     if (sg_policy_parse(o->policy, &c->policy, &e) < 0) return sg_errf(err, "--policy: %s", e.msg);
     if (o->no_fork) c->policy.fork = 0;
     if (sg_pool_config_parse(o->pools, &c->pools, err) < 0) return -1;
+    if (sg_pool_by_distance_parse(o->by_distance, &c->pools, err) < 0) return -1;
     if (strcmp(o->fork_mode, "completions") && strcmp(o->fork_mode, "continue"))
         return sg_errf(err, "--fork-mode: '%s' is not completions or continue", o->fork_mode);
     if (strcmp(o->fork_ids, "auto") && strcmp(o->fork_ids, "off"))

@@ -170,15 +170,19 @@ static int run_variants(const sg_sim_config *c, const sg_run_prompts *p, uint64_
     printf("\ncandidate policies (specgen's e2e / the variant's, the variant's feedback / "
            "specgen's; 95%% CI):\n%s",
            md ? "\n| variant | e2e s | end-to-end | feedback |\n|---|---|---|---|\n" : "");
-    static const char *const names[] = {"specgen by-value order", "specgen 2 forks while idle",
-                                        "specgen 4 forks while idle", "specgen drop stale"};
-    for (int v = 0; v < 4; v++) {
+    static const char *const names[] = {"specgen by-value order",     "specgen 2 forks while idle",
+                                        "specgen 4 forks while idle", "specgen drop stale",
+                                        "specgen preempt stale",      "specgen far-target first",
+                                        "specgen near-target first"};
+    for (int v = 0; v < (int)(sizeof names / sizeof *names); v++) {
         sg_sim_config x = *c;
         x.events = NULL;
         x.db = NULL;
         x.run.pools.by_value = v == 0;
         x.run.in_flight_idle = v == 1 ? 2 : v == 2 ? 4 : 0; /* forks while no job waits */
         x.run.drop_stale = v == 3;
+        x.run.preempt_stale = v == 4;                           /* running ones yield too */
+        x.run.pools.by_distance = v == 5 ? 1 : v == 6 ? -1 : 0; /* far, near first */
         snprintf(x.name, sizeof x.name, "%s", names[v]);
         if (run_variant(&x, p, from, to, md, spec, err) < 0) return -1;
     }

@@ -199,6 +199,7 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
     sg_port_dev_config dc = {
         .loop = run->loop, .pool = run->pool, .task = i, .task_dir = "sim", .fb = &run->p->fb};
     sg_prof_opts_default(&dc.prof);
+    dc.target_speedup = run->tc.crit.target_speedup; /* the pool's by-distance order */
     if (!(t->pd = sg_port_dev_new(&dc, &t->dp, err))) return -1;
     sg_task_spec spec = {
         t->name, "opencl", "a simulated task", "__kernel void k(__global float *y) { y[0] = 1; }",
@@ -227,7 +228,7 @@ static json_t *campaign_config(const sg_sim_config *sc, const sg_task_config *tc
     const sg_run_config *c = &sc->run;
     char pol[64];
     sg_policy_name(&c->policy, pol, sizeof pol);
-    return json_pack(
+    json_t *j = json_pack(
         "{s:s,s:b,s:I,s:s,s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:I,s:i,s:b,s:b,s:s,s:b,"
         "s:f,s:f,s:I,s:I,s:i,s:f}",
         "configuration", sc->name, "simulated", 1, "seed", (json_int_t)seed, "workload", sc->w.name,
@@ -241,6 +242,11 @@ static json_t *campaign_config(const sg_sim_config *sc, const sg_task_config *tc
         (json_int_t)tc->trigger.min_spacing_tokens, "interval_tokens",
         (json_int_t)tc->trigger.interval_tokens, "in_flight", tc->trigger.max_in_flight,
         "hysteresis", c->pools.hysteresis);
+    if (c->preempt_stale) json_object_set_new(j, "preempt_stale", json_true()); /* given only */
+    if (c->pools.by_distance)
+        json_object_set_new(j, "by_distance",
+                            json_string(c->pools.by_distance > 0 ? "far" : "near"));
+    return j;
 }
 
 /* Runs the loop until every task has finished: 0, or -1 with err (the loop's, the

@@ -438,8 +438,9 @@ static void on_job_done(void *arg, const sg_job_outcome *o) {
         t->best_kernel = j->source;
         j->source = NULL;
         RECORD(t, "new_best", "{s:i,s:f}", "candidate", j->candidate, "speedup", o->speedup);
-        if (t->cfg.drop_stale && j->fork && t->dev.drop_stale && t->phase == PHASE_RUNNING)
-            t->dev.drop_stale(t->dev.impl, j->iteration, j->reasoning_tokens);
+        if ((t->cfg.drop_stale || t->cfg.preempt_stale) && j->fork && t->dev.drop_stale &&
+            t->phase == PHASE_RUNNING)
+            t->dev.drop_stale(t->dev.impl, j->iteration, j->reasoning_tokens, t->cfg.preempt_stale);
     }
     if (t->phase == PHASE_RUNNING && o->ok) {
         sg_crit c = sg_criterion_on_candidate(&t->cfg.crit, t->best_at_iter_start, o->correct,

@@ -123,6 +123,11 @@ typedef struct sg_task_config {
      * iteration's candidates of older forks still waiting for validation are dropped (the
      * device port's drop_stale) and yield their slot to fresher jobs; 0: off */
     int drop_stale;
+    /* preemption of running stale validations (implies drop_stale): those of the older forks
+     * that already run yield their slot too, killed as soon as another job waits (the device
+     * port's drop_stale with `running`; sg_pool_preempt). A task that meets its target
+     * kills its running validations and drops its queued ones either way; 0: off */
+    int preempt_stale;
 } sg_task_config;
 
 typedef struct sg_task sg_task;

@@ -18,8 +18,10 @@
  *  - Order, highest first: the final answer (or baseline) of a live iteration; the newest
  *    fork of a live iteration; older forks (newest first); jobs of ended iterations (kept
  *    only with keep_ended, else dropped when their iteration ends). Within a class profile
- *    jobs go first, and tasks take turns (round-robin) before arrival order counts.
- *  - Cancel: sg_pool_cancel drops a queued job or kills a running one;
+ *    jobs go first, and tasks take turns (round-robin) before arrival order counts
+ *    (by_distance: the task's distance to its target before the turns).
+ *  - Cancel: sg_pool_cancel drops a queued job or kills a running one; sg_pool_preempt
+ *    drops a queued job or lets a running one yield its slot once another job waits;
  *    sg_pool_end_iteration drops the iteration's queued jobs and kills its running
  *    validate jobs; its running profile jobs finish (one of them may be timing the
  *    candidate that ended the iteration, and a timing near its end is worth its
@@ -92,6 +94,9 @@ typedef struct sg_pool_work {
     const void *model;        /* for simulated slots: the sim's description of the candidate */
     const sg_prof_opts *prof; /* profile jobs: timing options (NULL: defaults) */
     double value;             /* by_value order: larger goes first among forks (reasoning tokens) */
+    /* by_distance order: how far the job's task is from its target when it was submitted,
+     * the target speedup over the task's best so far (> 1 until met); 0: unknown */
+    double distance;
 } sg_pool_work;
 
 typedef struct sg_pool_job {
@@ -170,6 +175,9 @@ typedef struct sg_pool_config {
     /* forks by value (work.value: how far the reasoning had got) across tasks, instead of
      * each iteration's newest fork first with tasks taking turns; finals still first */
     int by_value;
+    /* within each class, tasks by their distance to the target (work.distance) before
+     * their turns: 1 the furthest first, -1 the nearest first, 0 off (turns only) */
+    int by_distance;
     int64_t dwell_ns;                      /* least time between splits (default 5 s) */
     double hysteresis;                     /* a new split must cut the cost by this (0.2) */
     int64_t rate_window_ns;                /* arrival rates decay with this time (60 s) */
@@ -178,6 +186,8 @@ typedef struct sg_pool_config {
 void sg_pool_config_default(sg_pool_config *c);
 /* "elastic" or "static:V/P". */
 int sg_pool_config_parse(const char *s, sg_pool_config *c, sg_err *err);
+/* --by-distance: "far" (1), "near" (-1) or "off" (0) into c->by_distance. */
+int sg_pool_by_distance_parse(const char *s, sg_pool_config *c, sg_err *err);
 
 /* The slot descriptions are copied; ops/impl must outlive the pool. */
 int sg_pool_new(sg_loop *loop, const sg_pool_config *cfg, const sg_pool_slot_desc *slots,
@@ -194,6 +204,14 @@ void sg_pool_cancel(sg_pool *p, uint64_t job);
 /* The job if it is still queued (it ends DROPPED, its callback maybe inside this call): 1,
  * else 0 (running, or gone) and nothing changes. */
 int sg_pool_drop_queued(sg_pool *p, uint64_t job);
+/* The job is stale (its result no longer matters; sg_dev_port's drop_stale). Queued, it
+ * ends DROPPED at once (its callback inside this call), as sg_pool_drop_queued: returns 1.
+ * Running, it yields its slot: the scheduler kills it (it ends KILLED, a `job_preempt`
+ * event first) as soon as any job waits for a slot (on a static split: a job of its slot's
+ * role), now (on the loop, not inside this call) or later while it still runs, and the slot
+ * takes the next job; while nothing waits it runs on and ends as usual. Returns 2. 0: gone,
+ * nothing changes. */
+int sg_pool_preempt(sg_pool *p, uint64_t job);
 /* The iteration is over: drop its queued jobs, kill its running validate jobs; its running
  * profile jobs finish. */
 void sg_pool_end_iteration(sg_pool *p, uint64_t iteration);
@@ -202,6 +220,7 @@ typedef struct sg_pool_role_stats {
     int slots;     /* now */
     uint64_t jobs; /* finished (DONE) */
     uint64_t dropped, killed;
+    uint64_t preempted; /* of the killed: stale jobs that yielded (sg_pool_preempt) */
     double busy_s, available_s, utilisation; /* busy / available slot seconds */
     double wait_mean_s, wait_p95_s;
     double arrival_rate, service_s; /* the estimates the split uses */

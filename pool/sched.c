@@ -17,6 +17,7 @@ typedef struct qjob {
     sg_pool_job j;
     int iter;      /* index of its iteration in sg_pool.it (entries are never removed) */
     long wait_idx; /* its sample in sg_pool.wait (a re-queued job updates it): -1 none */
+    int stale;     /* running, marked by sg_pool_preempt: yields its slot when a job waits */
     sg_pool_done_fn done;
     void *arg;
 } qjob;
@@ -64,6 +65,8 @@ struct sg_pool {
     double busy_ns[SG_POOL_NROLES];
     double queued_avail_ns, queued_busy_ns; /* slot time while jobs waited, and its busy part */
     uint64_t jobs[SG_POOL_NROLES], dropped[SG_POOL_NROLES], killed[SG_POOL_NROLES];
+    uint64_t preempted[SG_POOL_NROLES];
+    int nstale; /* running jobs marked stale */
     double *wait[SG_POOL_NROLES];
     size_t nwait[SG_POOL_NROLES], capwait[SG_POOL_NROLES];
     uint64_t dispatch_timer;
@@ -118,6 +121,13 @@ int sg_pool_config_parse(const char *str, sg_pool_config *c, sg_err *err) {
         return 0;
     }
     return sg_errf(err, "--pools '%s': expected elastic or static:V/P (e.g. static:1/1)", str);
+}
+
+int sg_pool_by_distance_parse(const char *s, sg_pool_config *c, sg_err *err) {
+    static const char *const names[] = {"near", "off", "far"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) return c->by_distance = i - 1, 0;
+    return sg_errf(err, "--by-distance '%s': expected far, near or off", s);
 }
 
 static double now_s(const sg_pool *p) { return (double)(sg_loop_now(p->loop) - p->t0) / SG_SEC; }
@@ -234,6 +244,7 @@ static void finish(sg_pool *p, qjob *q, sg_pool_result *r, sg_pool_end how) {
     int kind = q->j.work.kind;
     q->j.ended_ns = sg_loop_now(p->loop);
     r->end = how;
+    if (q->stale) p->nstale--, q->stale = 0;
     if (how == SG_POOL_DROPPED) p->dropped[kind]++;
     if (how == SG_POOL_KILLED) p->killed[kind]++;
     if (how == SG_POOL_DROPPED || how == SG_POOL_KILLED)
@@ -411,7 +422,9 @@ static int pick(sg_pool *p, sg_pool_role kind) {
         if (p->cfg.by_value && c == 1) rank = 0;
         if (best >= 0) {
             qjob *b = p->q[best];
-            if (c != bc         ? c > bc
+            if (c != bc ? c > bc
+                : p->cfg.by_distance && q->j.work.distance != b->j.work.distance
+                    ? (p->cfg.by_distance > 0) == (q->j.work.distance < b->j.work.distance)
                 : rank != brank ? rank > brank
                 : p->cfg.by_value && c == 1 && q->j.work.value != b->j.work.value
                     ? q->j.work.value < b->j.work.value
@@ -530,7 +543,7 @@ static void dispatch_validate(sg_pool *p, sg_pool_role role, int drain) {
     }
 }
 
-static void dispatch(sg_pool *p) {
+static void dispatch_once(sg_pool *p) {
     account(p);
     decide_split(p);
     apply_split(p);
@@ -545,6 +558,13 @@ static void dispatch(sg_pool *p) {
     if (pick(p, SG_POOL_VALIDATE) < 0) dispatch_profile(p, SG_POOL_VALIDATE, &drain);
     if (pick(p, SG_POOL_PROFILE) < 0) dispatch_validate(p, SG_POOL_PROFILE, drain);
     p->lending = 0;
+}
+
+static int yield_stale(sg_pool *p);
+
+static void dispatch(sg_pool *p) {
+    do dispatch_once(p);
+    while (yield_stale(p)); /* a stale job's slot, when work still waits, takes it */
 }
 
 static void dispatch_cb(sg_loop *loop, void *arg) {
@@ -676,6 +696,11 @@ void sg_pool_slot_offline(sg_pool *p, int si, const char *why) {
              "task", q->j.task, "iteration", (json_int_t)q->j.iteration, "requeued", q->j.requeued,
              "reason", why ? why : "");
     }
+    if (q && q->stale) { /* a stale job is not worth running again */
+        p->nstale--;
+        q->stale = 0;
+        sg_pool_drop_queued(p, q->j.id);
+    }
     schedule_dispatch(p);
 }
 
@@ -703,6 +728,32 @@ static void cancel_running(sg_pool *p, int si) {
     memset(&r, 0, sizeof r);
     snprintf(r.message, sizeof r.message, "cancelled while running; the worker was killed");
     finish(p, p->s[si].job, &r, SG_POOL_KILLED);
+}
+
+/* A job waits and a running job is stale: kill one stale job (the first slot's), so that
+ * its slot takes the next job; on a static split only for a job of the slot's role (no
+ * other could use it). 1 when one was killed. */
+static int yield_stale(sg_pool *p) {
+    if (p->nq == 0 || p->nstale == 0) return 0;
+    for (int i = 0; i < p->n; i++) {
+        qjob *q = p->s[i].job;
+        if (!q || !q->stale) continue;
+        if (p->cfg.mode == SG_POOL_STATIC && !p->nqueued[p->s[i].role]) continue;
+        int kind = q->j.work.kind;
+        p->preempted[kind]++;
+        EMIT(p, "job_preempt", "{s:i,s:s,s:s,s:I,s:i,s:I,s:i,s:f}", "slot", i, "slot_name",
+             p->s[i].d.name, "kind", sg_pool_role_name(kind), "job", (json_int_t)q->j.id, "task",
+             q->j.task, "iteration", (json_int_t)q->j.iteration, "queued", p->nq, "ran_s",
+             (double)(sg_loop_now(p->loop) - q->j.started_ns) / SG_SEC);
+        p->ops->kill(p->impl, i);
+        sg_pool_result r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.message, sizeof r.message,
+                 "preempted while running (stale: it yielded its slot); the worker was killed");
+        finish(p, q, &r, SG_POOL_KILLED);
+        return 1;
+    }
+    return 0;
 }
 
 static void drop_queued(sg_pool *p, int qi) {
@@ -735,6 +786,18 @@ int sg_pool_drop_queued(sg_pool *p, uint64_t job) {
             schedule_dispatch(p);
             return 1;
         }
+    return 0;
+}
+
+int sg_pool_preempt(sg_pool *p, uint64_t job) {
+    if (sg_pool_drop_queued(p, job)) return 1;
+    for (int i = 0; i < p->n; i++) {
+        qjob *q = p->s[i].job;
+        if (!q || q->j.id != job) continue;
+        if (!q->stale) q->stale = 1, p->nstale++;
+        schedule_dispatch(p); /* a job may wait now: the dispatch lets it in */
+        return 2;
+    }
     return 0;
 }
 
@@ -788,6 +851,7 @@ void sg_pool_stats_get(const sg_pool *cp, sg_pool_stats *st) {
         rs->jobs = p->jobs[r];
         rs->dropped = p->dropped[r];
         rs->killed = p->killed[r];
+        rs->preempted = p->preempted[r];
         double busy = p->busy_ns[r];
         for (int i = 0; i < p->n; i++) /* running jobs count up to now */
             if (p->s[i].job && p->s[i].role == (sg_pool_role)r)

@@ -44,6 +44,16 @@ check_output "a workload's unknown field is named" "unknown field 'decode'" \
 check_output "the reference workload file loads" '^workload reference' "$SPECGEN" sim --workload sim/workloads/reference.json --seeds 1 --tasks 2
 check_fails "bad seeds are a usage error" 2 "$SPECGEN" sim --seeds 5-1
 check_output "an unknown policy is named" "greedy" "$SPECGEN" sim --policy greedy
+for row in "preempt stale" "far-target first" "near-target first"; do
+    check_output "--compare's candidate policies have the row \"specgen $row\"" "^  specgen $row " cat "$out/a"
+done
+check_fails "a bad --by-distance is a usage error" 2 "$SPECGEN" sim --by-distance closest
+check_output "a bad --by-distance is named" "by-distance 'closest': expected far, near or off" \
+    "$SPECGEN" sim --by-distance closest
+# a running stale validation yields its slot: the fitted workload's seed 2 has one (job_preempt)
+check_output "--preempt-stale preempts a running validation in the sim" '^1$' bash -c \
+    "'$SPECGEN' sim --preempt-stale --workload fitted --tasks 50 --seeds 2 --db '$out/pre.db' >/dev/null 2>&1 &&
+     python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from event where ev = ?\", (\"job_preempt\",)).fetchone()[0])' '$out/pre.db'"
 # ---- recording into the results database ----
 for x in 1 2; do
     "$SPECGEN" sim --compare --seeds 1-2 --tasks 4 --db "$out/r$x.db" >"$out/r$x.txt" 2>"$out/r$x.err"

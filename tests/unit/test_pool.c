@@ -35,7 +35,7 @@ typedef struct harness {
     int order[4096]; /* tags in start order */
     int norder;
     int splits, late_splits; /* late: after the first virtual minute */
-    int requeues, offline, online;
+    int requeues, offline, online, preempts;
     int start_slot[64]; /* by job id: the slot of its last start */
     int lost_slot;
     /* per device: running jobs and whether one is a profile job, checked at every start */
@@ -60,6 +60,7 @@ static void on_event(void *arg, json_t *ev) {
         }
     }
     if (!strcmp(name, "job_requeue")) h->requeues++;
+    if (!strcmp(name, "job_preempt")) h->preempts++;
     if (!strcmp(name, "slot_offline")) h->offline++;
     if (!strcmp(name, "slot_online")) h->online++;
     if (!strcmp(name, "job_start")) {
@@ -103,7 +104,8 @@ static void on_done(void *arg, const sg_pool_job *job, const sg_pool_result *r) 
     if (r->end != SG_POOL_DROPPED) h->order[h->norder++] = x->tag;
 }
 
-static int next_by_value; /* the next harness_new's sg_pool_config.by_value (then reset) */
+static int next_by_value;    /* the next harness_new's sg_pool_config.by_value (then reset) */
+static int next_by_distance; /* and its by_distance */
 
 static harness *harness_new(int nslots, const int *dev, const char *pools) {
     harness *h = sg_xcalloc(1, sizeof *h);
@@ -122,6 +124,8 @@ static harness *harness_new(int nslots, const int *dev, const char *pools) {
     assert_int_equal(sg_pool_config_parse(pools, &cfg, &err), 0);
     cfg.by_value = next_by_value;
     next_by_value = 0;
+    cfg.by_distance = next_by_distance;
+    next_by_distance = 0;
     assert_int_equal(
         sg_pool_new(h->loop, &cfg, d, nslots, &sg_sim_slot_ops, h->sim, &h->pool, &err), 0);
     sg_sim_slots_bind(h->sim, h->pool);
@@ -198,13 +202,22 @@ static void test_priority_order(void **state) {
     harness_free(h);
 }
 
-/* A job with a value (by_value: how far its fork's reasoning had got). */
+/* A validate job of 1 s with a value (by_value: how far its fork's reasoning had got) and a
+ * distance to its task's target (by_distance). */
+static uint64_t submit_valued(harness *h, int tag, int task, uint64_t iter, sg_pool_origin o,
+                              double value, double distance) {
+    h->jobs[tag] = (sg_sim_job){.service_s = 1, .pass = 1, .speedup = 2};
+    sg_pool_work w = {.kind = SG_POOL_VALIDATE,
+                      .model = &h->jobs[tag],
+                      .name = "job",
+                      .value = value,
+                      .distance = distance};
+    return sg_pool_submit(h->pool, task, iter, o, &w, on_done, h);
+}
+
 static uint64_t submit_value(harness *h, int tag, int task, uint64_t iter, sg_pool_origin o,
                              double value) {
-    h->jobs[tag] = (sg_sim_job){.service_s = 1, .pass = 1, .speedup = 2};
-    sg_pool_work w = {
-        .kind = SG_POOL_VALIDATE, .model = &h->jobs[tag], .name = "job", .value = value};
-    return sg_pool_submit(h->pool, task, iter, o, &w, on_done, h);
+    return submit_valued(h, tag, task, iter, o, value, 0);
 }
 
 /* by_value: the final answers first, then every live fork across tasks by
@@ -228,6 +241,167 @@ static void test_by_value_order_and_drop_queued(void **state) {
     for (int i = 0; i < 5; i++) assert_int_equal(h->order[i], want[i]);
     assert_int_equal(sg_pool_drop_queued(h->pool, first), 0); /* long gone */
     harness_free(h);
+}
+
+/* A job with a distance to its task's target (by_distance). */
+static uint64_t submit_distance(harness *h, int tag, int task, uint64_t iter, sg_pool_origin o,
+                                double distance) {
+    return submit_valued(h, tag, task, iter, o, 0, distance);
+}
+
+/* by_distance, by hand: one validate slot; queued at once (before any dispatch) the finals
+ * of tasks 0-2 at distances 1.8, 1.2, 3.0 and, in the fork class, task 3's newest fork at
+ * 9.0. Far first: 3.0, 1.8, 1.2 (tasks 2, 0, 1), then the fork (the class still goes
+ * first); near first: 1.2, 1.8, 3.0 (tasks 1, 0, 2), then the fork; off: the tasks' turns
+ * (task 1's first, then 2, 0). */
+static void test_by_distance_order(void **state) {
+    (void)state;
+    static const int want[3][4] = {{2, 1, 3, 4}, {3, 1, 2, 4}, {2, 3, 1, 4}}; /* near, far, off */
+    for (int mode = -1; mode <= 1; mode++) {
+        next_by_distance = mode;
+        harness *h = harness_new(2, (int[]){0, 1}, "static:1/1");
+        submit_distance(h, 1, 0, 1, SG_POOL_FINAL, 1.8);
+        submit_distance(h, 2, 1, 2, SG_POOL_FINAL, 1.2);
+        submit_distance(h, 3, 2, 3, SG_POOL_FINAL, 3.0);
+        submit_distance(h, 4, 3, 4, SG_POOL_FORK, 9.0);
+        run(h);
+        const int *w = want[mode < 0 ? 0 : mode > 0 ? 1 : 2];
+        if (getenv("TEST_POOL_VERBOSE"))
+            print_message("# mode %d: %d %d %d %d\n", mode, h->order[0], h->order[1], h->order[2],
+                          h->order[3]);
+        assert_int_equal(h->norder, 4);
+        for (int i = 0; i < 4; i++) assert_int_equal(h->order[i], w[i]);
+        harness_free(h);
+    }
+    sg_pool_config c;
+    sg_err err;
+    sg_pool_config_default(&c);
+    assert_int_equal(sg_pool_by_distance_parse("near", &c, &err), 0);
+    assert_int_equal(c.by_distance, -1);
+    assert_int_equal(sg_pool_by_distance_parse("far", &c, &err), 0);
+    assert_int_equal(c.by_distance, 1);
+    assert_int_equal(sg_pool_by_distance_parse("closest", &c, &err), -1);
+    assert_non_null(strstr(err.msg, "--by-distance 'closest'"));
+}
+
+/* Preemption, by hand (sg_pool_preempt), one validate slot:
+ *  - job 1 (5 s) runs; marked stale at 0.5 s it runs on while nothing waits; job 2 arrives at
+ *    1 s: job 1 is killed then (KILLED, a job_preempt event) and job 2 starts at 1 s on its
+ *    slot, done at 2 s;
+ *  - job 3 (1 s) is queued behind job 2: marked stale at 1.5 s it is dropped at once (1);
+ *  - job 4 (1 s) runs from 2 s; marked stale at 2.5 s with nothing waiting it finishes (DONE
+ *    at 3 s); job 5 (2 s), submitted at 4 s, runs; job 6 queues behind it at 4.5 s, when
+ *    job 5 is marked stale at once too: killed at 4.5 s, job 6 runs 4.5-5.5 s. */
+typedef struct preempt_plan {
+    harness *h;
+    uint64_t id[8];
+    int step, rc[8];
+} preempt_plan;
+
+static void preempt_step(sg_loop *loop, void *arg) {
+    (void)loop;
+    preempt_plan *pp = arg;
+    harness *h = pp->h;
+    switch (pp->step++) {
+    case 0: pp->rc[1] = sg_pool_preempt(h->pool, pp->id[1]); break;        /* 0.5 s */
+    case 1:                                                                /* 1 s */
+        pp->id[3] = submit(h, 3, 1, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1); /* older: waits */
+        pp->id[2] = submit(h, 2, 1, 2, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
+        break;
+    case 2: pp->rc[3] = sg_pool_preempt(h->pool, pp->id[3]); break; /* 1.5 s: queued */
+    case 3: pp->id[4] = submit(h, 4, 2, 3, SG_POOL_FORK, SG_POOL_VALIDATE, 1); break; /* 2 s */
+    case 4: pp->rc[4] = sg_pool_preempt(h->pool, pp->id[4]); break; /* 2.5 s: alone */
+    case 5: pp->id[5] = submit(h, 5, 3, 4, SG_POOL_FORK, SG_POOL_VALIDATE, 2); break; /* 4 s */
+    case 6: /* 4.5 s: a job waits, then job 5 turns stale */
+        pp->id[6] = submit(h, 6, 4, 5, SG_POOL_FORK, SG_POOL_VALIDATE, 1);
+        pp->rc[5] = sg_pool_preempt(h->pool, pp->id[5]);
+        break;
+    }
+}
+
+static const rec *rec_of(const harness *h, int tag) {
+    for (int i = 0; i < h->nlog; i++)
+        if (h->log[i].tag == tag) return &h->log[i];
+    fail_msg("job %d never ended", tag);
+    return NULL;
+}
+
+static void test_preempt_running_yields_when_work_waits(void **state) {
+    (void)state;
+    harness *h = harness_new(2, (int[]){0, 1}, "static:1/1");
+    preempt_plan pp = {.h = h};
+    pp.id[1] = submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 5);
+    static const double at[] = {0.5, 1, 1.5, 2, 2.5, 4, 4.5};
+    for (int i = 0; i < 7; i++)
+        sg_loop_timer(h->loop, (int64_t)(at[i] * SG_SEC), preempt_step, &pp);
+    run(h);
+    assert_int_equal(pp.rc[1], 2);
+    assert_int_equal(pp.rc[3], 1);
+    assert_int_equal(pp.rc[4], 2);
+    assert_int_equal(pp.rc[5], 2);
+    static const struct {
+        int tag;
+        sg_pool_end end;
+        double start_s, end_s; /* start: -1 never ran */
+    } want[] = {{1, SG_POOL_KILLED, 0, 1},     {2, SG_POOL_DONE, 1, 2},
+                {3, SG_POOL_DROPPED, -1, 1.5}, {4, SG_POOL_DONE, 2, 3},
+                {5, SG_POOL_KILLED, 4, 4.5},   {6, SG_POOL_DONE, 4.5, 5.5}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const rec *r = rec_of(h, want[i].tag);
+        assert_int_equal(r->end, want[i].end);
+        if (want[i].start_s >= 0)
+            assert_true(fabs((double)r->start_ns / SG_SEC - want[i].start_s) < 1e-9);
+        assert_true(fabs((double)r->end_ns / SG_SEC - want[i].end_s) < 1e-9);
+    }
+    assert_int_equal(h->preempts, 2);
+    sg_pool_stats st;
+    sg_pool_stats_get(h->pool, &st);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].preempted, 2);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].killed, 2);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].dropped, 1);
+    assert_int_equal(sg_pool_preempt(h->pool, pp.id[6]), 0); /* gone */
+    harness_free(h);
+}
+
+/* On a static split a stale validation yields only to a validate job: a profile job
+ * waiting behind a busy profile slot cannot use its slot. Job 1 (validate, 3 s) is stale at
+ * once; job 2 (profile, 2 s) runs, job 3 (profile) waits from 0.5 s: job 1 runs to its end
+ * (DONE at 3 s); on an elastic pool the same wait preempts it (KILLED at 0.5 s). */
+typedef struct stale_then_wait {
+    harness *h;
+    uint64_t stale;
+    int rc;
+} stale_then_wait;
+
+static void mark_stale_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    stale_then_wait *x = arg;
+    x->rc = sg_pool_preempt(x->h->pool, x->stale);
+}
+
+static void submit_profile_now(sg_loop *loop, void *arg) {
+    (void)loop;
+    stale_then_wait *x = arg;
+    submit(x->h, 3, 1, 2, SG_POOL_FINAL, SG_POOL_PROFILE, 1);
+}
+
+static void test_preempt_static_yields_to_its_role_only(void **state) {
+    (void)state;
+    for (int elastic = 0; elastic <= 1; elastic++) {
+        harness *h = harness_new(2, (int[]){0, 1}, elastic ? "elastic" : "static:1/1");
+        stale_then_wait x = {.h = h};
+        x.stale = submit(h, 1, 0, 1, SG_POOL_FORK, SG_POOL_VALIDATE, 3);
+        submit(h, 2, 1, 2, SG_POOL_FINAL, SG_POOL_PROFILE, 2);
+        sg_loop_timer(h->loop, SG_SEC / 4, mark_stale_now, &x); /* both run by then */
+        sg_loop_timer(h->loop, SG_SEC / 2, submit_profile_now, &x);
+        run(h);
+        assert_int_equal(x.rc, 2);
+        const rec *r = rec_of(h, 1);
+        assert_int_equal(r->end, elastic ? SG_POOL_KILLED : SG_POOL_DONE);
+        assert_true(fabs((double)r->end_ns / SG_SEC - (elastic ? 0.5 : 3)) < 1e-9);
+        assert_int_equal(h->preempts, elastic);
+        harness_free(h);
+    }
 }
 
 /* Two tasks, each with three older forks queued behind a busy slot: they take turns. */
@@ -448,6 +622,9 @@ int main(void) {
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_tasks_take_turns),
         cmocka_unit_test(test_by_value_order_and_drop_queued),
+        cmocka_unit_test(test_by_distance_order),
+        cmocka_unit_test(test_preempt_running_yields_when_work_waits),
+        cmocka_unit_test(test_preempt_static_yields_to_its_role_only),
         cmocka_unit_test(test_cancel_iteration_midway),
         cmocka_unit_test(test_profile_alone_on_device),
         cmocka_unit_test(test_no_flapping),

@@ -158,6 +158,7 @@ typedef struct fake_dev {
     int jobs;
     int64_t job_ns; /* how long a job takes (default 20 ms) */
     fake_job *running;
+    int stale_calls, stale_running; /* drop_stale: calls, and those asking running jobs too */
 } fake_dev;
 
 static fake_dev *DEV;
@@ -189,7 +190,10 @@ static void fake_cancel(fake_dev *d, int iteration, int stale, uint64_t tokens) 
 
 static void fake_end_iteration(void *impl, int iteration) { fake_cancel(impl, iteration, 0, 0); }
 
-static void fake_drop_stale(void *impl, int iteration, uint64_t tokens) {
+static void fake_drop_stale(void *impl, int iteration, uint64_t tokens, int running) {
+    fake_dev *d = impl;
+    d->stale_calls++;
+    d->stale_running += running;
     fake_cancel(impl, iteration, 1, tokens);
 }
 
@@ -683,16 +687,22 @@ static void drop_stale_on(sg_task_config *cfg) {
     cfg->crit.early_stop = 0;
 }
 
+/* Fork 1 writes a slow kernel (1 s to judge), fork 2 a correct 1.5x one (20 ms). */
+static script stale_script(void) {
+    script sc = demo_script();
+    sc.forks[0].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SLOW SPEED=1.1\n```\n";
+    sc.forks[1].answer =
+        "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=1.5\n```\n";
+    return sc;
+}
+
 /* Preemption by hand: fork 1 (56 tokens) writes a kernel whose job takes 1 s; fork 2 (147
  * tokens) a correct 1.5x kernel judged in 20 ms, the new best. With drop_stale, fork 1's
  * job (older, not yet judged) is dropped then; without, it runs to its end. */
 static void test_drop_stale_validation(void **state) {
     for (int on = 0; on <= 1; on++) {
-        script sc = demo_script();
-        sc.forks[0].answer =
-            "```opencl\n__kernel void k(__global float *y) { y[0] = 1; } // SLOW SPEED=1.1\n```\n";
-        sc.forks[1].answer =
-            "```opencl\n__kernel void k(__global float *y) { y[0] = 2; } // SPEED=1.5\n```\n";
+        script sc = stale_script();
         run r;
         tweak = on ? drop_stale_on : no_cut;
         run_task(&sc, "specgen", 0, 1, &r);
@@ -701,6 +711,27 @@ static void test_drop_stale_validation(void **state) {
         int dropped = strstr(r.log.data, "\"candidate\":1,\"of_iteration\":1,\"correct\":false,"
                                          "\"verdict\":\"dropped\"") != NULL;
         assert_int_equal(dropped, on);
+        sg_buf_free(&r.log);
+    }
+}
+
+static void preempt_stale_on(sg_task_config *cfg) {
+    cfg->preempt_stale = 1;
+    cfg->crit.early_stop = 0;
+}
+
+/* The same case with preempt_stale (drop_stale off): the port is asked once, for running
+ * validations too, when fork 2's kernel becomes the best (the port's part, a running job
+ * that yields, is test_pool.c's); fork 1's job is cancelled then as with drop_stale. */
+static void test_preempt_stale_asks_for_running(void **state) {
+    for (int mode = 0; mode < 3; mode++) { /* off, drop_stale, preempt_stale */
+        script sc = stale_script();
+        run r;
+        tweak = mode == 0 ? no_cut : mode == 1 ? drop_stale_on : preempt_stale_on;
+        run_task(&sc, "specgen", 0, 1, &r);
+        assert_int_equal(r.st.cancelled_jobs, mode > 0);
+        assert_int_equal(DEV->stale_calls, mode > 0);
+        assert_int_equal(DEV->stale_running, mode == 2);
         sg_buf_free(&r.log);
     }
 }
@@ -740,6 +771,7 @@ int main(void) {
         cmocka_unit_test(test_workers_restart_without_barrier),
         cmocka_unit_test(test_probe_exit_stops_when_two_probes_agree),
         cmocka_unit_test(test_drop_stale_validation),
+        cmocka_unit_test(test_preempt_stale_asks_for_running),
         cmocka_unit_test(test_policy_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,13 @@
 /* Local slots under the scheduler on the real loop, with real OpenCL workers (PoCL): the
  * baseline validates and is timed as two jobs; a candidate that never ends is killed when
  * its iteration ends, and the same slot then runs the next job in a fresh worker; two
- * slots on one device never let a profile job share it. */
+ * slots on one device never let a profile job share it. Preemption: a running validation
+ * marked stale (sg_pool_preempt) runs on while nothing waits, and yields its slot (its
+ * worker killed) when a job arrives; the job runs there in a fresh worker, and once the
+ * pool is freed no worker process or descriptor is left. */
+#include <dirent.h>
+#include <unistd.h>
+
 #include "common/buf.h"
 #include "pool/pool.h"
 
@@ -174,10 +180,119 @@ static void test_local_slots(void **state) {
     free(hang);
 }
 
+/* Descriptors open in this process, and child processes still there (zombies too). */
+static int count_fds(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the DIR's own */
+}
+
+static int count_children(void) {
+    int n = 0;
+    DIR *d = opendir("/proc");
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *close = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
+        char state;
+        int ppid;
+        if (close && sscanf(close + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid()) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+typedef struct preempter {
+    sg_pool *pool;
+    const sg_pool_work *next;
+    seen *s;
+    uint64_t stale, next_id;
+    int marked, ended_before; /* sg_pool_preempt's answer; jobs ended before the next came */
+} preempter;
+
+static void mark_stale(sg_loop *loop, void *arg) {
+    (void)loop;
+    preempter *p = arg;
+    p->marked = sg_pool_preempt(p->pool, p->stale);
+}
+
+static void submit_next(sg_loop *loop, void *arg) {
+    (void)loop;
+    preempter *p = arg;
+    p->ended_before = p->s->n;
+    p->next_id = sg_pool_submit(p->pool, 1, 2, SG_POOL_FORK, p->next, on_done, p->s);
+}
+
+static void test_stale_validation_yields(void **state) {
+    (void)state;
+    sg_err err;
+    int fds0 = count_fds();
+    sg_loop *loop = sg_loop_new_real(&err);
+    sg_dev_opts o;
+    sg_dev_opts_default(&o);
+    o.device = SG_DEV_OPENCL;
+    o.run_timeout_ms = 60000; /* the hang is ended by the preemption, not by the deadline */
+    if (sg_dev_count(&o, &err) < 1) skip();
+    sg_pool_local *local;
+    assert_int_equal(sg_pool_local_new(loop, &o, NULL, 1, 2, &local, &err), 0);
+    int n;
+    const sg_pool_slot_desc *d = sg_pool_local_slots(local, &n);
+    sg_pool_config cfg;
+    sg_pool_config_default(&cfg);
+    sg_pool_config_parse("static:1/1", &cfg, &err); /* one validate slot */
+    sg_pool *pool;
+    assert_int_equal(sg_pool_new(loop, &cfg, d, n, &sg_pool_local_ops, local, &pool, &err), 0);
+    sg_pool_local_bind(local, pool);
+    seen s = {.loop = loop};
+    sg_pool_on_event(pool, on_event, &s);
+    size_t hlen;
+    char *hang = load("tests/hostile/opencl/infinite_loop.cl", &hlen);
+    sg_pool_work hung = {.kind = SG_POOL_VALIDATE,
+                         .task_dir = task,
+                         .candidate = hang,
+                         .candidate_len = hlen,
+                         .name = "stale hang"};
+    sg_pool_work base_v = {.kind = SG_POOL_VALIDATE, .task_dir = task, .name = "baseline"};
+    /* the hang runs alone; stale at 1 s (nothing waits: it runs on); a job at 2.5 s */
+    preempter pr = {.pool = pool, .next = &base_v, .s = &s};
+    pr.stale = sg_pool_submit(pool, 0, 1, SG_POOL_FORK, &hung, on_done, &s);
+    sg_loop_timer(loop, SG_SEC, mark_stale, &pr);
+    sg_loop_timer(loop, 5 * SG_SEC / 2, submit_next, &pr);
+    s.want = 2;
+    assert_int_equal(sg_loop_run(loop, &err), 0);
+    assert_int_equal(pr.marked, 2);       /* running: it yields later */
+    assert_int_equal(pr.ended_before, 0); /* it ran on while nothing waited */
+    assert_int_equal(s.n, 2);
+    assert_true(s.job[0].id == pr.stale && s.job[0].end == SG_POOL_KILLED);
+    assert_true(s.job[1].id == pr.next_id && s.job[1].end == SG_POOL_DONE);
+    assert_string_equal(s.job[1].verdict, "pass");  /* in a fresh worker */
+    assert_int_equal(s.job[1].slot, s.job[0].slot); /* on the slot it yielded */
+    sg_pool_stats st;
+    sg_pool_stats_get(pool, &st);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].preempted, 1);
+    assert_int_equal(st.role[SG_POOL_VALIDATE].killed, 1);
+    sg_pool_free(pool);
+    sg_pool_local_free(local);
+    sg_loop_free(loop);
+    free(hang);
+    assert_int_equal(count_children(), 0); /* every worker reaped */
+    assert_int_equal(count_fds(), fds0);   /* and its sockets closed */
+}
+
 int main(void) {
     const char *r = getenv("SPECGEN_ROOT");
     snprintf(root, sizeof root, "%s", r ? r : ".");
     snprintf(task, sizeof task, "%s/suites/demo/vector_scale", root);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_local_slots)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_local_slots),
+                                       cmocka_unit_test(test_stale_validation_yields)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
