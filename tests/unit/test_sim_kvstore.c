@@ -229,9 +229,9 @@ static void test_placement_parse(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fork_from_own_cache),    cmocka_unit_test(test_fork_from_kvstore),
-        cmocka_unit_test(test_fork_prefilled),         cmocka_unit_test(test_fork_whole_chunks_only),
-        cmocka_unit_test(test_placement_threshold),    cmocka_unit_test(test_placement_parse),
+        cmocka_unit_test(test_fork_from_own_cache), cmocka_unit_test(test_fork_from_kvstore),
+        cmocka_unit_test(test_fork_prefilled),      cmocka_unit_test(test_fork_whole_chunks_only),
+        cmocka_unit_test(test_placement_threshold), cmocka_unit_test(test_placement_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
