@@ -394,7 +394,7 @@ static void touch(sg_sim_llm *m, ctx *c, uint64_t cached) {
 }
 
 /* ---- the kvstore (kvstore_tokens > 0): every instance writes its reasoning prefixes there
- * in whole chunks as they are decoded (LMCache's store, asynchronous: no time), and any
+ * in whole chunks as they are decoded (LMCache's store; free here: an ASSUMPTION), and any
  * instance reads them back over the network in fetch_s ---- */
 static int store_on(const sg_sim_llm *m) { return m->w.kvstore_tokens > 0; }
 
