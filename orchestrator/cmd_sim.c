@@ -36,7 +36,8 @@ static const char details[] =
     "--compare runs specgen and three baselines on the same seeds: sequential (one reasoning,\n"
     "its final kernel), parallel:4 (four independent reasoning streams), probe:1000 (a fork\n"
     "every 1000 tokens, no trigger rules, static pools, no priorities); then ablations of\n"
-    "specgen: static pools, no priorities, no prefix cache (no kvstore), no early stop, no\n"
+    "specgen: static pools, no priorities, no kvstore (the instances' own prefix caches stay),\n"
+    "no early stop, no\n"
     "forks. Then the fair baselines: sequential, parallel:N, workers:N, probe:K and\n"
     "probe-exit:K each at its best setting on a work-conserving pool (elastic, FIFO) beside\n"
     "its paper's setting (the static split), with specgen's ratios and their 95% confidence\n"
@@ -291,7 +292,7 @@ static int run_compare(const sg_sim_config *c, const sg_run_prompts *p, uint64_t
         x.run.probe_tokens = v[i].probe;
         if (v[i].static_pools && stat.static_profile > 0) x.run.pools = stat;
         x.run.pools.fifo = v[i].fifo;
-        if (v[i].no_kv) x.w.cache_tokens = 0;
+        if (v[i].no_kv) x.w.kvstore_tokens = 0;
         /* every row the same criterion, but the ablation, which flips the cut on a gain */
         x.run.early_stop = v[i].flip_early ? !c->run.early_stop : c->run.early_stop;
         if (sg_sim_run_seeds(&x, p, from, to, plots && i < 4, &rows[i], err) < 0)
@@ -312,6 +313,7 @@ typedef struct sim_args {
     int64_t in_flight, devices, slots, instances, tasks, iterations, concurrency, kv_tokens;
     const char *workload, *policy, *seeds, *pools, *events, *db, *plots, *out, *admission;
     const char *by_distance;
+    const char *placement;
     int compare, sweep, no_prio, no_kv, no_early, early, no_fork, md, by_value, drop_stale;
     int admit_study, calib, preempt_stale;
     int64_t interval;
@@ -374,7 +376,9 @@ static int check_args(sim_args *a, sg_err *err) {
     c->run.pools.by_value = a->by_value;
     c->run.drop_stale = a->drop_stale;
     c->run.preempt_stale = a->preempt_stale;
-    if (a->no_kv) c->w.cache_tokens = 0;
+    if (a->no_kv) c->w.kvstore_tokens = 0;
+    if (a->placement && sg_sim_placement_parse(a->placement, &c->w.kv_placement, err) < 0)
+        return -1;
     c->run.early_stop = a->early || c->run.delta > 0;
     if (a->no_fork) c->run.policy.fork = 0;
     snprintf(c->name, sizeof c->name, "%s", a->policy);
@@ -539,7 +543,17 @@ int sg_cmd_sim(int argc, char **argv) {
         {.name = "no-kvstore",
          .kind = SG_OPT_FLAG,
          .out = &a.no_kv,
-         .help = "no prefix cache for forks"},
+         .help = "no kvstore: forks and preempted requests find their prefix only in their "
+                 "instance's own prefix cache, else prefill it"},
+        {.name = "kv-placement",
+         .kind = SG_OPT_STR,
+         .out = &a.placement,
+         .metavar = "P",
+         .help = "where a fork is served: prefix (on the instance whose prefix cache holds its "
+                 "prefix), prefix:N (there unless that instance has more than N requests more "
+                 "than the least loaded and 1.5 times as many), or load (the least loaded; the "
+                 "prefix fetched from the kvstore or prefilled)",
+         .def = "prefix"},
         sg_opt_shared(SG_OD_EARLY_STOP, &a.early),
         sg_opt_shared(SG_OD_NO_EARLY_STOP, &a.no_early),
         sg_opt_shared(SG_OD_NO_FORK, &a.no_fork),

@@ -189,6 +189,38 @@ static int run_variants(const sg_sim_config *c, const sg_run_prompts *p, uint64_
     return 0;
 }
 
+/* ---- the KV cache (issue 27): the kvstore tier and where forks are served, as ablations of
+ * specgen (its own settings: the kvstore on, --kv-placement's default) ---- */
+static int run_kv_variants(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from,
+                           uint64_t to, int md, const sg_sim_row *spec, sg_err *err) {
+    static const double place[] = {SG_SIM_PLACE_PREFIX, 0, 4, 16};
+    char dflt[32];
+    sg_sim_placement_name(c->w.kv_placement, dflt, sizeof dflt);
+    printf("\nthe KV cache (specgen: kvstore %s, --kv-placement %s; specgen's e2e / the "
+           "variant's, the variant's feedback / specgen's; 95%% CI):\n%s",
+           c->w.kvstore_tokens > 0 ? "on" : "off", dflt,
+           md ? "\n| variant | e2e s | end-to-end | feedback |\n|---|---|---|---|\n" : "");
+    /* without the kvstore, without placement (forks on the least loaded instance), neither;
+     * then the other placement thresholds */
+    for (int v = 0; v < 3 + (int)(sizeof place / sizeof *place); v++) {
+        sg_sim_config x = *c;
+        x.events = NULL;
+        x.db = NULL;
+        if (v == 0 || v == 2) x.w.kvstore_tokens = 0;
+        if (v == 1 || v == 2) x.w.kv_placement = -1;
+        if (v >= 3) {
+            if (place[v - 3] == c->w.kv_placement) continue; /* specgen's own */
+            x.w.kv_placement = place[v - 3];
+        }
+        char name[32];
+        sg_sim_placement_name(x.w.kv_placement, name, sizeof name);
+        snprintf(x.name, sizeof x.name, "specgen %s%s", v == 0 ? "no kvstore" : name,
+                 v == 2 ? ", no kvstore" : "");
+        if (run_variant(&x, p, from, to, md, spec, err) < 0) return -1;
+    }
+    return 0;
+}
+
 int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, uint64_t to, int md,
                 const sg_sim_row *rows, sg_err *err) {
     enum { NF = sizeof families / sizeof *families };
@@ -239,6 +271,7 @@ int sg_sim_fair(const sg_sim_config *c, const sg_run_prompts *p, uint64_t from, 
                spec_sk.mean.e2e_s);
     }
     if (rc == 0) rc = run_variants(c, p, from, to, md, &rows[0], err);
+    if (rc == 0) rc = run_kv_variants(c, p, from, to, md, &rows[0], err);
     for (int i = 0; i < NF; i++) sg_sim_row_free(&best[i]), sg_sim_row_free(&paper_run[i]);
     sg_sim_row_free(&spec_sk);
     return rc;

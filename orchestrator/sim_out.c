@@ -102,8 +102,9 @@ void sg_sim_print_compare(const sg_sim_row *rows, int md) {
          "contention for the GPUs: how many candidates wait (the utilisation while work waited), "
          "so --devices and the candidate rate"},
         {"specgen no kvstore",
-         "the prefix cache: cache_tokens, prefill_tok_s and the reasoning length (measured and "
-         "computed, with an ASSUMPTION on the share left for prefixes)"},
+         "the kvstore tier: what the instances' own prefix caches lose (cache_tokens, kv_tokens), "
+         "prefill_tok_s against the fetch time (kv_bytes_per_token, kvstore_gb_s: ASSUMPTION) "
+         "and the reasoning length"},
         {"specgen early stop",
          "what a restart loses against what the next iteration gains: the quality curve q0, q1, "
          "q_gamma, q_iter and q_carry (ASSUMPTIONS)"},

@@ -230,18 +230,19 @@ static json_t *campaign_config(const sg_sim_config *sc, const sg_task_config *tc
     sg_policy_name(&c->policy, pol, sizeof pol);
     json_t *j = json_pack(
         "{s:s,s:b,s:I,s:s,s:s,s:I,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:I,s:i,s:b,s:b,s:s,s:b,"
-        "s:f,s:f,s:I,s:I,s:i,s:f}",
+        "s:f,s:f,s:f,s:f,s:I,s:I,s:i,s:f}",
         "configuration", sc->name, "simulated", 1, "seed", (json_int_t)seed, "workload", sc->w.name,
         "policy", pol, "probe_tokens", (json_int_t)c->probe_tokens, "gpus", c->devices,
         "slots_per_gpu", c->slots_per_device, "llm_instances", sc->w.instances, "tasks", sc->tasks,
         "concurrency", sc->concurrency, "target", tc->crit.target_speedup, "budget_s",
         (double)c->budget_ns / SG_SEC, "budget_tokens", (json_int_t)c->budget_tokens, "iterations",
         c->iterations, "early_stop", c->early_stop, "priorities", !c->pools.fifo, "pools",
-        c->pools.mode == SG_POOL_STATIC ? "static" : "elastic", "kvstore", sc->w.cache_tokens > 0,
-        "cache_tokens", sc->w.cache_tokens, "delta", tc->crit.delta, "spacing_tokens",
-        (json_int_t)tc->trigger.min_spacing_tokens, "interval_tokens",
-        (json_int_t)tc->trigger.interval_tokens, "in_flight", tc->trigger.max_in_flight,
-        "hysteresis", c->pools.hysteresis);
+        c->pools.mode == SG_POOL_STATIC ? "static" : "elastic", "kvstore", sc->w.kvstore_tokens > 0,
+        "cache_tokens", sc->w.cache_tokens, "kvstore_tokens", sc->w.kvstore_tokens, "kv_placement",
+        sc->w.kv_placement >= SG_SIM_PLACE_PREFIX ? -2.0 : sc->w.kv_placement, "delta",
+        tc->crit.delta, "spacing_tokens", (json_int_t)tc->trigger.min_spacing_tokens,
+        "interval_tokens", (json_int_t)tc->trigger.interval_tokens, "in_flight",
+        tc->trigger.max_in_flight, "hysteresis", c->pools.hysteresis);
     if (c->preempt_stale) json_object_set_new(j, "preempt_stale", json_true()); /* given only */
     if (c->pools.by_distance)
         json_object_set_new(j, "by_distance",

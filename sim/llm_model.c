@@ -22,19 +22,31 @@
 #define FILLER_WORDS 4096     /* the filler text that chunks copy slices of */
 #define TRACE_CHUNK 8         /* sim --traces: tokens a chunk (trigger points within 8 tokens) */
 
-typedef struct ctx {                 /* a reasoning stream's prefix in its instance's cache */
+/* A reasoning stream's prefix in a tier of the KV cache: its own instance's prefix cache
+ * (GPU memory, lost when squeezed) or the kvstore (the pool GPUs' spare memory, reached over
+ * the network from any instance); each tier an LRU list, least recent first. */
+typedef struct lru_link {
+    struct ctx *prev, *next;
+    uint64_t tokens; /* tokens of the prefix in that tier (prompt included) */
+    int listed;
+} lru_link;
+typedef struct tier {
+    uint64_t tokens;
+    struct ctx *head, *tail;
+} tier;
+enum { OWN, STORE }; /* ctx.link[]: the instance's prefix cache, the kvstore */
+
+typedef struct ctx {                 /* a reasoning stream's prefix */
     int iteration, stream, instance; /* of the task whose list holds it */
     uint64_t length;                 /* the whole reasoning, tokens */
-    uint64_t cached;                 /* tokens of it in the cache now (prompt included) */
     double floor;                    /* q_carry: the quality this iteration starts from (0: none) */
     int have_kernel;                 /* kernel_step: its last fork's step, quality and id */
     int64_t kernel_at;
     double kernel_q;
     uint64_t kernel_id;
-    int listed;                      /* on its instance's LRU list */
-    struct sg_sim_gen *gen;          /* its reasoning stream while it runs */
-    struct ctx *next_of_task;        /* the task's contexts */
-    struct ctx *lru_prev, *lru_next; /* its instance's cached prefixes, least recent first */
+    lru_link link[2];         /* in its instance's prefix cache, in the kvstore */
+    struct sg_sim_gen *gen;   /* its reasoning stream while it runs */
+    struct ctx *next_of_task; /* the task's contexts */
 } ctx;
 
 struct sg_sim_gen {
@@ -62,8 +74,11 @@ struct sg_sim_gen {
     int waiting;                      /* in its instance's waiting queue (new or preempted) */
     struct sg_sim_gen *wprev, *wnext; /* that queue, in arrival order (seq) */
     uint64_t kv;                      /* KV tokens it holds */
-    uint64_t kv_need;                 /* what admitting it takes (and prefills) */
-    double latency_s;                 /* first admission only: the first-token latency */
+    uint64_t kv_need;                 /* what admitting it takes */
+    uint64_t fill;                    /* of that, what it prefills (the rest: cached, fetched) */
+    double latency_s;                 /* the first-token latency, and any kvstore fetch */
+    int task, iteration, stream;      /* a fork's reasoning stream, and its prefix (tokens, */
+    uint64_t prefix;                  /* prompt included) */
     int resume;                       /* preempted while decoding: chunk_left still to do */
     double chunk_left;
 };
@@ -78,8 +93,7 @@ typedef struct instance {
     int in_due;        /* inside that timer's callback: it re-arms once at the end */
     sg_sim_gen **heap; /* its decoding streams, earliest chunk end first */
     int nheap, capheap;
-    uint64_t cached; /* prefix-cache tokens held */
-    ctx *lru_head, *lru_tail;
+    tier cache; /* its prefix cache */
     /* the KV capacity (kv_tokens > 0) */
     uint64_t kv_active;                /* KV tokens of its admitted generations */
     sg_sim_gen *wait_head, *wait_tail; /* waiting for room, arrival order */
@@ -93,6 +107,7 @@ struct sg_sim_llm {
     uint64_t seed, forks, ids, seqs;
     int closing; /* sg_sim_llm_free: no more timers */
     instance *in;
+    tier store;    /* the kvstore (kvstore_tokens > 0), shared by the instances */
     ctx **by_task; /* each task's contexts, by task number */
     int ntasks;
     sg_sim_gen *gens;
@@ -100,7 +115,7 @@ struct sg_sim_llm {
     char *filler;        /* FILLER_WORDS words */
     uint32_t *filler_at; /* where word i starts (FILLER_WORDS + 1 offsets) */
     uint64_t decoded, prefilled, saved;
-    uint64_t preemptions, recomputed, fork_queries, fork_hits;
+    uint64_t preemptions, recomputed, fork_queries, fork_hits, fork_fetches, fetched;
     const sg_replay_traces *traces; /* sim --traces (borrowed), or NULL */
     int q_task, q_iteration;        /* sg_sim_llm_prompt_quality's, for the next reasoning */
     double q_best;
@@ -323,21 +338,37 @@ void sg_sim_llm_counts(const sg_sim_llm *m, uint64_t *decoded, uint64_t *prefill
     *cached = m->saved;
 }
 
-/* ---- the prefix cache: per instance, least recently used prefixes leave first ---- */
-static void lru_unlink(instance *in, ctx *c) {
-    if (!c->listed) return;
-    c->listed = 0;
-    if (c->lru_prev)
-        c->lru_prev->lru_next = c->lru_next;
+/* ---- the tiers: an instance's prefix cache, and the kvstore; least recently used first ---- */
+static void lru_unlink(tier *t, ctx *c, int k) {
+    lru_link *l = &c->link[k];
+    if (!l->listed) return;
+    l->listed = 0;
+    if (l->prev)
+        l->prev->link[k].next = l->next;
     else
-        in->lru_head = c->lru_next;
-    if (c->lru_next)
-        c->lru_next->lru_prev = c->lru_prev;
+        t->head = l->next;
+    if (l->next)
+        l->next->link[k].prev = l->prev;
     else
-        in->lru_tail = c->lru_prev;
-    c->lru_prev = c->lru_next = NULL;
-    in->cached -= c->cached;
-    c->cached = 0;
+        t->tail = l->prev;
+    l->prev = l->next = NULL;
+    t->tokens -= l->tokens;
+    l->tokens = 0;
+}
+
+/* c's prefix now holds `tokens` in t and is its most recently used. */
+static void lru_push(tier *t, ctx *c, int k, uint64_t tokens) {
+    lru_link *l = &c->link[k];
+    lru_unlink(t, c, k);
+    l->tokens = tokens;
+    t->tokens += tokens;
+    l->listed = 1;
+    l->prev = t->tail;
+    if (t->tail)
+        t->tail->link[k].next = c;
+    else
+        t->head = c;
+    t->tail = c;
 }
 
 /* The prefix cache's room: its own size, and with a KV capacity what the admitted
@@ -350,23 +381,45 @@ static double cache_cap(const instance *in) {
 }
 
 static void squeeze(instance *in) {
-    while ((double)in->cached > cache_cap(in) && in->lru_head) lru_unlink(in, in->lru_head);
+    while ((double)in->cache.tokens > cache_cap(in) && in->cache.head)
+        lru_unlink(&in->cache, in->cache.head, OWN);
 }
 
-/* The prefix now holds `cached` tokens and is the most recently used; then make room. */
+/* The prefix now holds `cached` tokens in its instance's cache and is the most recently
+ * used; then make room. */
 static void touch(sg_sim_llm *m, ctx *c, uint64_t cached) {
     instance *in = &m->in[c->instance];
-    lru_unlink(in, c);
-    c->cached = cached;
-    in->cached += cached;
-    c->listed = 1;
-    c->lru_prev = in->lru_tail;
-    if (in->lru_tail)
-        in->lru_tail->lru_next = c;
-    else
-        in->lru_head = c;
-    in->lru_tail = c;
+    lru_push(&in->cache, c, OWN, cached);
     squeeze(in);
+}
+
+/* ---- the kvstore (kvstore_tokens > 0): every instance writes its reasoning prefixes there
+ * in whole chunks as they are decoded (LMCache's store; free here: an ASSUMPTION), and any
+ * instance reads them back over the network in fetch_s ---- */
+static int store_on(const sg_sim_llm *m) { return m->w.kvstore_tokens > 0; }
+
+/* The prefix has `tokens` tokens: its whole chunks go to the kvstore (least recent out). */
+static void store_put(sg_sim_llm *m, ctx *c, uint64_t tokens) {
+    if (!store_on(m)) return;
+    uint64_t chunk = m->w.kvstore_chunk_tokens > 0 ? (uint64_t)m->w.kvstore_chunk_tokens : 1;
+    lru_push(&m->store, c, STORE, tokens / chunk * chunk);
+    while ((double)m->store.tokens > m->w.kvstore_tokens && m->store.head)
+        lru_unlink(&m->store, m->store.head, STORE);
+}
+
+/* Of the first `want` tokens of c's prefix, how many the kvstore holds (refreshed). */
+static uint64_t store_get(sg_sim_llm *m, ctx *c, uint64_t want) {
+    if (!c || !c->link[STORE].listed) return 0;
+    uint64_t have = c->link[STORE].tokens;
+    lru_push(&m->store, c, STORE, have);
+    return have < want ? have : want;
+}
+
+/* Seconds to read n tokens of KV from the kvstore: a request's latency, then the bytes over
+ * the link. */
+static double fetch_s(const sg_sim_llm *m, uint64_t n) {
+    if (!n) return 0;
+    return m->w.kvstore_latency_s + (double)n * m->w.kv_bytes_per_token / (m->w.kvstore_gb_s * 1e9);
 }
 
 static void free_ctx(ctx *c) {
@@ -393,7 +446,8 @@ static ctx *add_ctx(sg_sim_llm *m, int task, int iteration, int stream, int inst
         ctx *c = *p;
         if (c->iteration < iteration) {
             *p = c->next_of_task;
-            lru_unlink(&m->in[c->instance], c);
+            lru_unlink(&m->in[c->instance].cache, c, OWN);
+            lru_unlink(&m->store, c, STORE);
             free_ctx(c);
         } else {
             p = &c->next_of_task;
@@ -535,7 +589,10 @@ static void chunk_done(sg_sim_gen *g) {
         g->emitted += k;
         m->decoded += k;
         kv_grow(g, k);
-        if (g->ctx) touch(m, g->ctx, (uint64_t)m->w.prompt_tokens + g->emitted);
+        if (g->ctx) {
+            touch(m, g->ctx, (uint64_t)m->w.prompt_tokens + g->emitted);
+            store_put(m, g->ctx, (uint64_t)m->w.prompt_tokens + g->emitted);
+        }
         g->in_callback = 1;
         g->cb.reasoning(g->cb.arg, text->data, text->len, g->emitted);
         g->in_callback = 0;
@@ -654,7 +711,7 @@ static void kv_admit(instance *in) {
         rerate(in);
         int64_t now = sg_loop_now(m->loop);
         int64_t start = in->prefill_free_at > now ? in->prefill_free_at : now;
-        in->prefill_free_at = start + (int64_t)((double)g->kv_need / m->w.prefill_tok_s * SG_SEC);
+        in->prefill_free_at = start + (int64_t)((double)g->fill / m->w.prefill_tok_s * SG_SEC);
         int64_t at = in->prefill_free_at + (int64_t)(g->latency_s * SG_SEC);
         g->latency_s = 0;
         g->timer = sg_loop_timer(m->loop, at - now, begin, g);
@@ -680,8 +737,14 @@ static void kv_preempt(instance *in, sg_sim_gen *g) {
     g->kv = 0;
     g->admitted = 0;
     g->kv_need = g->prompt + (g->fork ? 0 : g->emitted) + g->answer_emitted;
+    /* its prefix comes back from the kvstore where it is there, the rest is recomputed */
+    ctx *c = g->fork ? find_ctx(m, g->task, g->iteration, g->stream) : g->ctx;
+    uint64_t got = store_get(m, c, g->fork ? g->prefix : g->prompt + g->emitted);
+    g->fill = g->kv_need - got;
+    g->latency_s = fetch_s(m, got);
+    m->fetched += got;
     m->preemptions++;
-    m->recomputed += g->kv_need;
+    m->recomputed += g->fill;
     kv_enqueue(in, g);
     rerate(in);
 }
@@ -716,6 +779,8 @@ void sg_sim_llm_signals_get(const sg_sim_llm *m, sg_sim_llm_signals *s) {
     s->decoded = m->decoded;
     s->fork_queries = m->fork_queries;
     s->fork_hits = m->fork_hits;
+    s->fork_fetches = m->fork_fetches;
+    s->fetched_tokens = m->fetched;
 }
 
 static sg_sim_gen *gen_new(sg_sim_llm *m, int instance, const sg_sim_gen_cb *cb, uint64_t key) {
@@ -736,16 +801,19 @@ static sg_sim_gen *gen_new(sg_sim_llm *m, int instance, const sg_sim_gen_cb *cb,
     return g;
 }
 
-/* Decoding begins after prefill_s (latency_s of it a fixed latency, the rest `fill` tokens of
- * prefill); with a KV capacity, once admitted, its prefill queued behind the instance's. */
-static void start_after(sg_sim_gen *g, double prefill_s, double latency_s, uint64_t fill) {
+/* Decoding begins after latency_s (a fixed latency and any kvstore fetch) and `fill` tokens
+ * of prefill; with a KV capacity, once admitted (holding kv_need tokens), its prefill queued
+ * behind the instance's. */
+static void start_after(sg_sim_gen *g, double latency_s, uint64_t kv_need, uint64_t fill) {
     if (!kv_on(g->m)) {
-        g->timer = sg_loop_timer(g->m->loop, (int64_t)(prefill_s * SG_SEC), begin, g);
+        double s = latency_s + (double)fill / g->m->w.prefill_tok_s;
+        g->timer = sg_loop_timer(g->m->loop, (int64_t)(s * SG_SEC), begin, g);
         return;
     }
     instance *in = &g->m->in[g->instance];
     g->latency_s = latency_s;
-    g->kv_need = fill;
+    g->kv_need = kv_need;
+    g->fill = fill;
     kv_enqueue(in, g);
     kv_admit(in);
 }
@@ -775,37 +843,55 @@ sg_sim_gen *sg_sim_llm_reason(sg_sim_llm *m, int task, int iteration, int stream
     g->ctx = add_ctx(m, task, iteration, stream, g->instance, g->length);
     g->ctx->floor = floor;
     g->ctx->gen = g;
-    start_after(g, m->w.first_token_s + m->w.prompt_tokens / m->w.prefill_tok_s, m->w.first_token_s,
-                g->prompt);
+    start_after(g, m->w.first_token_s, g->prompt, g->prompt);
     return g;
+}
+
+/* Where a fork is served (kv_placement): on the instance that holds its prefix (`own`, -1:
+ * none) unless that one is loaded past the threshold N (more requests, running and waiting,
+ * than the least loaded by more than N and by more than half again, as SGLang's cache-aware
+ * router), else on the least loaded. */
+static int place(const sg_sim_llm *m, int own) {
+    int low = least_loaded(m);
+    if (own < 0 || m->w.kv_placement < 0) return low;
+    double lo = m->in[low].running + m->in[low].nwaiting;
+    double load = m->in[own].running + m->in[own].nwaiting;
+    return load - lo > m->w.kv_placement && load > 1.5 * lo ? low : own;
 }
 
 sg_sim_gen *sg_sim_llm_fork(sg_sim_llm *m, int task, int iteration, int stream,
                             uint64_t prefix_tokens, const sg_sim_gen_cb *cb) {
     ctx *c = find_ctx(m, task, iteration, stream);
     uint64_t prefix = (uint64_t)m->w.prompt_tokens + prefix_tokens;
-    int hit = c && c->cached >= prefix;
+    int own = c && c->link[OWN].tokens >= prefix;
     /* with a KV capacity, a running reasoning's own blocks serve its forks (vLLM shares them) */
-    if (kv_on(m) && c && c->gen && c->gen->admitted && c->gen->kv >= prefix) hit = 1;
-    m->fork_queries++;
-    m->fork_hits += hit;
+    if (kv_on(m) && c && c->gen && c->gen->admitted && c->gen->kv >= prefix) own = 1;
     uint64_t key = ((uint64_t)task << 40) ^ ((uint64_t)iteration << 20) ^ (uint64_t)stream ^
                    (prefix_tokens << 8) ^ 0x5f0f;
-    sg_sim_gen *g = gen_new(m, hit ? c->instance : least_loaded(m), cb, key ^ ++m->forks);
+    int at = place(m, own ? c->instance : -1);
+    int hit = own && at == c->instance;
+    m->fork_queries++;
+    m->fork_hits += hit;
+    sg_sim_gen *g = gen_new(m, at, cb, key ^ ++m->forks);
     g->fork = 1;
+    g->task = task, g->iteration = iteration, g->stream = stream, g->prefix = prefix;
     g->prompt = prefix + FORK_PREFIX_TOKENS;
-    g->cached = hit ? prefix : 0;
+    /* its prefix: in the instance's own cache (free), else what the kvstore holds (fetched),
+     * the rest prefilled */
+    uint64_t got = hit ? 0 : store_get(m, c, prefix);
+    g->cached = hit ? prefix : got;
     uint64_t fill = g->prompt - g->cached;
+    m->fork_fetches += got > 0;
+    m->fetched += got;
     m->prefilled += fill;
     m->saved += g->cached;
-    if (hit) touch(m, c, c->cached);
+    if (hit) touch(m, c, c->link[OWN].tokens);
     double f = c && c->length ? (double)prefix_tokens / (double)c->length : 0.5;
     f = f > 1 ? 1 : f;
     double q_mean = quality(&m->w, iteration, c ? c->floor : 0, f, m->w.q1);
     double q = q_mean + m->w.q_sd * normal(&g->rng);
     make_fork_answer(g, c, q_mean, q);
-    start_after(g, m->w.first_token_s * 0.3 + (double)fill / m->w.prefill_tok_s,
-                m->w.first_token_s * 0.3, fill);
+    start_after(g, m->w.first_token_s * 0.3 + fetch_s(m, got), hit ? fill : g->prompt, fill);
     return g;
 }
 

@@ -56,7 +56,20 @@ typedef struct sg_sim_workload {
     double prefill_tok_s;                /* prompt and uncached prefix tokens per second */
     double first_token_s;                /* fixed latency before a stream's first token */
     double prompt_tokens;                /* an iteration's prompt (task + best kernel + feedback) */
-    double cache_tokens; /* prefix cache per instance, tokens (kvstore adds to it) */
+    /* the instance's own prefix cache (its GPU memory, LRU, lost when squeezed), tokens */
+    double cache_tokens;
+    /* The kvstore: a second tier in the pool GPUs' spare memory, shared by the instances and
+     * reached over the network (LMCache's remote backend). kvstore_tokens: its capacity (0: no
+     * kvstore); prefixes are stored in whole chunks of kvstore_chunk_tokens as they are
+     * decoded; reading n tokens back takes kvstore_latency_s + n * kv_bytes_per_token /
+     * (kvstore_gb_s * 1e9) seconds instead of prefilling them. */
+    double kvstore_tokens, kvstore_chunk_tokens, kv_bytes_per_token, kvstore_gb_s;
+    double kvstore_latency_s;
+    /* Where a fork is served (`sim --kv-placement`; a policy, not read from workload files):
+     * < 0 (load) the least loaded instance; N >= 0 the instance whose prefix cache holds its
+     * prefix unless that one runs and queues more than N more requests than the least loaded
+     * one and more than 1.5 times as many; SG_SIM_PLACE_PREFIX: always there. */
+    double kv_placement;
     /* KV capacity per instance, tokens; 0: none (the decode curve folds it in). With one,
      * requests past it wait, the prefix cache is squeezed, then the newest are preempted and
      * recomputed later (the LLM model below) */
@@ -86,6 +99,13 @@ typedef struct sg_sim_workload {
     double target_speedup;
 } sg_sim_workload;
 
+#define SG_SIM_PLACE_PREFIX 1e300 /* kv_placement: always where the prefix is */
+
+/* --kv-placement: "prefix", "prefix:N" (N >= 0 requests) or "load" into *out; the error names
+ * the value. sg_sim_placement_name writes the same form back. */
+int sg_sim_placement_parse(const char *s, double *out, sg_err *err);
+void sg_sim_placement_name(double placement, char *out, size_t n);
+
 /* Defaults: the reference workload (sim/workloads/reference.json says where each value
  * comes from). */
 void sg_sim_workload_default(sg_sim_workload *w);
@@ -96,9 +116,11 @@ double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
 
 /* ---- the LLM model ----
  * Serving instances with a per-stream decode rate that falls as the batch grows, a
- * prefill rate, and a prefix cache per instance (LRU over the reasoning streams' prefixes,
- * in tokens): a fork whose reasoning prefix is cached prefills only its answer prefix,
- * else the whole prefix. Decoding is a fluid: every stream of an instance decodes at the
+ * prefill rate, a prefix cache per instance (LRU over the reasoning streams' prefixes, in
+ * tokens) and a kvstore shared by the instances (kvstore_tokens): a fork is served where
+ * kv_placement says; there, a prefix in the instance's own cache costs nothing (the fork
+ * prefills only its answer prefix), else the part the kvstore holds is fetched (fetch time)
+ * and the rest prefilled. Decoding is a fluid: every stream of an instance decodes at the
  * rate of its current batch, which changes the moment a stream joins or leaves (prefill
  * included). A reasoning stream emits text in chunks: filler words, code blocks
  * (```c ... ```) and transition cues ("Wait,") where a real model would write them, a
@@ -109,7 +131,8 @@ double sg_sim_decode_rate(const sg_sim_workload *w, int batch);
  * freed after its done callback returns, or by abort. With kv_tokens > 0 an instance holds
  * at most that much KV (admitted prompts, uncached fork prefixes, and every token decoded):
  * requests wait for room in arrival order, the prefix cache is squeezed first, then the
- * newest admitted are preempted and later prefill their whole context again; prefills then
+ * newest admitted are preempted and later fetch what the kvstore holds of their context and
+ * prefill the rest again; prefills then
  * run one at a time per instance. Everything is drawn from generators seeded
  * by (seed, task, iteration, fork), so a run is reproducible. */
 typedef struct sg_sim_llm sg_sim_llm;
@@ -152,6 +175,9 @@ typedef struct sg_sim_llm_signals {
     uint64_t preemptions, recomputed_tokens; /* recomputed: prefill the preempted pay again */
     uint64_t decoded;
     uint64_t fork_queries, fork_hits; /* forks, and those whose prefix was cached */
+    /* forks that read their prefix from the kvstore; tokens read from it (forks and the
+     * preempted) */
+    uint64_t fork_fetches, fetched_tokens;
 } sg_sim_llm_signals;
 void sg_sim_llm_signals_get(const sg_sim_llm *m, sg_sim_llm_signals *s);
 /* Tokens decoded so far, and prefill tokens saved by the cache (for the report). */

@@ -20,6 +20,12 @@ void sg_sim_workload_default(sg_sim_workload *w) {
     w->first_token_s = 0.35;
     w->prompt_tokens = 2500;
     w->cache_tokens = 400000;
+    w->kvstore_tokens = 4500000;
+    w->kvstore_chunk_tokens = 256;
+    w->kv_bytes_per_token = 70272;
+    w->kvstore_gb_s = 12.5;
+    w->kvstore_latency_s = 0.002;
+    w->kv_placement = SG_SIM_PLACE_PREFIX;
     w->reasoning_tokens = 8000;
     w->reasoning_cv = 0.5;
     w->code_every_tokens = 900;
@@ -61,6 +67,11 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
         {"prompt_tokens", &w->prompt_tokens, NULL},
         {"cache_tokens", &w->cache_tokens, NULL},
         {"kv_tokens", &w->kv_tokens, NULL},
+        {"kvstore_tokens", &w->kvstore_tokens, NULL},
+        {"kvstore_chunk_tokens", &w->kvstore_chunk_tokens, NULL},
+        {"kv_bytes_per_token", &w->kv_bytes_per_token, NULL},
+        {"kvstore_gb_s", &w->kvstore_gb_s, NULL},
+        {"kvstore_latency_s", &w->kvstore_latency_s, NULL},
         {"reasoning_tokens", &w->reasoning_tokens, NULL},
         {"reasoning_cv", &w->reasoning_cv, NULL},
         {"code_every_tokens", &w->code_every_tokens, NULL},
@@ -123,6 +134,14 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
         if (f->i) *f->i = (int)json_number_value(v);
     }
     json_decref(j);
+    if (rc == 0 && w->kvstore_tokens > 0 &&
+        !(w->kvstore_gb_s > 0 && w->kv_bytes_per_token > 0 && w->kvstore_latency_s >= 0 &&
+          w->kvstore_chunk_tokens >= 0))
+        rc = sg_errf(err,
+                     "workload %s: with a kvstore (kvstore_tokens > 0) kvstore_gb_s and "
+                     "kv_bytes_per_token must be above 0, kvstore_latency_s and "
+                     "kvstore_chunk_tokens at least 0",
+                     path);
     if (rc == 0 && (w->instances < 1 || w->reasoning_tokens < 100 || w->prefill_tok_s <= 0 ||
                     !(w->target_speedup > 0)))
         rc = sg_errf(err,
@@ -130,6 +149,33 @@ int sg_sim_workload_load(const char *path, sg_sim_workload *w, sg_err *err) {
                      "prefill_tok_s > 0 and target_speedup > 0 are needed",
                      path);
     return rc;
+}
+
+int sg_sim_placement_parse(const char *s, double *out, sg_err *err) {
+    unsigned n;
+    int used = 0;
+    if (!strcmp(s, "prefix"))
+        *out = SG_SIM_PLACE_PREFIX;
+    else if (!strcmp(s, "load"))
+        *out = -1;
+    else if (!strncmp(s, "prefix:", 7) && s[7] >= '0' && s[7] <= '9' &&
+             sscanf(s, "prefix:%u%n", &n, &used) == 1 && !s[used] && n <= 1000000)
+        *out = n;
+    else
+        return sg_errf(err,
+                       "--kv-placement: '%s' is not prefix, prefix:N (N requests, 0 to 1000000) "
+                       "or load",
+                       s);
+    return 0;
+}
+
+void sg_sim_placement_name(double placement, char *out, size_t n) {
+    if (placement >= SG_SIM_PLACE_PREFIX)
+        snprintf(out, n, "prefix");
+    else if (placement < 0)
+        snprintf(out, n, "load");
+    else
+        snprintf(out, n, "prefix:%.0f", placement);
 }
 
 double sg_sim_decode_rate(const sg_sim_workload *w, int batch) {

@@ -2,7 +2,8 @@
 # `specgen sim`: the real task loop, trigger policy, criterion, device port and pool
 # scheduler on modelled LLM and GPUs in virtual time. The same seeds give the same bytes;
 # specgen beats each baseline on end-to-end time and on profiling feedback (the direction,
-# not a tuned number); bad inputs get clear errors. --db records simulated campaigns that
+# not a tuned number); bad inputs get clear errors; the KV cache's two tiers and fork
+# placement (issue 27) have their rows, and --no-kvstore removes only the second tier. --db records simulated campaigns that
 # `results` and `report` show (same seed, same rows apart from wall-clock columns), and
 # sim/eval.sh (make bench-sim) writes the evaluation page: tables, published figures, SVG.
 . "$(dirname "$0")/../lib.sh"
@@ -35,6 +36,27 @@ for fam in 'workers:[0-9]' 'probe:[0-9]+' 'probe-exit:[0-9]+'; do
     check_output "--compare has a fair row for ${fam%%:*}" "^  $fam (elastic|static) +paper " cat "$out/a"
 done
 check_output "--compare names the best fair baseline" '^  the best fair baseline on this workload: ' cat "$out/a"
+# the KV cache (issue 27): two tiers and fork placement, ablation rows with intervals
+check_output "--compare has the KV cache block (kvstore on, forks placed by prefix)" \
+    '^the KV cache \(specgen: kvstore on, --kv-placement prefix' cat "$out/a"
+for v in 'no kvstore' 'load' 'load, no kvstore' 'prefix:0'; do
+    check_output "--compare's KV cache block has the row 'specgen $v'" \
+        "^  specgen $v +e2e +[0-9.]+ s  e2e [0-9.]+x \\[[0-9.]+-[0-9.]+\\]" cat "$out/a"
+done
+# --no-kvstore removes the second tier only: on the reference workload (no KV capacity, a
+# 400K prefix cache per instance) every fork finds its prefix in its own instance's cache,
+# so specgen without the kvstore is specgen (it used to lose the prefix cache too)
+check "--no-kvstore keeps the instances' own prefix caches (reference: specgen's row, byte for byte)" \
+    cmp <("$SPECGEN" sim --seeds 1-2 --tasks 20 2>/dev/null | tail -1) \
+    <("$SPECGEN" sim --seeds 1-2 --tasks 20 --no-kvstore 2>/dev/null | tail -1)
+check "--kv-placement load moves forks off their prefix's instance (fitted, 50 tasks: another row)" \
+    bash -c "! cmp -s <('$SPECGEN' sim --workload fitted --seeds 1 --tasks 50 2>/dev/null | tail -1) \
+        <('$SPECGEN' sim --workload fitted --seeds 1 --tasks 50 --kv-placement load 2>/dev/null | tail -1)"
+check_output "--kv-placement prefix:4 runs" '^specgen ' "$SPECGEN" sim --seeds 1 --tasks 4 --kv-placement prefix:4
+check_fails "a bad --kv-placement is a usage error" 2 "$SPECGEN" sim --kv-placement near
+check_output "a bad --kv-placement is named" "'near' is not prefix, prefix:N" "$SPECGEN" sim --kv-placement near
+check_output "a workload's kvstore without a link is refused" 'kvstore_gb_s and kv_bytes_per_token must be above 0' \
+    bash -c "echo '{\"kvstore_tokens\": 1000, \"kvstore_gb_s\": 0}' >'$out/wk.json'; '$SPECGEN' sim --workload '$out/wk.json'"
 check_output "sim --policy workers:2 runs" '^workers:2 ' "$SPECGEN" sim --policy workers:2 --seeds 1 --tasks 4
 check_output "sim --policy probe-exit:500 runs" '^probe-exit:500 ' "$SPECGEN" sim --policy probe-exit:500 --seeds 1 --tasks 4
 check_output "--sweep ranks the knobs and says where the defaults stand" \

@@ -12,7 +12,8 @@
  *   7.3   A ends (0.3 + 700 tokens / 100; its KV peaks at exactly 1000, not over); B is
  *         admitted, prefills 492 tokens (0.492 s) and resumes at 7.792: 30 + 344 reasoning
  *         + 100 answer tokens = 4.74 s
- *  12.532 B ends, with all 600 reasoning tokens. */
+ *  12.532 B ends, with all 600 reasoning tokens.
+ * (No kvstore there; test_preempted_fetch_from_kvstore is the same case with one.) */
 #include "common/buf.h"
 #include "common/loop.h"
 #include "sim/sim.h"
@@ -66,14 +67,23 @@ static void workload(sg_sim_workload *w, double kv_tokens) {
     w->cue_every_tokens = 1e12;
     w->cache_tokens = 0;
     w->kv_tokens = kv_tokens;
+    w->kvstore_tokens = 0; /* no kvstore: the preempted recompute everything */
 }
 
-static void run_two(double kv_tokens, seen *a, seen *b, sg_sim_llm_signals *sig) {
+/* kvstore (store > 0): its capacity; a token's KV is 100,000 bytes over 1 GB/s (0.1 ms a
+ * token) after a 10 ms request latency, in chunks of 256 tokens. */
+static void run_two_store(double kv_tokens, double store, seen *a, seen *b,
+                          sg_sim_llm_signals *sig) {
     sg_err err;
     sg_loop *loop = sg_loop_new_virtual(0, &err);
     assert_non_null(loop);
     sg_sim_workload w;
     workload(&w, kv_tokens);
+    w.kvstore_tokens = store;
+    w.kvstore_chunk_tokens = 256;
+    w.kv_bytes_per_token = 100000;
+    w.kvstore_gb_s = 1;
+    w.kvstore_latency_s = 0.01;
     sg_sim_llm *m = sg_sim_llm_new(loop, &w, 7);
     memset(a, 0, sizeof *a);
     memset(b, 0, sizeof *b);
@@ -86,6 +96,10 @@ static void run_two(double kv_tokens, seen *a, seen *b, sg_sim_llm_signals *sig)
     sg_sim_llm_signals_get(m, sig);
     sg_sim_llm_free(m);
     sg_loop_free(loop);
+}
+
+static void run_two(double kv_tokens, seen *a, seen *b, sg_sim_llm_signals *sig) {
+    run_two_store(kv_tokens, 0, a, b, sig);
 }
 
 static void test_preempt_and_recompute(void **state) {
@@ -105,6 +119,24 @@ static void test_preempt_and_recompute(void **state) {
     assert_int_equal(sig.running, 0);
     assert_int_equal(sig.waiting, 0);
     assert_float_equal(sig.kv_usage, 0, 1e-12);
+}
+
+/* The same case with a kvstore: B's context at its preemption (492 tokens) was stored in
+ * whole chunks as it decoded: 256 tokens. Re-admitted at 7.3, B prefills only the other 236
+ * (0.236 s) and fetches the 256 (0.01 + 256 x 0.1 ms = 0.0356 s): it resumes at 7.5716 and
+ * ends 4.74 s later, at 12.3116 (0.2204 s sooner than recomputing all 492). */
+static void test_preempted_fetch_from_kvstore(void **state) {
+    (void)state;
+    seen a, b;
+    sg_sim_llm_signals sig;
+    run_two_store(1000, 1e6, &a, &b, &sig);
+    assert_true(a.done && b.done);
+    assert_int_equal(b.reasoning, 600);
+    assert_float_equal(a.done_s, 7.3, 1e-6);
+    assert_float_equal(b.done_s, 12.3116, 1e-6);
+    assert_int_equal(sig.preemptions, 1);
+    assert_int_equal(sig.recomputed_tokens, 236);
+    assert_int_equal(sig.fetched_tokens, 256);
 }
 
 /* The same two streams with room for both: nothing is preempted; both decode side by side
@@ -138,6 +170,7 @@ static void test_waits_for_room(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preempt_and_recompute),
+        cmocka_unit_test(test_preempted_fetch_from_kvstore),
         cmocka_unit_test(test_room_for_both),
         cmocka_unit_test(test_waits_for_room),
     };

@@ -196,12 +196,13 @@ static void test_abort_counts_the_chunk_so_far(void **state) {
     free_model(m, loop);
 }
 
-/* A fork from 500 tokens into the reasoning finds that prefix in the cache, unless the cache
- * is smaller than the prefix. */
+/* A fork from 500 tokens into the reasoning finds that prefix in its instance's cache,
+ * unless the cache is smaller than the prefix (no kvstore here: test_sim_kvstore.c has it). */
 static void fork_after(double cache_tokens, seen *fork) {
     sg_sim_workload w;
     workload(&w);
     w.cache_tokens = cache_tokens;
+    w.kvstore_tokens = 0;
     sg_loop *loop;
     sg_sim_llm *m = new_model(&w, 1, &loop);
     seen s = {.loop = loop, .m = m, .fork_at = 500, .fork = fork};
