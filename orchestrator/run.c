@@ -133,13 +133,14 @@ static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     struct stat ts;
     int rc = 0;
     int force = c->init && c->init->force;
-    if (stat(t->dir, &ts) == 0 && !force)
-        fprintf(stderr, "%s: using the task folder made earlier: %s%s\n", c->log_name, t->dir,
-                c->init && sg_val_init_hinted(c->init)
-                    ? " (the hints given now are not applied to it: pass --force to make it "
-                      "again with them)"
-                    : "");
-    else if ((rc = sg_val_task_init(c->task, t->dir, c->init, &report, err)) == 0)
+    if (stat(t->dir, &ts) == 0 && !force) {
+        if (!c->quiet) /* a campaign's task: the campaign imported it and said so */
+            fprintf(stderr, "%s: using the task folder made earlier: %s%s\n", c->log_name, t->dir,
+                    c->init && sg_val_init_hinted(c->init)
+                        ? " (the hints given now are not applied to it: pass --force to make it "
+                          "again with them)"
+                        : "");
+    } else if ((rc = sg_val_task_init(c->task, t->dir, c->init, &report, err)) == 0)
         fprintf(stderr, "%s: made a task from %s in %s; guessed:\n%s", c->log_name, c->task, t->dir,
                 report.data ? report.data : "");
     sg_buf_free(&report);
