@@ -348,7 +348,11 @@ static int cannot_run(campaign *c, ctask *t, const char *why, sg_err *err) {
     t->pd = NULL;
     sg_run_task_free(&t->t);
     if (!c->db) return 0;
-    return task_row(c, t, err) < 0 ? -1 : sg_results_task_skip(c->db, t->db_task, why, err);
+    if (task_row(c, t, err) < 0 || sg_results_task_skip(c->db, t->db_task, why, err) < 0) return -1;
+    /* a problem file that did not import: where it came from (its hash is the importer's) */
+    return is_problem(t->dir)
+               ? sg_results_task_origin(c->db, t->db_task, "kernelbench", t->dir, NULL, err)
+               : 0;
 }
 
 static int start_task(campaign *c, ctask *t, sg_err *err) {

@@ -247,7 +247,10 @@ void sg_run_task_spec(const sg_run_task *t, sg_task_spec *out) {
                           .baseline_kind = m == SG_VAL_TORCH_EAGER     ? "torch-eager"
                                            : m == SG_VAL_TORCH_COMPILE ? "torch-compile"
                                                                        : NULL,
-                          .precision = m ? t->spec.precision : NULL};
+                          .precision = m ? t->spec.precision : NULL,
+                          .origin_format = t->spec.origin_format,
+                          .origin_file = t->spec.origin_file,
+                          .origin_sha256 = t->spec.origin_sha256};
 }
 
 typedef struct stopper {

@@ -157,10 +157,12 @@ typedef struct sg_val_task {
     /* A PyTorch reference ("reference": {"torch": "model.py"}, docs/kernelbench.md): the
      * problem file's path, else NULL; the baseline torch runs ("baseline": {"torch":
      * "eager"|"compile"}); "precision"; "constants" as compact JSON text (or NULL) for the
-     * prompt. */
+     * prompt; "origin": the problem's format ("kernelbench"), file and content hash (NULL
+     * each when absent). */
     char *torch_ref;
     sg_val_torch_mode torch_baseline;
     char *precision, *constants;
+    char *origin_format, *origin_file, *origin_sha256;
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);

@@ -61,6 +61,14 @@ import sqlite3
 rows = sqlite3.connect('$tmp/r.db').execute('select name, precision, baseline_kind from task order by name').fetchall()
 assert rows == [('1_ReLUScale', 'fp16', 'torch-eager'), ('2_Slow', 'fp16', 'torch-eager')], rows
 "
+check "the database: each task's origin, the problem file and the SHA-256 of its bytes" \
+    python3 -c "
+import hashlib, sqlite3
+for name, fmt, path, sha in sqlite3.connect('$tmp/r.db').execute(
+        'select name, origin_format, origin_file, origin_sha256 from task'):
+    want = hashlib.sha256(open('$tmp/suite/%s.py' % name, 'rb').read()).hexdigest()
+    assert fmt == 'kernelbench' and path.endswith('suite/%s.py' % name) and sha == want, (name, fmt, path, sha)
+"
 check "fastp --json: precision fp16" "$SPECGEN" results --db "$tmp/r.db" fastp --json \
     --out "$tmp/fastp.json"
 check "fastp --json: the campaign's precision" python3 -c "
