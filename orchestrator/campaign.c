@@ -385,31 +385,13 @@ static void import_done(void *arg) {
     sg_loop_stop(c->loop); /* back to the start loop, which starts the task */
 }
 
-/* An import to make: OUT/NAME/task absent (0: none; 1: import), or made with another
- * --precision or --baseline than this campaign's (2: import again over it). */
-static int import_needed(const campaign *c, const char *task_dir) {
-    const sg_val_init_opts *o = c->base->init;
-    const char *prec = o && o->precision ? o->precision : "fp32";
-    const char *base = o && o->baseline ? o->baseline : "torch-eager";
-    char path[4200];
-    struct stat st;
-    if (stat(task_dir, &st) < 0) return 1;
-    snprintf(path, sizeof path, "%s/task.json", task_dir);
-    json_t *j = json_load_file(path, 0, NULL);
-    const char *had_p = json_string_value(json_object_get(j, "precision"));
-    const char *had_b = json_string_value(json_object_get(json_object_get(j, "baseline"), "torch"));
-    int again = !had_p || !had_b || strcmp(had_p, prec) || strcmp(had_b, base + 6);
-    json_decref(j);
-    return again ? 2 : 0;
-}
-
 /* Start the task, or first its problem file's import (state 4 until it ends). */
 static int launch(campaign *c, ctask *t, sg_err *err) {
     snprintf(t->out, sizeof t->out, "%s/%s", c->base->out_dir, t->name);
     t->member = sg_admit_gate_join(c->gate, sg_run_llm_port(c->llm), &t->aport);
     char task_dir[4200];
     snprintf(task_dir, sizeof task_dir, "%s/task", t->out);
-    int need = is_problem(t->dir) ? import_needed(c, task_dir) : 0;
+    int need = is_problem(t->dir) ? sg_run_import_state(c->base->init, task_dir) : 0;
     if (!need) return start_task(c, t, err);
     sg_val_init_opts o = {0};
     if (c->base->init) o = *c->base->init;

@@ -104,4 +104,17 @@ assert ended < started, (ended, started)
 assert relu_last < slow_start, (relu_last, slow_start)
 PY
 [ -f "$tmp/timing.txt" ] && sed 's/^/# /' "$tmp/timing.txt"
+# the same output folder at another precision: the import there is made again, not reused
+(cd "$tmp" && timeout 600 "$SPECGEN" campaign suite --trace traces --device opencl --out camp \
+    --db r2.db --task-budget-time 120s --tasks '1*' --precision bf16 >out2.txt 2>camp2.log)
+check "a second campaign at --precision bf16 into the same folder: exit 0" test "$?" = 0
+check_output "it imports 1_ReLUScale again, saying why" \
+    '1_ReLUScale: importing .*again \(the import in its output folder has another --precision' \
+    cat "$tmp/camp2.log"
+check "the import is bf16 now, and so is the database's row" python3 -c "
+import json, sqlite3
+t = json.load(open('$tmp/camp/1_ReLUScale/task/task.json'))
+r = sqlite3.connect('$tmp/r2.db').execute('select precision from task').fetchall()
+assert t['precision'] == 'bf16' and r == [('bf16',)], (t['precision'], r)
+"
 finish
