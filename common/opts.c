@@ -313,7 +313,43 @@ static const sg_opt table[SG_OD_COUNT_] = {
                           .def = "500us",
                           .min = 0,
                           .max = 100 * SEC / 1000},
+    [SG_OD_PRECISION] = {.name = "precision",
+                         .kind = SG_OPT_FN,
+                         .metavar = "P",
+                         .help = "a KernelBench .py problem: fp32, fp16 or bf16 (inputs and "
+                                 "weights cast, tolerances per precision; docs/kernelbench.md)",
+                         .def = "fp32",
+                         .fn = sg_opt_precision},
+    [SG_OD_TORCH_BASELINE] = {.name = "baseline",
+                              .kind = SG_OPT_FN,
+                              .metavar = "B",
+                              .help = "a KernelBench .py problem: the baseline, torch-eager or "
+                                      "torch-compile (docs/kernelbench.md)",
+                              .def = "torch-eager",
+                              .fn = sg_opt_torch_baseline},
 };
+
+/* value, if it is one of the NULL-terminated names, as that name's static spelling. */
+static int one_of(const char *value, const char *const *names, void *out, sg_err *err) {
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(value, names[i])) {
+            *(const char **)out = names[i];
+            return 0;
+        }
+    if (names[2])
+        return sg_errf(err, "'%s': expected %s, %s or %s", value, names[0], names[1], names[2]);
+    return sg_errf(err, "'%s': expected %s or %s", value, names[0], names[1]);
+}
+
+int sg_opt_precision(const char *s, void *out, sg_err *err) {
+    static const char *const names[] = {"fp32", "fp16", "bf16", NULL};
+    return one_of(s, names, out, err);
+}
+
+int sg_opt_torch_baseline(const char *s, void *out, sg_err *err) {
+    static const char *const names[] = {"torch-eager", "torch-compile", NULL};
+    return one_of(s, names, out, err);
+}
 
 const sg_opt *sg_opt_entry(int id) { return id >= 0 && id < SG_OD_COUNT_ ? &table[id] : NULL; }
 

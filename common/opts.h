@@ -71,6 +71,8 @@ typedef enum {
     SG_OD_METRICS_TOKEN_FILE,
     SG_OD_PROGRESS_INTERVAL,
     SG_OD_WAKE_BATCH,
+    SG_OD_PRECISION,
+    SG_OD_TORCH_BASELINE,
     SG_OD_COUNT_ /* the number of entries */
 } sg_opt_id;
 
@@ -93,5 +95,12 @@ typedef struct sg_devsel {
 int sg_devsel_parse(const char *s, void *out, sg_err *err);
 /* `all`, "4" or "cuda:0,1" (for messages), into buf. */
 const char *sg_devsel_str(const sg_devsel *d, char *buf, size_t n);
+
+/* --precision (a KernelBench problem's import: fp32, fp16 or bf16) and --baseline (its
+ * baseline: torch-eager or torch-compile), SG_OPT_FNs: *(const char **)out is set to the value's
+ * static spelling; any other value is an error naming the allowed values (the parser puts the
+ * option's name before it). */
+int sg_opt_precision(const char *s, void *out, sg_err *err);
+int sg_opt_torch_baseline(const char *s, void *out, sg_err *err);
 
 #endif

@@ -203,7 +203,8 @@ typedef struct sg_dev {
     sg_err open_err;
     /* Called between compile and run (and between batches of runs), so the parent can
      * switch to the run deadline; "starting" (a kind's helper process is still starting)
-     * restarts the compile deadline instead. */
+     * and "compile" (a torch.compile forward, which compiles at its first call) restart the
+     * compile deadline instead. */
     void (*phase)(void *arg, const char *phase);
     void *phase_arg;
     /* State a job kind keeps for the worker's life (the validator's reference engine for a

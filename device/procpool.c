@@ -208,8 +208,11 @@ int sg_dev_pool_step(sg_dev_pool *p, int si, int64_t now, sg_dev_outcome *out) {
         const char *type = json_string_value(json_object_get(m, "type"));
         int mine = json_integer_value(json_object_get(m, "id")) == s->id;
         const char *ph = json_string_value(json_object_get(m, "phase"));
-        if (mine && type && !strcmp(type, "phase") && ph && !strcmp(ph, "starting")) {
-            s->deadline = now + s->compile_ms; /* a helper of the job kind is starting */
+        if (mine && type && !strcmp(type, "phase") && ph &&
+            (!strcmp(ph, "starting") || !strcmp(ph, "compile"))) {
+            /* a helper of the job kind is starting, or a torch.compile forward may compile */
+            s->compiling = s->compiling || !strcmp(ph, "compile"); /* its deadline's verdict */
+            s->deadline = now + s->compile_ms;
         } else if (mine && type && !strcmp(type, "phase")) {
             s->compiling = 0;
             s->deadline = now + s->run_ms;

@@ -9,6 +9,7 @@
 #include "common/units.h"
 #include "orchestrator/admit_gate.h"
 #include "orchestrator/admit_signals.h"
+#include "orchestrator/campaign_import.h"
 #include "orchestrator/optimize_ui.h"
 #include "orchestrator/progress.h"
 
@@ -28,7 +29,7 @@ typedef struct ctask {
     char name[256], dir[4096], out[4096];
     int entry; /* its place in suite.json's tasks (-1 in a suite folder) */
     int index; /* in the suite: the pool's task index */
-    int state; /* 0 queued, 1 running, 2 ended, 3 skipped */
+    int state; /* 0 queued, 1 running, 2 ended, 3 skipped, 4 importing (a problem file) */
     int64_t db_task;
     sg_run_config cfg; /* base with this task's path and folder (exec borrows it) */
     sg_run_task t;
@@ -37,6 +38,7 @@ typedef struct ctask {
     sg_run_exec *exec;
     sg_llm_port aport; /* the LLM port through admission */
     sg_admit_member *member;
+    sg_camp_import *imp; /* state 4: its importer, a child process watched on the loop */
     sg_task_stats final;
     int64_t started_at;  /* loop time of its start */
     double target;       /* its target speedup (known once it started) */
@@ -90,7 +92,8 @@ static int is_task(const char *dir) {
 }
 
 /* A KernelBench-format problem file (docs/kernelbench.md): NAME.py, imported when its task
- * starts (into OUT/NAME/task); one that does not import is recorded as not run, with the
+ * starts (into OUT/NAME/task) by a child process that the loop watches, so that the running
+ * tasks go on meanwhile; one that does not import is recorded as not run, with the
  * importer's reason. */
 static int is_problem(const char *path) {
     struct stat st;
@@ -220,7 +223,7 @@ static void progress_text(const campaign *c, char *buf, size_t n) {
     int done = 0;
     for (int i = 0; i < c->n; i++) {
         const ctask *t = &c->t[i];
-        done += t->state >= 2;
+        done += t->state == 2 || t->state == 3;
         p.left += t->state == 0;
         if (t->state == 2 && t->final.ended_ns > 0) {
             p.ended++;
@@ -302,8 +305,18 @@ static void stop_all(campaign *c, const char *why) {
     if (!c->stopping)
         say(c, "%s: cancelling %d running task%s", why, c->running, c->running == 1 ? "" : "s");
     c->stopping = 1;
-    for (int i = 0; i < c->n; i++)
-        if (c->t[i].state == 1) sg_run_exec_cancel(c->t[i].exec);
+    for (int i = 0; i < c->n; i++) {
+        ctask *t = &c->t[i];
+        if (t->state == 1) sg_run_exec_cancel(t->exec);
+        if (t->state != 4) continue;
+        sg_camp_import_free(t->imp); /* an import stopped: the task never started */
+        t->imp = NULL;
+        sg_admit_member_free(t->member);
+        t->member = NULL;
+        t->state = 0;
+        c->running--;
+        sg_loop_stop(c->loop); /* no task may be left to end and stop it */
+    }
 }
 
 /* The task's row: found (a killed run left it unfinished, or it could not run before:
@@ -335,13 +348,16 @@ static int cannot_run(campaign *c, ctask *t, const char *why, sg_err *err) {
     t->pd = NULL;
     sg_run_task_free(&t->t);
     if (!c->db) return 0;
-    return task_row(c, t, err) < 0 ? -1 : sg_results_task_skip(c->db, t->db_task, why, err);
+    if (task_row(c, t, err) < 0 || sg_results_task_skip(c->db, t->db_task, why, err) < 0) return -1;
+    /* a problem file that did not import: where it came from (its hash is the importer's) */
+    return is_problem(t->dir)
+               ? sg_results_task_origin(c->db, t->db_task, "kernelbench", t->dir, NULL, err)
+               : 0;
 }
 
 static int start_task(campaign *c, ctask *t, sg_err *err) {
     t->cfg = *c->base;
     t->cfg.task = t->dir;
-    snprintf(t->out, sizeof t->out, "%s/%s", c->base->out_dir, t->name);
     t->cfg.out_dir = t->out;
     t->cfg.quiet = 1;
     sg_err e;
@@ -350,7 +366,6 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     t->pd = sg_run_dev_port_new(c->loop, &c->pool, t->index, &c->p, &t->t, !t->cfg.no_race,
                                 t->cfg.target, &t->port, err);
     if (!t->pd) return -1;
-    t->member = sg_admit_gate_join(c->gate, sg_run_llm_port(c->llm), &t->aport);
     t->exec = sg_run_exec_start(
         c->loop, &t->cfg, &c->p, &t->t, &t->aport, &t->port,
         &(sg_run_links){c->db, c->id, t->db_task, c->pool.sched, t->pd, c->mx, t->index, c->clock0},
@@ -362,6 +377,58 @@ static int start_task(campaign *c, ctask *t, sg_err *err) {
     c->running++;
     say(c, "%s: started (%s)", t->name, sg_dev_lang_name(t->t.lang));
     return 0;
+}
+
+/* ---- a problem file's import, off the loop ---- */
+static void import_done(void *arg) {
+    campaign *c = arg;
+    sg_loop_stop(c->loop); /* back to the start loop, which starts the task */
+}
+
+/* Start the task, or first its problem file's import (state 4 until it ends). */
+static int launch(campaign *c, ctask *t, sg_err *err) {
+    snprintf(t->out, sizeof t->out, "%s/%s", c->base->out_dir, t->name);
+    t->member = sg_admit_gate_join(c->gate, sg_run_llm_port(c->llm), &t->aport);
+    char task_dir[4200];
+    snprintf(task_dir, sizeof task_dir, "%s/task", t->out);
+    int need = is_problem(t->dir) ? sg_run_import_state(c->base->init, task_dir) : 0;
+    if (!need) return start_task(c, t, err);
+    sg_val_init_opts o = {0};
+    if (c->base->init) o = *c->base->init;
+    o.force = need == 2;
+    sg_err e;
+    if (sg_mkdir_p(t->out, &e) < 0) return cannot_run(c, t, e.msg, err);
+    if (!(t->imp = sg_camp_import_start(c->loop, t->dir, task_dir, &o, import_done, c, &e)))
+        return cannot_run(c, t, e.msg, err);
+    t->state = 4;
+    t->started_at = sg_loop_now(c->loop);
+    c->running++;
+    say(c, "%s: importing %s%s", t->name, t->dir,
+        need == 2 ? " again (the import in its output folder has another --precision or "
+                    "--baseline)"
+                  : "");
+    return 0;
+}
+
+/* Its import ended: the task starts, or cannot run with the importer's reason. */
+static int import_ended(campaign *c, ctask *t, sg_err *err) {
+    sg_buf report = {0};
+    sg_err e;
+    int rc = sg_camp_import_result(t->imp, &report, &e);
+    sg_camp_import_free(t->imp);
+    t->imp = NULL;
+    t->state = 0;
+    c->running--;
+    if (rc == 0) {
+        say(c, "%s: imported in %.1f s into %s/task", t->name,
+            (double)(sg_loop_now(c->loop) - t->started_at) / SG_SEC, t->out);
+        for (char *l = report.data, *nl; l && *l; l = nl ? nl + 1 : l + strlen(l)) {
+            nl = strchr(l, '\n');
+            say(c, "%s:   %.*s", t->name, (int)(nl ? nl - l : (long)strlen(l)), l);
+        }
+    }
+    sg_buf_free(&report);
+    return rc < 0 ? cannot_run(c, t, e.msg, err) : start_task(c, t, err);
 }
 
 static int end_task(campaign *c, ctask *t, sg_err *err) {
@@ -576,6 +643,18 @@ static int skip_finished(campaign *c, sg_err *err) {
     return 0;
 }
 
+/* After a run of the loop: the tasks that finished end; the imports that ended start their
+ * task (or record why it cannot run). */
+static int settle(campaign *c, sg_err *err) {
+    for (int i = 0; i < c->n; i++) {
+        ctask *t = &c->t[i];
+        if (t->state == 1 && sg_run_exec_finished(t->exec, NULL) && end_task(c, t, err) < 0)
+            return -1;
+        if (t->state == 4 && sg_camp_import_ended(t->imp) && import_ended(c, t, err) < 0) return -1;
+    }
+    return 0;
+}
+
 int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
                     sg_campaign_result *res, sg_err *err) {
     campaign c = {.cc = cc, .base = base, .res = res, .tty = isatty(2)};
@@ -623,16 +702,12 @@ int sg_campaign_run(const sg_campaign_config *cc, const sg_run_config *base,
         while (!c.stopping && c.running < cc->concurrency && next < c.n &&
                sg_admit_gate_try_start(c.gate)) {
             ctask *t = &c.t[next++];
-            if (start_task(&c, t, err) < 0) goto done;
+            if (launch(&c, t, err) < 0) goto done;
             while (next < c.n && c.t[next].state != 0) next++;
             sg_admit_gate_set_unstarted(c.gate, queued(&c, next));
         }
         if (c.running == 0 && (c.stopping || next >= c.n)) break;
-        if (sg_loop_run(c.loop, err) < 0) goto done;
-        for (int i = 0; i < c.n; i++)
-            if (c.t[i].state == 1 && sg_run_exec_finished(c.t[i].exec, NULL) &&
-                end_task(&c, &c.t[i], err) < 0)
-                goto done;
+        if (sg_loop_run(c.loop, err) < 0 || settle(&c, err) < 0) goto done;
         if (c.db_err.msg[0]) {
             *err = c.db_err;
             goto done;

@@ -42,6 +42,9 @@ static void print_resume(int argc, char **argv, const char *suite, int64_t id) {
 static const char details[] =
     "SUITE_DIR holds one folder per task (each with task.json: suites/builtin, suites/demo);\n"
     "suite.json lists task folders instead: {\"tasks\": [\"path\", ...]}, relative to it.\n"
+    "A folder of KernelBench problems (NAME.py) is a suite too: each is imported into\n"
+    "OUT/NAME/task at --precision with --baseline when its turn comes, beside the running\n"
+    "tasks; one that does not import is recorded as not run (docs/kernelbench.md).\n"
     "\n"
     "The tasks run --concurrency at a time on one event loop: they share the LLM endpoints\n"
     "(--max-streams running streams per endpoint) and the validation/profiling pools\n"
@@ -74,9 +77,13 @@ static const char details[] =
     "  specgen campaign suites/builtin --resume 3\n";
 
 /* What the parse cannot check alone (the ranges are the table's), as a usage error. */
-static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc) {
+static int check(const sg_cmd_spec *spec, sg_run_opts *ro, sg_run_config *rc, const char *admission,
+                 sg_campaign_config *cc) {
     sg_err err;
     if (sg_run_opts_apply(ro, rc, &err) < 0) return sg_cli_fail(spec, 2, "%s", err.msg);
+    char amsg[256];
+    if (sg_admit_parse(admission, &cc->admit, amsg, sizeof amsg) < 0)
+        return sg_cli_fail(spec, 2, "--admission: %s", amsg);
     /* A --db that is a FIFO or a device is bad usage, said before any task starts. */
     if (rc->db && strcmp(rc->db, "none") && sg_wfile_check(rc->db, "--db", &err) < 0)
         return sg_cli_fail(spec, 2, "%s", err.msg);
@@ -175,6 +182,8 @@ int sg_cmd_campaign(int argc, char **argv) {
     sg_run_opts_default(&ro, &rc);
     int64_t concurrency = cc.concurrency, resume = 0, max_streams = 0;
     const char *admission = "auto";
+    sg_val_init_opts io = {0}; /* a KernelBench problem's import: --precision, --baseline */
+    rc.init = &io;
     sg_opt opts[SG_RUN_NOPTS + 16] = {
         {.name = "tasks",
          .kind = SG_OPT_STR,
@@ -223,6 +232,8 @@ int sg_cmd_campaign(int argc, char **argv) {
          .help = "output folder (one subfolder per task)",
          .def = "specgen-out/campaign-ID",
          .short_name = 'o'},
+        sg_opt_shared(SG_OD_PRECISION, &io.precision),
+        sg_opt_shared(SG_OD_TORCH_BASELINE, &io.baseline),
         {.name = "max-streams",
          .kind = SG_OPT_INT,
          .out = &max_streams,
@@ -248,10 +259,7 @@ int sg_cmd_campaign(int argc, char **argv) {
     char **args = sg_xcalloc((size_t)argc + 1, sizeof *args); /* the parse reorders argv */
     memcpy(args, argv, (size_t)argc * sizeof *args);
     int rcode = sg_cli_parse(&spec, argc, argv, &pos, &npos);
-    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc);
-    char amsg[256];
-    if (rcode == SG_CLI_OK && sg_admit_parse(admission, &cc.admit, amsg, sizeof amsg) < 0)
-        rcode = sg_cli_fail(&spec, 2, "--admission: %s", amsg);
+    if (rcode == SG_CLI_OK) rcode = check(&spec, &ro, &rc, admission, &cc);
     if (rcode == SG_CLI_OK) {
         cc.suite = pos[0];
         cc.concurrency = (int)concurrency;

@@ -127,20 +127,48 @@ static int cuda_driver_present(sg_err *why) {
     return n > 0;
 }
 
-/* A bare kernel becomes a task folder in OUT/task, once: a later run reuses it. */
+int sg_run_import_state(const sg_val_init_opts *o, const char *task_dir) {
+    const char *prec = o && o->precision ? o->precision : "fp32";
+    const char *base = o && o->baseline ? o->baseline : "torch-eager";
+    char path[4200];
+    struct stat st;
+    if (stat(task_dir, &st) < 0) return 1;
+    snprintf(path, sizeof path, "%s/task.json", task_dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *had_p = json_string_value(json_object_get(j, "precision"));
+    const char *had_b = json_string_value(json_object_get(json_object_get(j, "baseline"), "torch"));
+    int again = !had_p || !had_b || strcmp(had_p, prec) || strcmp(had_b, base + 6);
+    json_decref(j);
+    return again ? 2 : 0;
+}
+
+/* A bare kernel becomes a task folder in OUT/task, once: a later run reuses it. A
+ * KernelBench problem's too, made again when asked at another --precision or --baseline. */
 static int make_task_dir(const sg_run_config *c, sg_run_task *t, sg_err *err) {
     snprintf(t->dir, sizeof t->dir, "%s/task", t->out_dir);
     sg_buf report = {0};
     struct stat ts;
     int rc = 0;
     int force = c->init && c->init->force;
-    if (stat(t->dir, &ts) == 0 && !force)
-        fprintf(stderr, "%s: using the task folder made earlier: %s%s\n", c->log_name, t->dir,
-                c->init && sg_val_init_hinted(c->init)
-                    ? " (the hints given now are not applied to it: pass --force to make it "
-                      "again with them)"
-                    : "");
-    else if ((rc = sg_val_task_init(c->task, t->dir, c->init, &report, err)) == 0)
+    size_t n = strlen(c->task);
+    sg_val_init_opts again = c->init ? *c->init : (sg_val_init_opts){0};
+    const sg_val_init_opts *init = c->init;
+    if (!force && n > 3 && !strcmp(c->task + n - 3, ".py") &&
+        sg_run_import_state(c->init, t->dir) == 2) {
+        fprintf(stderr,
+                "%s: %s was imported at another --precision or --baseline: importing again\n",
+                c->log_name, t->dir);
+        again.force = force = 1;
+        init = &again;
+    }
+    if (stat(t->dir, &ts) == 0 && !force) {
+        if (!c->quiet) /* a campaign's task: the campaign imported it and said so */
+            fprintf(stderr, "%s: using the task folder made earlier: %s%s\n", c->log_name, t->dir,
+                    c->init && sg_val_init_hinted(c->init)
+                        ? " (the hints given now are not applied to it: pass --force to make it "
+                          "again with them)"
+                        : "");
+    } else if ((rc = sg_val_task_init(c->task, t->dir, init, &report, err)) == 0)
         fprintf(stderr, "%s: made a task from %s in %s; guessed:\n%s", c->log_name, c->task, t->dir,
                 report.data ? report.data : "");
     sg_buf_free(&report);
@@ -247,7 +275,10 @@ void sg_run_task_spec(const sg_run_task *t, sg_task_spec *out) {
                           .baseline_kind = m == SG_VAL_TORCH_EAGER     ? "torch-eager"
                                            : m == SG_VAL_TORCH_COMPILE ? "torch-compile"
                                                                        : NULL,
-                          .precision = m ? t->spec.precision : NULL};
+                          .precision = m ? t->spec.precision : NULL,
+                          .origin_format = t->spec.origin_format,
+                          .origin_file = t->spec.origin_file,
+                          .origin_sha256 = t->spec.origin_sha256};
 }
 
 typedef struct stopper {

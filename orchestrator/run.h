@@ -154,6 +154,10 @@ typedef struct sg_run_task {
  * file (a device, a FIFO, a link, a folder). */
 int sg_run_task_load(const sg_run_config *c, sg_run_task *t, sg_err *err);
 void sg_run_task_free(sg_run_task *t);
+/* A KernelBench problem's import in task_dir (OUT/task): 0 when it is there and was made
+ * at the --precision and --baseline of init (NULL: fp32, torch-eager); 1 when there is
+ * none; 2 when it was made at others, or its task.json does not say (to make again). */
+int sg_run_import_state(const sg_val_init_opts *init, const char *task_dir);
 /* What the task state machine is told of t (its strings borrowed from t): name, language,
  * description, baseline source, and for a torch task what its speedups are over
  * ("torch-eager" | "torch-compile") and its precision; NULL for a kernel task. */

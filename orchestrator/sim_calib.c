@@ -96,9 +96,11 @@ static int start_task(scal *s, sg_err *err) {
     if (!(s->pd = sg_port_dev_new(&dc, &s->dp, err))) return -1;
     if (s->db && (s->task = sg_results_task_begin(s->db, s->campaign, name, "sim", err)) < 0)
         return -1;
-    static const sg_task_spec spec = {
-        "sim", "opencl", "a simulated task", "__kernel void k(__global float *y) { y[0] = 1; }",
-        NULL,  NULL};
+    static const sg_task_spec spec = {.name = "sim",
+                                      .lang = "opencl",
+                                      .description = "a simulated task",
+                                      .baseline =
+                                          "__kernel void k(__global float *y) { y[0] = 1; }"};
     sg_calib_task_config cc = {.loop = s->loop,
                                .llm = &s->lp,
                                .dev = &s->dp,

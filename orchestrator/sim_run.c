@@ -201,9 +201,10 @@ static int start_task(simrun *run, simtask *t, sg_err *err) {
     sg_prof_opts_default(&dc.prof);
     dc.target_speedup = run->tc.crit.target_speedup; /* the pool's by-distance order */
     if (!(t->pd = sg_port_dev_new(&dc, &t->dp, err))) return -1;
-    sg_task_spec spec = {
-        t->name, "opencl", "a simulated task", "__kernel void k(__global float *y) { y[0] = 1; }",
-        NULL,    NULL};
+    sg_task_spec spec = {.name = t->name,
+                         .lang = "opencl",
+                         .description = "a simulated task",
+                         .baseline = "__kernel void k(__global float *y) { y[0] = 1; }"};
     if (run->db &&
         (t->db_task = sg_results_task_begin(run->db, run->campaign, t->name, "sim", err)) < 0)
         return -1;

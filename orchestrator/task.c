@@ -996,10 +996,15 @@ int sg_task_start(sg_task *t, sg_err *err) {
     t->st.started_ns = sg_loop_now(t->loop);
     set_phase(t, PHASE_BASELINE);
     char pol[32];
-    RECORD(t, "task_start", "{s:s,s:s,s:s,s:f,s:s*,s:s*}", "task", t->spec.name, "lang",
+    json_t *origin = t->spec.origin_format
+                         ? json_pack("{s:s,s:s*,s:s*}", "format", t->spec.origin_format, "file",
+                                     t->spec.origin_file, "sha256", t->spec.origin_sha256)
+                         : NULL;
+    RECORD(t, "task_start", "{s:s,s:s,s:s,s:f,s:s*,s:s*,s:o*}", "task", t->spec.name, "lang",
            t->spec.lang, "policy", sg_policy_name(&t->cfg.policy, pol, sizeof pol), "target",
            t->cfg.crit.target_speedup, "baseline_kind", t->spec.baseline_kind, "precision",
-           t->spec.precision);
+           t->spec.precision, "origin", origin);
+    if (!t->hooks.record) json_decref(origin);
     if (t->cfg.crit.budget_ns > 0)
         t->budget_timer = sg_loop_timer(t->loop, t->cfg.crit.budget_ns, on_budget_timer, t);
     sg_job_request req = {SG_JOB_BASELINE, NULL, 0, "baseline", 0, 0, 0};

@@ -59,8 +59,10 @@ typedef struct sg_task_spec {
     const char *baseline;                  /* baseline kernel source */
     /* A problem from another suite (a torch task): what the speedups are over
      * ("torch-eager" | "torch-compile") and its precision ("fp32" ...); NULL for a kernel
-     * task. task_start carries them (the results database's task.baseline_kind, precision). */
+     * task. task_start carries them (the results database's task.baseline_kind, precision),
+     * and where the problem came from (format, file, sha256: task.origin_*; NULL: none). */
     const char *baseline_kind, *precision;
+    const char *origin_format, *origin_file, *origin_sha256;
 } sg_task_spec;
 
 typedef struct sg_task_prompts {

@@ -143,12 +143,18 @@ class Engine:
         return model, args, drawn
 
     def forward(self, req, model):
-        if req.get("mode") == "compile":
-            key = json.dumps(req.get("sizes", {}), sort_keys=True)
-            if key not in self.compiled:
-                self.compiled[key] = self.torch.compile(model)
-            return self.compiled[key]
-        return model
+        """The forward to run: the model, or for mode compile torch.compile of the first
+        model built at these sizes, given this request's state (its weights and buffers, as
+        the candidate gets them): one compile per shape, never a stale weight."""
+        if req.get("mode") != "compile":
+            return model
+        key = json.dumps(req.get("sizes", {}), sort_keys=True)
+        if key not in self.compiled:
+            self.compiled[key] = (model, self.torch.compile(model))
+        else:
+            with self.torch.no_grad():
+                self.compiled[key][0].load_state_dict(model.state_dict())
+        return self.compiled[key][1]
 
     def sync(self):
         if self.device == "cuda":

@@ -1,4 +1,5 @@
-/* `specgen task init KERNEL.cu|KERNEL.cl`: a task folder from a bare kernel file. */
+/* `specgen task init KERNEL.cu|KERNEL.cl|PROBLEM.py`: a task folder from a bare kernel file or
+ * a KernelBench-format problem (init_torch.c). */
 #include "common/buf.h"
 #include "common/cli.h"
 #include "common/wfile.h"
@@ -24,13 +25,18 @@ static const char details[] =
     "guess is printed with the hint that overrides it; edit task.json (docs/task-format.md)\n"
     "and check with `specgen validate DIR`.\n"
     "\n"
+    "PROBLEM.py is a KernelBench problem (a PyTorch Model, get_inputs, get_init_inputs):\n"
+    "it is imported as it is, its torch forward being the reference and the baseline\n"
+    "(--precision, --baseline; the kernel hints do not apply); docs/kernelbench.md.\n"
+    "\n"
     "Examples:\n"
     "  specgen task init saxpy.cu --size n=1000000\n"
     "  specgen task init layernorm.cu --kernel layernorm_forward_kernel3 --size N=8192\n"
     "  specgen task init encoder.cu --count wte=V*C --size V=50257\n"
     "  specgen task init softmax.cu --launch \"grid=N block=128 smem=C*4\" --force\n"
     "  specgen task init gelu.cu --kernel 'gelu_forward<__nv_bfloat16>'\n"
-    "  specgen task init matmul.cl --size M=512 --size N=512 --size K=512 --out tasks/matmul\n";
+    "  specgen task init matmul.cl --size M=512 --size N=512 --size K=512 --out tasks/matmul\n"
+    "  specgen task init level1/19_ReLU.py --precision fp16 --out tasks/19_ReLU\n";
 
 int sg_cmd_task(int argc, char **argv) {
     const char *out = NULL;
@@ -47,8 +53,8 @@ int sg_cmd_task(int argc, char **argv) {
     };
     sg_val_init_cli_opts(&io, opts + 1); /* the last entry stays {NULL}: the end */
     const sg_cmd_spec spec = {"task",
-                              "init KERNEL.cu|KERNEL.cl",
-                              "Make a task folder from a kernel file.",
+                              "init KERNEL.cu|KERNEL.cl|PROBLEM.py",
+                              "Make a task folder from a kernel file or a KernelBench problem.",
                               details,
                               opts,
                               2,

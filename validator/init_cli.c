@@ -1,7 +1,9 @@
 /* The hints of `task init` as command-line options: `specgen task init KERNEL` and
  * `specgen optimize KERNEL` take the same ones (--kernel, --size, --count, --launch,
- * --force), with the same help text. */
+ * --force), with the same help text; --precision and --baseline (a KernelBench problem's) are
+ * the shared ones that `campaign` takes too (common/opts.h). */
 #include "common/cli.h"
+#include "common/opts.h"
 #include "validator/validator.h"
 
 static int add_size(const char *value, void *out, sg_err *err) {
@@ -45,19 +47,8 @@ int sg_val_init_cli_opts(sg_val_init_opts *io, struct sg_opt *out) {
          .kind = SG_OPT_FLAG,
          .out = &io->force,
          .help = "overwrite the files of an existing task folder"},
-        {.name = "precision",
-         .kind = SG_OPT_STR,
-         .out = &io->precision,
-         .metavar = "P",
-         .help = "a KernelBench .py problem: fp32, fp16 or bf16 (inputs and weights cast, "
-                 "tolerances per precision)",
-         .def = "fp32"},
-        {.name = "baseline",
-         .kind = SG_OPT_STR,
-         .out = &io->baseline,
-         .metavar = "B",
-         .help = "a KernelBench .py problem: the baseline, torch-eager or torch-compile",
-         .def = "torch-eager"},
+        sg_opt_shared(SG_OD_PRECISION, &io->precision),
+        sg_opt_shared(SG_OD_TORCH_BASELINE, &io->baseline),
     };
     for (int i = 0; i < SG_VAL_INIT_NOPTS; i++) out[i] = opts[i];
     return SG_VAL_INIT_NOPTS;

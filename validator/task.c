@@ -415,5 +415,8 @@ void sg_val_task_free(sg_val_task *t) {
     free(t->torch_ref);
     free(t->precision);
     free(t->constants);
+    free(t->origin_format);
+    free(t->origin_file);
+    free(t->origin_sha256);
     memset(t, 0, sizeof *t);
 }

@@ -76,6 +76,11 @@ static int load_meta(sg_val_task *t, json_t *root, const char *path, sg_err *err
                                k);
             if (!json_is_string(v))
                 return sg_errf(err, "%s: field \"origin.%s\": expected a string", path, k);
+            char **to = !strcmp(k, "format") ? &t->origin_format
+                        : !strcmp(k, "file") ? &t->origin_file
+                                             : &t->origin_sha256;
+            free(*to);
+            *to = sg_xstrdup(json_string_value(v));
         }
     return 0;
 }

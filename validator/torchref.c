@@ -254,6 +254,13 @@ static const char *mode_name(sg_val_torch_mode m) {
     return m == SG_VAL_TORCH_REF ? "ref" : m == SG_VAL_TORCH_COMPILE ? "compile" : "eager";
 }
 
+/* A torch.compile forward compiles at its first call at a shape (seconds to minutes of
+ * inductor on a CPU): it runs under the job's compile deadline, not the run deadline (the
+ * worker's "compile" phase), and the run deadline starts again after it. */
+static void compile_phase(sg_dev *d, sg_val_torch_mode mode, const char *phase) {
+    if (mode == SG_VAL_TORCH_COMPILE && d->phase) d->phase(d->phase_arg, phase);
+}
+
 int sg_val_torch_run_set(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s, int dist,
                          uint64_t seed, sg_val_torch_mode mode, unsigned char **data,
                          const size_t *bytes, sg_err *err) {
@@ -272,7 +279,9 @@ int sg_val_torch_run_set(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s,
         json_pack("{s:s, s:o, s:I, s:s, s:o, s:o}", "op", "run", "sizes", sizes_json(s), "seed",
                   (json_int_t)(seed >> 1), "mode", mode_name(mode), "given", given, "draw", draw);
     json_t *reply = NULL;
+    compile_phase(d, mode, "compile");
     int rc = sg_val_torch_call(eng, req, t, data, bytes, &reply, err);
+    compile_phase(d, mode, "run");
     json_decref(req);
     json_decref(reply);
     return rc == -1 ? SG_BE_STICKY : rc < 0 ? -1 : 0;
@@ -288,7 +297,9 @@ int sg_val_torch_time(sg_dev *d, const sg_val_task *t, const sg_val_sizes *s,
                   sizes_json(s), "seed", (json_int_t)(seed >> 1), "mode", mode_name(mode), "warmup",
                   warmup, "reps", reps, "flush", (json_int_t)flush_bytes, "given", "draw");
     json_t *reply = NULL;
+    compile_phase(d, mode, "compile");
     int rc = sg_val_torch_call(eng, req, t, NULL, NULL, &reply, err);
+    compile_phase(d, mode, "run");
     json_decref(req);
     if (rc < 0) return rc == -1 ? SG_BE_STICKY : -1;
     json_t *ns = json_object_get(reply, "ns");

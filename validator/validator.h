@@ -157,10 +157,12 @@ typedef struct sg_val_task {
     /* A PyTorch reference ("reference": {"torch": "model.py"}, docs/kernelbench.md): the
      * problem file's path, else NULL; the baseline torch runs ("baseline": {"torch":
      * "eager"|"compile"}); "precision"; "constants" as compact JSON text (or NULL) for the
-     * prompt. */
+     * prompt; "origin": the problem's format ("kernelbench"), file and content hash (NULL
+     * each when absent). */
     char *torch_ref;
     sg_val_torch_mode torch_baseline;
     char *precision, *constants;
+    char *origin_format, *origin_file, *origin_sha256;
 } sg_val_task;
 
 int sg_val_task_load(const char *dir, sg_val_task *t, sg_err *err);
@@ -447,6 +449,14 @@ typedef struct sg_val_init_opts {
  * to report; a problem it cannot import fails with its message (the construct, what to do). */
 int sg_val_task_init_torch(const char *problem, const char *out_dir, const sg_val_init_opts *opts,
                            sg_buf *report, sg_err *err);
+/* The same in two halves, for a caller that must not wait (the campaign's loop): _start
+ * spawns the importer into *p (its stdout, joined by nothing else, in p->out_fd; the caller
+ * reads it to EOF and reaps p); _end turns what it printed (out, trimmed in place) and its
+ * wait status into the result above (report, err, 0 / -1 / SG_WFILE_REFUSED). */
+struct sg_proc;
+int sg_val_task_init_torch_start(const char *problem, const char *out_dir,
+                                 const sg_val_init_opts *opts, struct sg_proc *p, sg_err *err);
+int sg_val_task_init_torch_end(sg_buf *out, int status, sg_buf *report, sg_err *err);
 int sg_val_task_init(const char *kernel_path, const char *out_dir, const sg_val_init_opts *opts,
                      sg_buf *report, sg_err *err);
 /* Parse one --count BUF=EXPR / --size NAME=VALUE into opts (for the commands). */

@@ -37,6 +37,13 @@ assert c['fast_0'] == 0.5 and c['fast_1'] == (0.5 if best > 1 else 0), c
 assert c['fast_2'] == (0.5 if best > 2 else 0), c
 assert c['baseline'] == 'torch-eager' and c['precision'] == 'fp32' and c['kb_checked'] == 1, c
 "
+check "the database: the failed import's row says where it came from (its file; no hash)" \
+    python3 -c "
+import sqlite3
+r = sqlite3.connect('$tmp/r.db').execute(
+    \"select status, origin_format, origin_file, origin_sha256 from task where name = '10_TupleOut'\").fetchone()
+assert r[0] == 'skipped' and r[1] == 'kernelbench' and r[2].endswith('/10_TupleOut.py') and r[3] is None, r
+"
 check "report: written" "$SPECGEN" report --db "$tmp/r.db" -o "$tmp/report.html"
 check_output "report: its fast_p section" 'fast_p: the share of the problems' cat "$tmp/report.html"
 finish

@@ -302,7 +302,8 @@ static void run_task_dev(const script *sc, const char *policy, int baseline_brok
     cfg.trigger.interval_tokens = 0;
     if (tweak) tweak(&cfg);
     tweak = NULL;
-    sg_task_spec spec = {"demo", "opencl", "y = 2x", K("1.0"), NULL, NULL};
+    sg_task_spec spec = {
+        .name = "demo", .lang = "opencl", .description = "y = 2x", .baseline = K("1.0")};
     memset(r, 0, sizeof *r);
     sg_task_hooks hooks = {on_record, NULL, on_finished, r};
     sg_task *t = sg_task_new(loop, &cfg, &spec, &lp, &dp, &hooks, &err);
