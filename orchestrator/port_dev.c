@@ -34,8 +34,9 @@ struct sg_port_dev {
     sg_port_dev_config cfg;
     int closing; /* sg_port_dev_free is cancelling: nothing is delivered */
     job *jobs;
-    double best; /* racing's bar: what the best timed so far surely reaches (its 99% lower
-                    bound, profiler.h speedup_lo; the baseline: 1) */
+    double best; /* the best speedup timed so far (the baseline: 1): the distance order */
+    double bar;  /* racing's bar: what the best timed so far surely reaches (its 99% lower
+                    bound, profiler.h speedup_lo, else its speedup; the baseline: 1) */
     double *latency;
     size_t nlat, caplat;
 };
@@ -124,7 +125,7 @@ static void fill_outcome(const sg_feedback_templates *fb, const char *name, cons
 static void submit_kind(job *j, sg_pool_role kind, sg_pool_done_fn done) {
     sg_port_dev *pd = j->pd;
     j->prof = pd->cfg.prof;
-    j->prof.race.best = pd->best;
+    j->prof.race.best = pd->bar;
     j->prof.race.target = pd->cfg.target_speedup;
     sg_pool_work w = {.kind = kind,
                       .task_dir = pd->cfg.task_dir,
@@ -174,7 +175,12 @@ static void on_profiled(void *arg, const sg_pool_job *pj, const sg_pool_result *
         snprintf(vr.message, sizeof vr.message, "%s", r->prof->message);
     }
     fill_outcome(pd->cfg.fb, j->name, &vr, vr.verdict == SG_VAL_PASS ? r->prof : NULL, &j->out);
-    if (vr.verdict == SG_VAL_PASS && r->prof->speedup_lo > pd->best) pd->best = r->prof->speedup_lo;
+    if (vr.verdict == SG_VAL_PASS) {
+        /* a result without the bound (the simulated pool's) bars at its speedup */
+        double lo = r->prof->speedup_lo > 0 ? r->prof->speedup_lo : j->out.speedup;
+        if (lo > pd->bar) pd->bar = lo;
+        if (j->out.speedup > pd->best) pd->best = j->out.speedup;
+    }
     if (vr.verdict == SG_VAL_PASS) {
         if (pd->nlat == pd->caplat) {
             pd->caplat = pd->caplat ? 2 * pd->caplat : 32;
@@ -267,7 +273,7 @@ sg_port_dev *sg_port_dev_new(const sg_port_dev_config *cfg, sg_dev_port *port, s
     (void)err;
     sg_port_dev *pd = sg_xcalloc(1, sizeof *pd);
     pd->cfg = *cfg;
-    pd->best = 1; /* the baseline */
+    pd->best = pd->bar = 1; /* the baseline */
     port->impl = pd;
     port->submit = submit;
     port->end_iteration = end_iteration;
