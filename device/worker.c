@@ -46,7 +46,10 @@ static void limits(const sg_dev_opts *o) {
     int cap_memory = 1;
 #endif
     if (o->mem_limit && cap_memory) {
-        struct rlimit as = {o->mem_limit, o->mem_limit};
+        /* The soft limit binds the worker and its kernels; the hard one stays open so that a
+         * torch task's reference engine (trusted code, validator/torchref.c) can be started
+         * without it: torch maps about 5 GB of address space before its first tensor. */
+        struct rlimit as = {o->mem_limit, RLIM_INFINITY};
         setrlimit(RLIMIT_AS, &as);
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL);

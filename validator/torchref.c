@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -123,7 +124,18 @@ int sg_val_torch_start(const char *task_dir, sg_dev_lang lang, void (*tick)(void
     snprintf(e->dir, sizeof e->dir, "%s", task_dir);
     char **envp = sg_dev_sandbox_env_list();
     int flags = SG_PROC_SOCKET | SG_PROC_NULL_IO;
+    /* The engine runs without the worker's address-space cap (device/worker.c keeps the hard
+     * limit open): the soft limit is raised for the spawn, which the child inherits, and put
+     * back. Under the cap torch's own mappings left too little for a transposed convolution's
+     * buffers (KernelBench level 2: "can't allocate 876879108 bytes"). */
+    struct rlimit as, open_as;
+    int capped = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != as.rlim_max;
+    if (capped) {
+        open_as = (struct rlimit){as.rlim_max, as.rlim_max};
+        capped = setrlimit(RLIMIT_AS, &open_as) == 0;
+    }
     int rc = sg_proc_spawn_env(&e->proc, argv, envp, flags, err);
+    if (capped) setrlimit(RLIMIT_AS, &as);
     free(envp);
     if (rc < 0) {
         free(e);
