@@ -395,7 +395,10 @@ KERNEL conv2d_ref(GCP float *x, GCP float *w, GP float *y, int h, int wd, int k)
 
 task("stencil2d", "One Jacobi step of the 5-point stencil on an H x W grid; the border is copied.",
      {"H": 8192, "W": 4096}, [{"H": 1, "W": 1}, {"H": 33, "W": 19}],
-     [f32("x", "H*W", "in"), f32("y", "H*W", "out", atol=1e-6, rtol=1e-5)],
+     # atol 2e-5: the default inputs include outliers(-1,1,0.01,100), where a float sum of five
+     # terms up to 100 is off by an ulp of 100 (3.8e-6) against the double reference, on
+     # results that can be near zero (a 1e-6 atol failed the baseline on one draw in CI)
+     [f32("x", "H*W", "in"), f32("y", "H*W", "out", atol=2e-5, rtol=1e-5)],
      i32s("H", "W"), ["x", "y", "H", "W"],
      """//@launch stencil2d grid=(ceil_div(W,8),ceil_div(H,8)) block=(8,8)
 KERNEL stencil2d(GCP float *x, GP float *y, int h, int w) {
