@@ -102,6 +102,15 @@ int sg_cmd_optimize(int argc, char **argv) {
                            "(they shape the task made from it); %s is a task folder: edit its "
                            "task.json",
                            rc.task);
+    if ((io.precision || io.baseline) && stat(rc.task, &st) == 0 && S_ISDIR(st.st_mode) &&
+        sg_run_import_state(&io, rc.task) == 2)
+        return sg_cli_fail(&spec, 2,
+                           "--precision and --baseline are for a KernelBench problem file (they "
+                           "shape its import); %s is a task folder made at another precision or "
+                           "baseline (its task.json says which): give the problem file instead, "
+                           "or make the folder again with `specgen task init PROBLEM.py -o %s "
+                           "--force` and those options",
+                           rc.task, rc.task);
 
     sg_task_stats final;
     int orc = sg_run_one(&rc, &final, &err);

@@ -28,6 +28,8 @@ STRUCTURAL = {
 TINY = [3, 5, 7, 9, 11, 13, 6, 12, 16, 24, 32, 48, 64]
 MEDIUM = [33, 65, 17, 49, 97, 48, 96, 24, 128]
 CPU_SECONDS = 1.0
+MEDIUM_SECONDS = 0.25  # a check shape whose forward is quicker is never halved: timing noise
+                       # must not change what an import writes
 CPU_BYTES = 32 << 20
 MAX_SIZES = 32
 TOL = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
@@ -131,7 +133,24 @@ class Importer:
                 break
             best, t = cfg, t_new
         self.say("cpu_sizes: one forward on this CPU takes %.2f s" % (t or 0))
-        return best
+        return best, t
+
+    def within(self, cfg, cpu, t_cpu):
+        """cfg with its sizes above cpu's halved (rounded up: 33 -> 17 -> 9, still odd) until
+        its buffers are no larger than cpu's and one forward takes no longer, so that a
+        check shape never costs a CPU validation more than the cpu_sizes shape does (a
+        validation runs every shape for each input distribution, the baseline and the
+        reference). None when no such shape builds."""
+        while True:
+            if self.nbytes(cfg) <= self.nbytes(cpu) and (
+                    t_cpu is None or self.time_cpu(cfg) <= max(t_cpu, MEDIUM_SECONDS)):
+                return cfg
+            big = [n for n in cfg if cfg[n] > cpu[n]]
+            tries = [dict(cfg, **{n: -(-cfg[n] // 2) for n in big})]
+            tries += [dict(cfg, **{n: -(-cfg[n] // 2)}) for n in big] if len(big) > 1 else []
+            cfg = next((c for c in tries if self.valid(c)), None) if big else None
+            if cfg is None:
+                return None
 
     def probe(self, cfg, rows):
         """Our extra distribution for the floating get_inputs tensors: the first of
@@ -232,7 +251,15 @@ def run(args, say):
                              "could not be changed: see the lines above), and it is too large "
                              "to run on the CPU")
     imp.deterministic(tiny)
-    cpu = imp.cpu_sizes(main, tiny)
+    cpu, t_cpu = imp.cpu_sizes(main, tiny)
+    if medium != main:
+        bounded = imp.within(medium, cpu, t_cpu)
+        if bounded != medium:
+            say("check_sizes: %s (halved from %s: no check shape costs more on the CPU than "
+                "cpu_sizes)" % (" ".join("%s=%s" % (k, v) for k, v in (bounded or {}).items()
+                                         if v != main[k]) or "dropped",
+                                " ".join("%s=%s" % (k, v) for k, v in medium.items() if v != main[k])))
+        medium = bounded or tiny
     checks = [c for i, c in enumerate([tiny, medium]) if c != main and c != cpu and c not in [tiny, medium][:i]]
 
     def layout_of(cfg):

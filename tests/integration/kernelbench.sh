@@ -47,5 +47,25 @@ check_output "task.json: the conv output's spatial sizes follow the shape (extra
     '"name":"out","type":"f32","count":"batch_size\*out_channels\*out_2\*out_3"' \
     tr -d '\n ' <"$tmp/5_Conv2dBias/task.json"
 
+# A literal million-wide row: cpu_sizes shrink the batch to fit 32 MB, and the odd "medium"
+# check shape (batch 33, 264 MB) is halved until it costs no more than cpu_sizes.
+check_output "20_WideRows: a check shape costlier than cpu_sizes is halved, and said" \
+    '^check_sizes: batch_size=3 \(halved from batch_size=33' \
+    "$SPECGEN" task init $f/20_WideRows.py --out "$tmp/wide"
+check_output "20_WideRows: no check shape has more bytes than cpu_sizes" '^ok [0-9]+ [0-9]+$' \
+    "$TORCH_PY" -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+def nbytes(s):
+    s = dict(t["sizes"], **s)
+    return sum(eval(b["count"], {}, dict(s)) for b in t["buffers"])
+cpu = nbytes(t["cpu_sizes"])
+worst = max(nbytes(c) for c in t["check_sizes"])
+print("ok" if worst <= cpu else "over", worst, cpu)' "$tmp/wide/task.json"
+check_output "20_WideRows: its torch baseline validates on PoCL" '^pass: ' v "$tmp/wide"
+check_output "optimize TASK_DIR --precision at another precision than the folder's says so" \
+    '--precision and --baseline are for a KernelBench problem file.*task init PROBLEM.py' \
+    "$SPECGEN" optimize "$tmp/wide" --precision bf16
+
 . "$(dirname "$0")/kernelbench_candidates.bash"
 finish
