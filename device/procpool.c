@@ -55,6 +55,7 @@ int sg_dev_pool_new(const sg_dev_opts *o, sg_dev_pool **out, sg_err *err) {
         p->o.arch = p->arch;
     }
     if (!p->o.mem_limit && o->device == SG_DEV_OPENCL) p->o.mem_limit = 8ULL << 30;
+    if (o->device == SG_DEV_OPENCL) sg_dev_pocl_sweep(); /* what earlier workers left */
     p->n = o->slots;
     p->s = sg_xcalloc((size_t)p->n, sizeof *p->s);
     *out = p;

@@ -78,8 +78,7 @@ static void allow_list(ruleset *r, const char *colon_list, uint64_t access) {
     free(copy);
 }
 
-/* A cache folder: $env, else $XDG_CACHE_HOME/xdg_sub, else $HOME/home_sub; 0 if none. */
-static int cache_path(const char *env, const char *xdg_sub, const char *home_sub, char *path,
+int sg_dev_cache_path(const char *env, const char *xdg_sub, const char *home_sub, char *path,
                       size_t n) {
     const char *set = getenv(env), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (set && *set)
@@ -100,7 +99,7 @@ void sg_dev_pch_dir(const sg_dev_opts *o, char *out, size_t n) {
         snprintf(out, n, "%s", o->nvrtc_pch);
     } else {
         char nv[4000];
-        if (!cache_path("CUDA_CACHE_PATH", NULL, ".nv", nv, sizeof nv)) return;
+        if (!sg_dev_cache_path("CUDA_CACHE_PATH", NULL, ".nv", nv, sizeof nv)) return;
         snprintf(out, n, "%s/specgen-nvrtc-pch", nv);
     }
     char path[4096];
@@ -117,7 +116,7 @@ void sg_dev_pch_dir(const sg_dev_opts *o, char *out, size_t n) {
 /* A cache folder the worker may write: created first, so that the rule has a target. */
 static void allow_cache(ruleset *r, const char *env, const char *xdg_sub, const char *home_sub) {
     char path[4096];
-    if (!cache_path(env, xdg_sub, home_sub, path, sizeof path)) return;
+    if (!sg_dev_cache_path(env, xdg_sub, home_sub, path, sizeof path)) return;
     for (char *p = path + 1; *p; p++) /* mkdir -p */
         if (*p == '/') {
             *p = 0;

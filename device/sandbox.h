@@ -19,4 +19,16 @@ int sg_dev_sandbox_apply(const char *const *read_dirs, const char *write_dir, sg
  * and the worker's own SPECGEN_UNSANDBOXED, SPECGEN_SANDBOX_READ, SPECGEN_WORKER_STDERR. */
 void sg_dev_sandbox_env(void);
 
+/* A cache folder: $env, else $XDG_CACHE_HOME/xdg_sub, else $HOME/home_sub (into path, n
+ * bytes); 0 if none of them is set. */
+int sg_dev_cache_path(const char *env, const char *xdg_sub, const char *home_sub, char *path,
+                      size_t n);
+
+/* PoCL (3.1) leaves files in its kernel cache's top folder: an empty tempfile_XXXXXX at
+ * every process's device start, and the tempfile_*.cl / *.preproc*.tmp of a compile whose
+ * worker was killed (a timeout, a preempted validation) — about 1.4 GB over a day of tests.
+ * Remove such tempfile_* entries older than an hour (a compile never takes that long, so
+ * none is a live one), the cache folder's own entries untouched. Returns how many. */
+int sg_dev_pocl_sweep(void);
+
 #endif
