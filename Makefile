@@ -189,7 +189,9 @@ fuzz fuzz-run: fuzz-build
 
 ## make gpu-check     on a machine with an NVIDIA GPU: every */gpu-check.sh (validator: CUDA suite +
 ##                    hostile set; profiler: CUPTI timing, second stream, metrics; kvstore: cuda
-##                    backend), then one line per script: pass, FAIL or skip (77 = no GPU);
+##                    backend; torchref: KernelBench problems with torch on CUDA, CUDA
+##                    candidates, the ModelNew export run by torch), then one line per script:
+##                    pass, FAIL or skip (77 = no GPU, or no torch with CUDA);
 ##                    "nothing was checked" and exit 2 when none passed (scripts/run-gpu-checks.sh)
 .PHONY: gpu-check gpu-bundle
 gpu-check: $(SPECGEN_BIN)

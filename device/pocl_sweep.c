@@ -12,8 +12,7 @@
 
 int sg_dev_pocl_sweep(void) {
     char dir[4096];
-    if (!sg_dev_cache_path("POCL_CACHE_DIR", "pocl/kcache", ".cache/pocl/kcache", dir,
-                           sizeof dir))
+    if (!sg_dev_cache_path("POCL_CACHE_DIR", "pocl/kcache", ".cache/pocl/kcache", dir, sizeof dir))
         return 0;
     DIR *d = opendir(dir);
     if (!d) return 0;

@@ -10,6 +10,11 @@ python3 kb_export_check.py FILE --torch  also import it with torch (no compile, 
                                          counts the export evaluated, the output's shape from
                                          the meta device is Model's, forward off a GPU says
                                          it needs CUDA, and nothing was compiled.
+python3 kb_export_check.py FILE --cuda   on a GPU with a host compiler and nvcc (torchref/gpu-check.sh):
+                                         Model and ModelNew under the same seed on CUDA, the same
+                                         get_inputs(): ModelNew's forward (load_inline compiles the
+                                         kernel) equals Model's within KernelBench's fp32 tolerance
+                                         (atol = rtol = 1e-4).
 Prints one line per check; exits 1 at the first that fails.
 """
 
@@ -87,10 +92,35 @@ def check_torch(path):
     print("ok: forward off a GPU asks for CUDA; nothing was compiled")
 
 
+def check_cuda(path):
+    import torch
+
+    spec = importlib.util.spec_from_file_location("model_new", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    init = mod.get_init_inputs()
+    torch.manual_seed(7)
+    ref = mod.Model(*init).cuda()
+    torch.manual_seed(7)
+    new = mod.ModelNew(*init).cuda()
+    torch.manual_seed(8)
+    inputs = [x.cuda() if torch.is_tensor(x) else x for x in mod.get_inputs()]
+    with torch.no_grad():
+        want, got = ref(*inputs), new(*inputs)
+    torch.cuda.synchronize()
+    if not torch.allclose(want, got, atol=1e-4, rtol=1e-4):
+        fail("ModelNew's output on CUDA differs from Model's: max abs error %g"
+             % (want - got).abs().max().item())
+    print("ok: ModelNew on CUDA (load_inline) equals Model within 1e-4, max abs error %g"
+          % (want - got).abs().max().item())
+
+
 def main():
     check_ast(sys.argv[1])
     if "--torch" in sys.argv[2:]:
         check_torch(sys.argv[1])
+    if "--cuda" in sys.argv[2:]:
+        check_cuda(sys.argv[1])
 
 
 if __name__ == "__main__":

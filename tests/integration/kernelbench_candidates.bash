@@ -30,3 +30,17 @@ check_output "--precision bf16: the torch baseline validates (tolerance 1e-2)" '
 check_output "without torch, a torch task stops with one line saying how to install it" \
     'PyTorch is not installed .*make deps' env SPECGEN_PYTHON=/usr/bin/python3 \
     "$SPECGEN" validate "$tmp/1_ReLUScale" --device opencl
+
+# The CUDA candidates torchref/gpu-check.sh runs on a GPU: here NVRTC compiles each for sm_90
+# (nothing runs them: no GPU), so the GPU check does not meet a kernel that never compiled.
+if "$SPECGEN" validate "$tmp/1_ReLUScale" $k/relu_scale.cu --device cuda --compile-only \
+    --arch sm_90 >/dev/null 2>&1; then
+    for pair in 1_ReLUScale:relu_scale 1_ReLUScale:relu_scale_tail 6_LinearGELU:linear_gelu \
+        6_LinearGELU:linear_gelu_no_bias 2_RowSum:row_sum 2_RowSum:row_sum_abs 8_ArgMax:argmax; do
+        check_output "${pair#*:}.cu compiles for sm_90 against ${pair%%:*} (NVRTC)" '^compiled: ' \
+            "$SPECGEN" validate "$tmp/${pair%%:*}" "$k/${pair#*:}.cu" --device cuda \
+            --compile-only --arch sm_90
+    done
+else
+    skip "the KernelBench CUDA candidates compile (NVRTC)" "NVRTC is not available here"
+fi
