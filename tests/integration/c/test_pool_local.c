@@ -101,29 +101,53 @@ static void submit_later(sg_loop *loop, void *arg) {
     l->pid = sg_pool_submit(l->pool, 0, 2, SG_POOL_FINAL, l->p, on_done, l->s);
 }
 
-static void test_local_slots(void **state) {
-    (void)state;
+/* A real pool over two local OpenCL slots, one validate and one profile (static:1/1), its
+ * events into s. The run deadline is 60 s: a test's hang is ended by the test (a cancel, a
+ * preemption), never by the deadline. Skips without an OpenCL device. */
+typedef struct rig {
+    sg_loop *loop;
+    sg_pool_local *local;
+    sg_pool *pool;
+    const sg_pool_slot_desc *d;
+    int n;
+} rig;
+
+static void local_opencl_pool(rig *r, seen *s) {
     sg_err err;
-    sg_loop *loop = sg_loop_new_real(&err);
+    r->loop = sg_loop_new_real(&err);
     sg_dev_opts o;
     sg_dev_opts_default(&o);
     o.device = SG_DEV_OPENCL;
-    o.run_timeout_ms = 60000; /* the hang is ended by the cancel, not by the deadline */
+    o.run_timeout_ms = 60000;
     if (sg_dev_count(&o, &err) < 1) skip();
-    sg_pool_local *local;
-    assert_int_equal(sg_pool_local_new(loop, &o, NULL, 1, 2, &local, &err), 0);
-    int n;
-    const sg_pool_slot_desc *d = sg_pool_local_slots(local, &n);
-    assert_int_equal(n, 2);
-    assert_string_equal(d[1].name, "opencl:0/1");
+    assert_int_equal(sg_pool_local_new(r->loop, &o, NULL, 1, 2, &r->local, &err), 0);
+    r->d = sg_pool_local_slots(r->local, &r->n);
     sg_pool_config cfg;
     sg_pool_config_default(&cfg);
     sg_pool_config_parse("static:1/1", &cfg, &err);
-    sg_pool *pool;
-    assert_int_equal(sg_pool_new(loop, &cfg, d, n, &sg_pool_local_ops, local, &pool, &err), 0);
-    sg_pool_local_bind(local, pool);
-    seen s = {.loop = loop};
-    sg_pool_on_event(pool, on_event, &s);
+    assert_int_equal(
+        sg_pool_new(r->loop, &cfg, r->d, r->n, &sg_pool_local_ops, r->local, &r->pool, &err), 0);
+    sg_pool_local_bind(r->local, r->pool);
+    *s = (seen){.loop = r->loop};
+    sg_pool_on_event(r->pool, on_event, s);
+}
+
+static void rig_free(rig *r) {
+    sg_pool_free(r->pool);
+    sg_pool_local_free(r->local);
+    sg_loop_free(r->loop);
+}
+
+static void test_local_slots(void **state) {
+    (void)state;
+    sg_err err;
+    rig r;
+    seen s;
+    local_opencl_pool(&r, &s); /* the hang is ended by the cancel, not by the deadline */
+    sg_loop *loop = r.loop;
+    sg_pool *pool = r.pool;
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.d[1].name, "opencl:0/1");
 
     size_t hlen;
     char *hang = load("tests/hostile/opencl/infinite_loop.cl", &hlen);
@@ -174,9 +198,7 @@ static void test_local_slots(void **state) {
     sg_pool_stats_get(pool, &st);
     assert_int_equal(st.role[SG_POOL_VALIDATE].killed, 1);
     assert_true(st.role[SG_POOL_PROFILE].jobs == 1);
-    sg_pool_free(pool);
-    sg_pool_local_free(local);
-    sg_loop_free(loop);
+    rig_free(&r);
     free(hang);
 }
 
@@ -236,24 +258,11 @@ static void test_stale_validation_yields(void **state) {
     (void)state;
     sg_err err;
     int fds0 = count_fds();
-    sg_loop *loop = sg_loop_new_real(&err);
-    sg_dev_opts o;
-    sg_dev_opts_default(&o);
-    o.device = SG_DEV_OPENCL;
-    o.run_timeout_ms = 60000; /* the hang is ended by the preemption, not by the deadline */
-    if (sg_dev_count(&o, &err) < 1) skip();
-    sg_pool_local *local;
-    assert_int_equal(sg_pool_local_new(loop, &o, NULL, 1, 2, &local, &err), 0);
-    int n;
-    const sg_pool_slot_desc *d = sg_pool_local_slots(local, &n);
-    sg_pool_config cfg;
-    sg_pool_config_default(&cfg);
-    sg_pool_config_parse("static:1/1", &cfg, &err); /* one validate slot */
-    sg_pool *pool;
-    assert_int_equal(sg_pool_new(loop, &cfg, d, n, &sg_pool_local_ops, local, &pool, &err), 0);
-    sg_pool_local_bind(local, pool);
-    seen s = {.loop = loop};
-    sg_pool_on_event(pool, on_event, &s);
+    rig r;
+    seen s;
+    local_opencl_pool(&r, &s); /* one validate slot; the preemption ends the hang */
+    sg_loop *loop = r.loop;
+    sg_pool *pool = r.pool;
     size_t hlen;
     char *hang = load("tests/hostile/opencl/infinite_loop.cl", &hlen);
     sg_pool_work hung = {.kind = SG_POOL_VALIDATE,
@@ -280,9 +289,7 @@ static void test_stale_validation_yields(void **state) {
     sg_pool_stats_get(pool, &st);
     assert_int_equal(st.role[SG_POOL_VALIDATE].preempted, 1);
     assert_int_equal(st.role[SG_POOL_VALIDATE].killed, 1);
-    sg_pool_free(pool);
-    sg_pool_local_free(local);
-    sg_loop_free(loop);
+    rig_free(&r);
     free(hang);
     assert_int_equal(count_children(), 0); /* every worker reaped */
     assert_int_equal(count_fds(), fds0);   /* and its sockets closed */
