@@ -254,13 +254,49 @@ def build(mod, seed, device, dtype):
     return init, model, inputs
 
 
+class _SmallOnCpu(torch.overrides.TorchFunctionMode):
+    """Factory calls without a device make their tensor on the CPU when it is small (at
+    most SMALL_ON_CPU elements) and on the meta device otherwise: for a constructor that
+    reads a value back (Swin's `[x.item() for x in torch.linspace(...)]`), which a meta
+    tensor cannot give, while weights stay unallocated. The module is moved to the meta
+    device after."""
+    FACTORIES = (torch.empty, torch.zeros, torch.ones, torch.full, torch.rand, torch.randn,
+                 torch.randint, torch.arange, torch.linspace, torch.logspace, torch.eye,
+                 torch.empty_strided, torch.randperm)
+    SMALL_ON_CPU = 1 << 16
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.FACTORIES and kwargs.get("device") is None:
+            meta = func(*args, **dict(kwargs, device="meta"))
+            if meta.numel() > self.SMALL_ON_CPU:
+                return meta
+            return func(*args, **dict(kwargs, device="cpu"))
+        return func(*args, **kwargs)
+
+
+def _meta_model(mod, init):
+    """Model(*init) on the meta device; a constructor that reads a tensor's value (.item(),
+    which the meta device cannot answer) is built again with small tensors on the CPU."""
+    try:
+        with torch.device("meta"):
+            return mod.Model(*init)
+    except (RuntimeError, NotImplementedError) as e:
+        if "meta" not in str(e):
+            raise
+    with _SmallOnCpu():
+        model = mod.Model(*init)
+    return model.to("meta")
+
+
 def meta_shapes(prob, sizes, dtype=torch.float32):
     """The buffers at `sizes` on the meta device: [(name, role, dtype, shape, key)], key
     a get_inputs index, a state_dict key, or None for the output."""
     mod = prob.load(sizes)
     with torch.device("meta"):
         init = mod.get_init_inputs()
-        model = mod.Model(*init)
+    model = _meta_model(mod, init)
+    with torch.device("meta"):
         inputs = cast_inputs(mod.get_inputs(), dtype)
     if dtype != torch.float32:
         model = model.to(dtype)

@@ -63,6 +63,13 @@ cpu = nbytes(t["cpu_sizes"])
 worst = max(nbytes(c) for c in t["check_sizes"])
 print("ok" if worst <= cpu else "over", worst, cpu)' "$tmp/wide/task.json"
 check_output "20_WideRows: its torch baseline validates on PoCL" '^pass: ' v "$tmp/wide"
+# A constructor that reads a value back (.item()): built again with its small tensors on the
+# CPU, then moved to the meta device (kbmodel.py); the meta device alone cannot answer it.
+check_output "21_ItemInInit: a constructor calling .item() imports" "^wrote $tmp/item/task.json" \
+    "$SPECGEN" task init $f/21_ItemInInit.py --out "$tmp/item"
+check_output "21_ItemInInit: the reference's output at a seed is the file's own" '^match: ' \
+    "$TORCH_PY" torchref/kb_selfcheck.py "$tmp/item" $f/21_ItemInInit.py --seed 7
+check_output "21_ItemInInit: its torch baseline validates on PoCL" '^pass: ' v "$tmp/item"
 check_output "optimize TASK_DIR --precision at another precision than the folder's says so" \
     '--precision and --baseline are for a KernelBench problem file.*task init PROBLEM.py' \
     "$SPECGEN" optimize "$tmp/wide" --precision bf16
