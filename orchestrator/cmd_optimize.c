@@ -7,6 +7,8 @@
 #include "orchestrator/commands.h"
 #include "orchestrator/run.h"
 
+#include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -59,6 +61,27 @@ static const char details[] =
     "  specgen optimize layernorm.cu --kernel layernorm_forward --size N=8192 --llm URL --model "
     "M\n";
 
+/* --precision or --baseline given with a task folder not imported at them: a usage error
+ * that says what to run instead (they shape an import; a folder is used as it is). */
+static int import_mismatch(const sg_cmd_spec *spec, const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/task.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *file = json_string_value(json_object_get(json_object_get(j, "origin"), "file"));
+    int rc = file ? sg_cli_fail(spec, 2,
+                                "--precision and --baseline shape a KernelBench problem's import; "
+                                "%s was imported from %s at others (its task.json says which): "
+                                "give the problem file instead, or import it again with `specgen "
+                                "task init %s -o %s --force` and those options",
+                                dir, file, file, dir)
+                  : sg_cli_fail(spec, 2,
+                                "--precision and --baseline are for a KernelBench problem (they "
+                                "shape its import); %s is a kernel task, not imported from one",
+                                dir);
+    json_decref(j);
+    return rc;
+}
+
 int sg_cmd_optimize(int argc, char **argv) {
     sg_run_config rc;
     sg_run_config_default(&rc);
@@ -104,13 +127,7 @@ int sg_cmd_optimize(int argc, char **argv) {
                            rc.task);
     if ((io.precision || io.baseline) && stat(rc.task, &st) == 0 && S_ISDIR(st.st_mode) &&
         sg_run_import_state(&io, rc.task) == 2)
-        return sg_cli_fail(&spec, 2,
-                           "--precision and --baseline are for a KernelBench problem file (they "
-                           "shape its import); %s is a task folder made at another precision or "
-                           "baseline (its task.json says which): give the problem file instead, "
-                           "or make the folder again with `specgen task init PROBLEM.py -o %s "
-                           "--force` and those options",
-                           rc.task, rc.task);
+        return import_mismatch(&spec, rc.task);
 
     sg_task_stats final;
     int orc = sg_run_one(&rc, &final, &err);

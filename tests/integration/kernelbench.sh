@@ -71,8 +71,12 @@ check_output "21_ItemInInit: the reference's output at a seed is the file's own"
     "$TORCH_PY" torchref/kb_selfcheck.py "$tmp/item" $f/21_ItemInInit.py --seed 7
 check_output "21_ItemInInit: its torch baseline validates on PoCL" '^pass: ' v "$tmp/item"
 check_output "optimize TASK_DIR --precision at another precision than the folder's says so" \
-    '--precision and --baseline are for a KernelBench problem file.*task init PROBLEM.py' \
+    "--precision and --baseline shape .* imported from $f/20_WideRows.py .*task init $f/20_WideRows.py -o $tmp/wide --force" \
     "$SPECGEN" optimize "$tmp/wide" --precision bf16
+check_fails "  ... and exits 2" 2 "$SPECGEN" optimize "$tmp/wide" --precision bf16
+check_output "optimize KERNEL_TASK_DIR --baseline: a kernel task, not imported" \
+    '--precision and --baseline are for a KernelBench problem .* is a kernel task' \
+    "$SPECGEN" optimize suites/demo/vector_scale --baseline torch-compile
 
 . "$(dirname "$0")/kernelbench_candidates.bash"
 finish
